@@ -1,0 +1,649 @@
+/* ir.c: the IR's constructors and small helpers: dtypes, operator names,
+ * scalar expressions (with constant folding), tensor and view sizes,
+ * statements, blocks, variables and tensors.
+ *
+ * Expression typing follows C, as Tilus emits C++: comparisons and && / ||
+ * give bool; arithmetic converts both operands to their common type (bool
+ * promotes to int32 or to the other operand's integer type, the wider type
+ * wins, at equal width unsigned wins, any float makes it a float). The
+ * constructors insert explicit X_CAST nodes so that both operands of every
+ * X_BINARY have the operand type: the backend never converts implicitly.
+ */
+#include "ir/ir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- dtypes */
+
+static const struct {
+  DType type;
+  const char *name;
+  int bytes;
+} dtype_table[] = {
+    {DT_VOID, "void", 0},         {DT_BOOL, "bool", 1},
+    {DT_INT32, "int32", 4},       {DT_UINT32, "uint32", 4},
+    {DT_INT64, "int64", 8},       {DT_UINT64, "uint64", 8},
+    {DT_FLOAT16, "float16", 2},   {DT_BFLOAT16, "bfloat16", 2},
+    {DT_FLOAT32, "float32", 4},   {DT_FLOAT64, "float64", 8},
+};
+#define NDTYPES ((int)(sizeof dtype_table / sizeof dtype_table[0]))
+
+int dtype_bytes(DType t) {
+  for (int i = 0; i < NDTYPES; i++)
+    if (dtype_table[i].type == t)
+      return dtype_table[i].bytes;
+  return 0;
+}
+
+const char *dtype_name(DType t) {
+  for (int i = 0; i < NDTYPES; i++)
+    if (dtype_table[i].type == t)
+      return dtype_table[i].name;
+  return "?";
+}
+
+bool dtype_is_float(DType t) {
+  return t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_FLOAT32 ||
+         t == DT_FLOAT64;
+}
+
+bool dtype_is_signed(DType t) { return t == DT_INT32 || t == DT_INT64; }
+
+/* "void" is not a Tilus dtype name, so it is not looked up. */
+bool dtype_from_name(const char *name, DType *out) {
+  for (int i = 1; i < NDTYPES; i++) {
+    if (strcmp(dtype_table[i].name, name) == 0) {
+      *out = dtype_table[i].type;
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool dtype_is_int(DType t) {
+  return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64;
+}
+
+/* ---------------------------------------------------------- operators */
+
+const char *ir_op_name(IrOp op) {
+  static const char *names[] = {
+      [OP_ADD] = "+",   [OP_SUB] = "-",   [OP_MUL] = "*",   [OP_DIV] = "/",
+      [OP_MOD] = "%",   [OP_AND] = "&",   [OP_OR] = "|",    [OP_XOR] = "^",
+      [OP_SHL] = "<<",  [OP_SHR] = ">>",  [OP_EQ] = "==",   [OP_NE] = "!=",
+      [OP_LT] = "<",    [OP_LE] = "<=",   [OP_GT] = ">",    [OP_GE] = ">=",
+      [OP_LAND] = "&&", [OP_LOR] = "||",  [OP_MIN] = "min", [OP_MAX] = "max",
+      [OP_NEG] = "-",   [OP_BNOT] = "~",  [OP_LNOT] = "!",
+  };
+  if ((int)op < 0 || (int)op >= (int)(sizeof names / sizeof names[0]) ||
+      !names[op])
+    return "?";
+  return names[op];
+}
+
+static bool op_is_compare(IrOp op) { return op >= OP_EQ && op <= OP_GE; }
+static bool op_is_logical(IrOp op) { return op == OP_LAND || op == OP_LOR; }
+static bool op_is_shift(IrOp op) { return op == OP_SHL || op == OP_SHR; }
+
+/* ---------------------------------------------------------- constants */
+
+/* Reduces a 64-bit pattern to the value range of integer type t, so that
+ * equal constants have equal ival (uint64 keeps its bit pattern). */
+static int64_t int_wrap(DType t, int64_t v) {
+  switch (t) {
+  case DT_BOOL: return v != 0;
+  case DT_INT32: return (int32_t)(uint32_t)(uint64_t)v;
+  case DT_UINT32: return (int64_t)(uint32_t)(uint64_t)v;
+  default: return v;
+  }
+}
+
+/* Rounds a double to what type t can hold (float16/bfloat16 are kept at
+ * float precision: the backend rounds them when it emits the literal). */
+static double float_round(DType t, double v) {
+  if (t == DT_FLOAT32 || t == DT_FLOAT16 || t == DT_BFLOAT16)
+    return (double)(float)v;
+  return v;
+}
+
+static IrExpr *new_expr(Arena *ar, XKind kind, DType t) {
+  IrExpr *e = arena_alloc(ar, sizeof *e);
+  e->kind = kind;
+  e->type = t;
+  return e;
+}
+
+IrExpr *ir_const(Arena *ar, DType t, int64_t v) {
+  if (dtype_is_float(t))
+    return ir_const_f(ar, t, (double)v);
+  IrExpr *e = new_expr(ar, X_CONST, t);
+  e->ival = int_wrap(t, v);
+  return e;
+}
+
+IrExpr *ir_const_f(Arena *ar, DType t, double v) {
+  if (!dtype_is_float(t))
+    return ir_const(ar, t, (int64_t)v);
+  IrExpr *e = new_expr(ar, X_CONST, t);
+  e->fval = float_round(t, v);
+  return e;
+}
+
+bool ir_is_const(const IrExpr *e, int64_t *value) {
+  if (!e || e->kind != X_CONST || dtype_is_float(e->type))
+    return false;
+  if (value)
+    *value = e->ival;
+  return true;
+}
+
+static bool is_int_const(const IrExpr *e, int64_t v) {
+  int64_t got;
+  return ir_is_const(e, &got) && got == v;
+}
+
+/* ------------------------------------------------------------ leaves */
+
+IrExpr *ir_var_ref(Arena *ar, IrVar *v) {
+  IrExpr *e = new_expr(ar, X_VAR, v->type);
+  e->var = v;
+  return e;
+}
+
+IrExpr *ir_param_ref(Arena *ar, IrParam *p) {
+  IrExpr *e = new_expr(ar, X_PARAM, p->type);
+  e->param = p;
+  return e;
+}
+
+/* Every special register is a 32-bit unsigned value in PTX; blockIdx and
+ * threadIdx are used as int32 in Tilus, so they are typed int32 here. */
+IrExpr *ir_special(Arena *ar, SpecialReg r) {
+  IrExpr *e = new_expr(ar, X_SPECIAL, DT_INT32);
+  e->sreg = r;
+  return e;
+}
+
+/* -------------------------------------------------------------- casts */
+
+/* Folds a cast of a constant; false where C leaves it undefined (a float
+ * out of the integer's range), so the cast stays for run time. */
+static bool fold_cast(DType to, const IrExpr *a, int64_t *iv, double *fv) {
+  if (dtype_is_float(to)) {
+    if (dtype_is_float(a->type))
+      *fv = a->fval;
+    else if (a->type == DT_UINT64)
+      *fv = (double)(uint64_t)a->ival;
+    else
+      *fv = (double)a->ival;
+    return true;
+  }
+  if (!dtype_is_float(a->type)) {
+    *iv = a->ival;
+    return true;
+  }
+  double v = a->fval;
+  if (to == DT_BOOL) {
+    *iv = v != 0;
+    return true;
+  }
+  double lo, hi; /* the open range that truncates to a value of type to */
+  switch (to) {
+  case DT_INT32: lo = -2147483649.0, hi = 2147483648.0; break;
+  case DT_UINT32: lo = -1.0, hi = 4294967296.0; break;
+  case DT_UINT64: lo = -1.0, hi = 18446744073709551616.0; break;
+  default: lo = -9223372036854775808.0 - 1025.0, hi = 9223372036854775808.0;
+  }
+  if (isnan(v) || v <= lo || v >= hi)
+    return false;
+  *iv = to == DT_UINT64 ? (int64_t)(uint64_t)v : (int64_t)v;
+  return true;
+}
+
+/* (t) a; a cast to bool means a != 0 (C semantics). */
+IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a) {
+  if (a->type == t)
+    return a;
+  if (a->kind == X_CONST) {
+    int64_t iv = 0;
+    double fv = 0;
+    if (fold_cast(t, a, &iv, &fv))
+      return dtype_is_float(t) ? ir_const_f(ar, t, fv) : ir_const(ar, t, iv);
+  }
+  IrExpr *e = new_expr(ar, X_CAST, t);
+  e->a = a;
+  return e;
+}
+
+/* --------------------------------------------------------------- types */
+
+static int int_rank(DType t) { return dtype_bytes(t); }
+
+static int float_rank(DType t) {
+  switch (t) {
+  case DT_FLOAT16: return 1;
+  case DT_BFLOAT16: return 2;
+  case DT_FLOAT32: return 3;
+  case DT_FLOAT64: return 4;
+  default: return 0;
+  }
+}
+
+/* C's usual arithmetic conversions over the IR dtypes. */
+static DType common_type(DType a, DType b) {
+  if (dtype_is_float(a) || dtype_is_float(b)) {
+    /* float16 with bfloat16 has no common 16-bit type: use float32 */
+    if ((a == DT_FLOAT16 && b == DT_BFLOAT16) ||
+        (a == DT_BFLOAT16 && b == DT_FLOAT16))
+      return DT_FLOAT32;
+    return float_rank(a) >= float_rank(b) ? a : b;
+  }
+  if (a == DT_BOOL && b == DT_BOOL)
+    return DT_INT32;
+  if (a == DT_BOOL)
+    return b;
+  if (b == DT_BOOL)
+    return a;
+  if (int_rank(a) != int_rank(b))
+    return int_rank(a) > int_rank(b) ? a : b;
+  return dtype_is_signed(a) ? b : a; /* equal width: unsigned wins */
+}
+
+/* Integer promotion of one operand (bool -> int32). */
+static DType promote(DType t) { return t == DT_BOOL ? DT_INT32 : t; }
+
+/* ------------------------------------------------------------- folding */
+
+/* The constant value of e as an unsigned 64-bit pattern. */
+static uint64_t bits(const IrExpr *e) { return (uint64_t)e->ival; }
+
+/* Folds a op b over integer operand type t into *out; false where C would
+ * trap or be undefined (division by zero, INT_MIN / -1, shift counts out of
+ * range): those stay for run time. */
+static bool fold_int(IrOp op, DType t, const IrExpr *a, const IrExpr *b,
+                     int64_t *out) {
+  bool sgn = dtype_is_signed(t);
+  int width = dtype_bytes(t) * 8;
+  int64_t x = a->ival, y = b->ival;
+  uint64_t ux = bits(a), uy = bits(b);
+  int64_t min_signed = width == 32 ? INT32_MIN : INT64_MIN;
+  switch (op) {
+  case OP_ADD: *out = (int64_t)(ux + uy); return true;
+  case OP_SUB: *out = (int64_t)(ux - uy); return true;
+  case OP_MUL: *out = (int64_t)(ux * uy); return true;
+  case OP_DIV:
+  case OP_MOD:
+    if (y == 0 || (sgn && x == min_signed && y == -1))
+      return false;
+    if (sgn)
+      *out = op == OP_DIV ? x / y : x % y;
+    else
+      *out = (int64_t)(op == OP_DIV ? ux / uy : ux % uy);
+    return true;
+  case OP_AND: *out = x & y; return true;
+  case OP_OR: *out = x | y; return true;
+  case OP_XOR: *out = x ^ y; return true;
+  case OP_SHL:
+  case OP_SHR:
+    if (y < 0 || y >= width || (b->type == DT_UINT64 && uy >= (uint64_t)width))
+      return false;
+    if (op == OP_SHL)
+      *out = (int64_t)(ux << y);
+    else if (sgn)
+      *out = x >> y; /* gcc: arithmetic shift, as PTX shr.s */
+    else
+      *out = (int64_t)(ux >> y);
+    return true;
+  case OP_EQ: *out = x == y; return true;
+  case OP_NE: *out = x != y; return true;
+  case OP_LT: *out = sgn ? x < y : ux < uy; return true;
+  case OP_LE: *out = sgn ? x <= y : ux <= uy; return true;
+  case OP_GT: *out = sgn ? x > y : ux > uy; return true;
+  case OP_GE: *out = sgn ? x >= y : ux >= uy; return true;
+  case OP_LAND: *out = x && y; return true;
+  case OP_LOR: *out = x || y; return true;
+  case OP_MIN: *out = (sgn ? x < y : ux < uy) ? x : y; return true;
+  case OP_MAX: *out = (sgn ? x > y : ux > uy) ? x : y; return true;
+  default: return false;
+  }
+}
+
+/* Folds a op b over float operands. Division by zero and % stay. */
+static bool fold_float(IrOp op, const IrExpr *a, const IrExpr *b,
+                       double *fout, int64_t *iout) {
+  double x = a->fval, y = b->fval;
+  switch (op) {
+  case OP_ADD: *fout = x + y; return true;
+  case OP_SUB: *fout = x - y; return true;
+  case OP_MUL: *fout = x * y; return true;
+  case OP_DIV:
+    if (y == 0)
+      return false;
+    *fout = x / y;
+    return true;
+  case OP_MIN: *fout = x < y ? x : y; return true;
+  case OP_MAX: *fout = x > y ? x : y; return true;
+  case OP_EQ: *iout = x == y; return true;
+  case OP_NE: *iout = x != y; return true;
+  case OP_LT: *iout = x < y; return true;
+  case OP_LE: *iout = x <= y; return true;
+  case OP_GT: *iout = x > y; return true;
+  case OP_GE: *iout = x >= y; return true;
+  default: return false;
+  }
+}
+
+/* Integer identities x+0, 0+x, x-0, x*1, 1*x, x*0, 0*x, x/1, after both
+ * operands have the operand type. Floats keep x*0 (NaN, -0). NULL if none
+ * applies. */
+static IrExpr *identity(Arena *ar, IrOp op, IrExpr *a, IrExpr *b) {
+  if (!dtype_is_int(a->type))
+    return NULL;
+  switch (op) {
+  case OP_ADD:
+    if (is_int_const(b, 0))
+      return a;
+    if (is_int_const(a, 0))
+      return b;
+    return NULL;
+  case OP_SUB:
+    return is_int_const(b, 0) ? a : NULL;
+  case OP_MUL:
+    if (is_int_const(b, 1))
+      return a;
+    if (is_int_const(a, 1))
+      return b;
+    if (is_int_const(a, 0) || is_int_const(b, 0))
+      return ir_const(ar, a->type, 0);
+    return NULL;
+  case OP_DIV:
+    return is_int_const(b, 1) ? a : NULL;
+  default:
+    return NULL;
+  }
+}
+
+/* ---------------------------------------------------------- operators */
+
+/* op a. NEG/BNOT keep the promoted type of a; LNOT gives bool. */
+IrExpr *ir_unary(Arena *ar, IrOp op, IrExpr *a) {
+  DType t = op == OP_LNOT ? DT_BOOL : promote(a->type);
+  a = ir_cast(ar, t, a);
+  if (a->kind == X_CONST) {
+    if (dtype_is_float(t) && op == OP_NEG)
+      return ir_const_f(ar, t, -a->fval);
+    if (!dtype_is_float(t)) {
+      if (op == OP_NEG)
+        return ir_const(ar, t, (int64_t)(0 - bits(a)));
+      if (op == OP_BNOT)
+        return ir_const(ar, t, ~a->ival);
+      if (op == OP_LNOT)
+        return ir_const(ar, t, !a->ival);
+    }
+  }
+  /* !!x == x and ~~x == x */
+  if (a->kind == X_UNARY && a->op == op && (op == OP_LNOT || op == OP_BNOT))
+    return a->a;
+  IrExpr *e = new_expr(ar, X_UNARY, t);
+  e->op = op;
+  e->a = a;
+  return e;
+}
+
+/* The type both operands of op are converted to. */
+static DType operand_type(IrOp op, DType a, DType b) {
+  if (op_is_logical(op))
+    return DT_BOOL;
+  if (op_is_shift(op))
+    return promote(a);
+  return common_type(a, b);
+}
+
+/* a op b, converted, folded and simplified. */
+IrExpr *ir_binary(Arena *ar, IrOp op, IrExpr *a, IrExpr *b) {
+  DType ot = operand_type(op, a->type, b->type);
+  DType rt = op_is_compare(op) || op_is_logical(op) ? DT_BOOL : ot;
+  /* a shift count keeps its own (promoted) type, as in C */
+  a = ir_cast(ar, ot, a);
+  b = ir_cast(ar, op_is_shift(op) ? promote(b->type) : ot, b);
+  if (a->kind == X_CONST && b->kind == X_CONST) {
+    int64_t iv = 0;
+    double fv = 0;
+    if (dtype_is_float(ot)) {
+      if (fold_float(op, a, b, &fv, &iv))
+        return dtype_is_float(rt) ? ir_const_f(ar, rt, fv) : ir_const(ar, rt, iv);
+    } else if (fold_int(op, ot, a, b, &iv)) {
+      return ir_const(ar, rt, iv);
+    }
+  }
+  IrExpr *same = identity(ar, op, a, b);
+  if (same)
+    return same;
+  IrExpr *e = new_expr(ar, X_BINARY, rt);
+  e->op = op;
+  e->a = a;
+  e->b = b;
+  return e;
+}
+
+/* cond ? a : b, with cond converted to bool and a, b to their common type. */
+IrExpr *ir_select(Arena *ar, IrExpr *cond, IrExpr *a, IrExpr *b) {
+  DType t = a->type == b->type ? a->type : common_type(a->type, b->type);
+  cond = ir_cast(ar, DT_BOOL, cond);
+  a = ir_cast(ar, t, a);
+  b = ir_cast(ar, t, b);
+  int64_t c;
+  if (ir_is_const(cond, &c))
+    return c ? a : b;
+  IrExpr *e = new_expr(ar, X_SELECT, t);
+  e->a = cond;
+  e->b = a;
+  e->c = b;
+  return e;
+}
+
+/* ------------------------------------------------------------ printing */
+
+static const char *special_name(SpecialReg r) {
+  switch (r) {
+  case SR_CTAID_X: return "blockIdx.x";
+  case SR_CTAID_Y: return "blockIdx.y";
+  case SR_CTAID_Z: return "blockIdx.z";
+  case SR_TID_X: return "threadIdx.x";
+  case SR_NCTAID_X: return "gridDim.x";
+  }
+  return "?";
+}
+
+/* The shortest decimal form that reads back as the same double, always
+ * with a '.' or exponent so that it reads as a float. */
+static void print_float(FILE *out, double v) {
+  char buf[64];
+  if (isnan(v) || isinf(v)) {
+    fprintf(out, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+    return;
+  }
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v)
+      break;
+  }
+  fputs(buf, out);
+  if (!strpbrk(buf, ".eE"))
+    fputs(".0", out);
+}
+
+static void print_const(FILE *out, const IrExpr *e) {
+  if (dtype_is_float(e->type))
+    print_float(out, e->fval);
+  else if (e->type == DT_BOOL)
+    fputs(e->ival ? "true" : "false", out);
+  else if (e->type == DT_UINT64)
+    fprintf(out, "%llu", (unsigned long long)e->ival);
+  else
+    fprintf(out, "%lld", (long long)e->ival);
+}
+
+/* An operand of an operator: compound operands get parentheses, so the
+ * text never depends on precedence rules. */
+static void print_operand(FILE *out, const IrExpr *e) {
+  bool wrap = e->kind == X_BINARY && e->op != OP_MIN && e->op != OP_MAX;
+  wrap = wrap || e->kind == X_SELECT;
+  if (wrap)
+    fputc('(', out);
+  ir_print_expr(out, e);
+  if (wrap)
+    fputc(')', out);
+}
+
+void ir_print_expr(FILE *out, const IrExpr *e) {
+  if (!e) {
+    fputs("<null>", out);
+    return;
+  }
+  switch (e->kind) {
+  case X_CONST: print_const(out, e); break;
+  case X_VAR: fprintf(out, "%%v%d", e->var->id); break;
+  case X_PARAM: fputs(e->param->name, out); break;
+  case X_SPECIAL: fputs(special_name(e->sreg), out); break;
+  case X_UNARY:
+    fputs(ir_op_name(e->op), out);
+    print_operand(out, e->a);
+    break;
+  case X_BINARY:
+    if (e->op == OP_MIN || e->op == OP_MAX) {
+      fprintf(out, "%s(", ir_op_name(e->op));
+      ir_print_expr(out, e->a);
+      fputs(", ", out);
+      ir_print_expr(out, e->b);
+      fputc(')', out);
+      break;
+    }
+    print_operand(out, e->a);
+    fprintf(out, " %s ", ir_op_name(e->op));
+    print_operand(out, e->b);
+    break;
+  case X_SELECT:
+    print_operand(out, e->a);
+    fputs(" ? ", out);
+    print_operand(out, e->b);
+    fputs(" : ", out);
+    print_operand(out, e->c);
+    break;
+  case X_CAST:
+    fprintf(out, "%s(", dtype_name(e->type));
+    ir_print_expr(out, e->a);
+    fputc(')', out);
+    break;
+  }
+}
+
+/* ------------------------------------------------------------- tensors */
+
+int64_t ir_tensor_numel(const IrTensor *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++)
+    n *= t->shape[i];
+  return n;
+}
+
+int64_t ir_tensor_nbytes(const IrTensor *t) {
+  return ir_tensor_numel(t) * dtype_bytes(t->dtype);
+}
+
+int ir_ref_rank(const IrRef *r) { return r->t->rank - r->nidx; }
+
+int64_t ir_ref_dim(const IrRef *r, int i) {
+  int rank = ir_ref_rank(r);
+  if (i < 0 || i >= rank)
+    return 0;
+  if (r->transposed && rank >= 2 && i >= rank - 2)
+    i = (i == rank - 1) ? rank - 2 : rank - 1;
+  return r->t->shape[r->nidx + i];
+}
+
+int64_t ir_ref_nbytes(const IrRef *r) {
+  int64_t n = dtype_bytes(r->t->dtype);
+  for (int i = 0; i < ir_ref_rank(r); i++)
+    n *= ir_ref_dim(r, i);
+  return n;
+}
+
+/* sum over fixed dimensions of idx[i] * (bytes of one step in dim i). */
+IrExpr *ir_ref_byte_offset(Arena *ar, const IrRef *r) {
+  IrExpr *off = ir_const(ar, DT_INT32, 0);
+  int64_t step = dtype_bytes(r->t->dtype);
+  for (int i = r->t->rank - 1; i >= r->nidx; i--)
+    step *= r->t->shape[i];
+  for (int i = r->nidx - 1; i >= 0; i--) {
+    IrExpr *term = ir_binary(ar, OP_MUL, r->idx[i], ir_const(ar, DT_INT32, step));
+    off = ir_binary(ar, OP_ADD, term, off);
+    step *= r->t->shape[i];
+  }
+  return off;
+}
+
+/* ---------------------------------------------------------- statements */
+
+IrStmt *ir_stmt_new(Arena *ar, SKind kind, Span span) {
+  IrStmt *s = arena_alloc(ar, sizeof *s);
+  s->kind = kind;
+  s->span = span;
+  s->tmap = -1;
+  return s;
+}
+
+void ir_block_push(Arena *ar, IrBlock *b, IrStmt *s) {
+  if (b->len == b->cap) {
+    int cap = b->cap ? b->cap * 2 : 8;
+    IrStmt **items = arena_alloc(ar, (size_t)cap * sizeof *items);
+    if (b->len)
+      memcpy(items, b->items, (size_t)b->len * sizeof *items);
+    b->items = items;
+    b->cap = cap;
+  }
+  b->items[b->len++] = s;
+}
+
+/* Kernel arrays carry no capacity field: their capacity is the next power
+ * of two at or above the length (at least 8), so they grow exactly when
+ * the length reaches one. */
+static void **grow_ptr_array(Arena *ar, void **items, int len) {
+  if (len != 0 && (len < 8 || (len & (len - 1)) != 0))
+    return items;
+  int cap = len ? len * 2 : 8;
+  void **bigger = arena_alloc(ar, (size_t)cap * sizeof *bigger);
+  if (len)
+    memcpy(bigger, items, (size_t)len * sizeof *bigger);
+  return bigger;
+}
+
+IrVar *ir_new_var(Arena *ar, IrKernel *k, const char *name, DType t) {
+  IrVar *v = arena_alloc(ar, sizeof *v);
+  v->id = k->nvars;
+  v->name = arena_strdup(ar, name ? name : "");
+  v->type = t;
+  k->vars = (IrVar **)grow_ptr_array(ar, (void **)k->vars, k->nvars);
+  k->vars[k->nvars++] = v;
+  return v;
+}
+
+IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name,
+                        MemSpace space, DType dt, int rank,
+                        const int64_t *shape, Span span) {
+  IrTensor *t = arena_alloc(ar, sizeof *t);
+  t->id = k->ntensors;
+  t->name = arena_strdup(ar, name ? name : "");
+  t->span = span;
+  t->space = space;
+  t->dtype = dt;
+  t->rank = rank < 0 ? 0 : rank > IR_MAX_RANK ? IR_MAX_RANK : rank;
+  for (int i = 0; i < t->rank; i++)
+    t->shape[i] = shape[i];
+  t->layout = space == MS_GLOBAL ? LAYOUT_ROW_MAJOR : LAYOUT_NONE;
+  k->tensors = (IrTensor **)grow_ptr_array(ar, (void **)k->tensors, k->ntensors);
+  k->tensors[k->ntensors++] = t;
+  return t;
+}
