@@ -542,15 +542,30 @@ void ir_print_expr(FILE *out, const IrExpr *e) {
 
 /* ------------------------------------------------------------- tensors */
 
+/* Sizes saturate at TLS_SIZE_MAX instead of overflowing, so a hostile
+ * shape gives a clear "too large" error downstream, never undefined
+ * behaviour. */
+#define TLS_SIZE_MAX ((int64_t)1 << 48)
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0)
+    return 0;
+  if (a < 0 || b < 0) /* an invalid shape: the verifier reports it */
+    return -1;
+  if (a > TLS_SIZE_MAX / b)
+    return TLS_SIZE_MAX;
+  return a * b;
+}
+
 int64_t ir_tensor_numel(const IrTensor *t) {
   int64_t n = 1;
   for (int i = 0; i < t->rank; i++)
-    n *= t->shape[i];
+    n = sat_mul(n, t->shape[i]);
   return n;
 }
 
 int64_t ir_tensor_nbytes(const IrTensor *t) {
-  return ir_tensor_numel(t) * dtype_bytes(t->dtype);
+  return sat_mul(ir_tensor_numel(t), dtype_bytes(t->dtype));
 }
 
 int ir_ref_rank(const IrRef *r) { return r->t->rank - r->nidx; }
@@ -567,7 +582,7 @@ int64_t ir_ref_dim(const IrRef *r, int i) {
 int64_t ir_ref_nbytes(const IrRef *r) {
   int64_t n = dtype_bytes(r->t->dtype);
   for (int i = 0; i < ir_ref_rank(r); i++)
-    n *= ir_ref_dim(r, i);
+    n = sat_mul(n, ir_ref_dim(r, i));
   return n;
 }
 
@@ -576,11 +591,11 @@ IrExpr *ir_ref_byte_offset(Arena *ar, const IrRef *r) {
   IrExpr *off = ir_const(ar, DT_INT32, 0);
   int64_t step = dtype_bytes(r->t->dtype);
   for (int i = r->t->rank - 1; i >= r->nidx; i--)
-    step *= r->t->shape[i];
+    step = sat_mul(step, r->t->shape[i]);
   for (int i = r->nidx - 1; i >= 0; i--) {
     IrExpr *term = ir_binary(ar, OP_MUL, r->idx[i], ir_const(ar, DT_INT32, step));
     off = ir_binary(ar, OP_ADD, term, off);
-    step *= r->t->shape[i];
+    step = sat_mul(step, r->t->shape[i]);
   }
   return off;
 }

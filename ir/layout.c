@@ -1,0 +1,288 @@
+/* layout.c: layout inference and tensor maps.
+ *
+ * Shared tensors: a tile that TMA writes (or reads) and WGMMA reads must
+ * sit in one swizzled layout both accept. The swizzle follows the tile's
+ * inner (contiguous) extent: 128 bytes (64 fp16) -> the 128-byte swizzle,
+ * 64 -> 64, 32 -> 32. Shared tensors no TMA or WGMMA touches are row-major.
+ *
+ * Tensor maps: one per distinct (global tensor, box, swizzle) that a TMA
+ * statement uses; the box is the shared view's shape. The hardware's rules
+ * for cuTensorMapEncodeTiled are checked here, at the user's statement,
+ * so the runtime never meets a map it cannot build.
+ *
+ * Register tensors: WGMMA accumulators get the WGMMA fragment layout, and so
+ * does every register tensor cast from or combined element-wise with one
+ * (to a fixed point); the rest are spatial.
+ */
+#include "ir/ir.h"
+
+#include <string.h>
+
+/* ---------------------------------------------------------- traversal */
+
+typedef void (*StmtFn)(IrStmt *s, void *ctx);
+
+/* Calls fn on every statement of b, nested ones included, in text order. */
+static void walk(IrBlock *b, StmtFn fn, void *ctx) {
+  for (int i = 0; i < b->len; i++) {
+    IrStmt *s = b->items[i];
+    fn(s, ctx);
+    walk(&s->body, fn, ctx);
+    walk(&s->orelse, fn, ctx);
+  }
+}
+
+/* ----------------------------------------------------- shared swizzle */
+
+typedef struct SwizzleCtx {
+  Diag *d;
+  bool ok;
+} SwizzleCtx;
+
+/* The swizzle (bytes) for a tile whose inner extent is inner_bytes, or -1
+ * when TMA and WGMMA share no layout for it. */
+static int swizzle_for(int64_t inner_bytes) {
+  switch (inner_bytes) {
+  case 128: return 128;
+  case 64: return 64;
+  case 32: return 32;
+  default: return -1;
+  }
+}
+
+/* Gives a shared tensor touched by TMA or WGMMA its swizzle; the first
+ * statement that meets an unsupported shape reports it. */
+static void swizzle_tensor(IrTensor *t, const IrStmt *s, SwizzleCtx *c) {
+  if (!t || t->space != MS_SHARED || t->is_mbarrier || t->rank < 1 ||
+      t->layout != LAYOUT_NONE)
+    return;
+  int64_t inner = t->shape[t->rank - 1] * dtype_bytes(t->dtype);
+  int sw = swizzle_for(inner);
+  if (sw < 0) {
+    diag_error(c->d, s->span, "shared tensor '%s' has rows of %lld bytes; "
+               "TMA and WGMMA tiles need rows of 32, 64 or 128 bytes (other "
+               "row sizes are not supported yet)", t->name, (long long)inner);
+    c->ok = false;
+    t->layout = LAYOUT_ROW_MAJOR; /* reported once */
+    return;
+  }
+  t->layout = LAYOUT_SWIZZLED;
+  t->swizzle_bytes = sw;
+}
+
+static void swizzle_stmt(IrStmt *s, void *ctx) {
+  switch (s->kind) {
+  case S_TMA_LOAD:
+  case S_TMA_STORE: swizzle_tensor(s->ref[0].t, s, ctx); break;
+  case S_WGMMA_MMA:
+    swizzle_tensor(s->ref[0].t, s, ctx);
+    swizzle_tensor(s->ref[1].t, s, ctx);
+    break;
+  default: break;
+  }
+}
+
+static bool infer_shared(IrKernel *k, Diag *d) {
+  for (int i = 0; i < k->ntensors; i++) {
+    IrTensor *t = k->tensors[i];
+    if (t->space == MS_SHARED) {
+      t->layout = LAYOUT_NONE;
+      t->swizzle_bytes = 0;
+    }
+  }
+  SwizzleCtx c = {d, true};
+  walk(&k->body, swizzle_stmt, &c);
+  for (int i = 0; i < k->ntensors; i++) {
+    IrTensor *t = k->tensors[i];
+    if (t->space == MS_SHARED && t->layout == LAYOUT_NONE)
+      t->layout = LAYOUT_ROW_MAJOR;
+  }
+  return c.ok;
+}
+
+/* ------------------------------------------------------- tensor maps */
+
+typedef struct TmapCtx {
+  IrKernel *k;
+  Arena *ar;
+  Diag *d;
+  bool ok;
+} TmapCtx;
+
+/* cuTensorMapEncodeTiled element types. */
+static bool tma_dtype_ok(DType t) {
+  return t != DT_BOOL && t != DT_VOID;
+}
+
+/* The rules of cuTensorMapEncodeTiled for one box; reports at s. */
+static bool check_box(TmapCtx *c, const IrStmt *s, const IrTensor *g,
+                      const int64_t *box, int swizzle) {
+  if (g->rank < 1 || g->rank > 5 || !tma_dtype_ok(g->dtype)) {
+    diag_error(c->d, s->span, "TMA cannot copy a %d-D %s tensor (1 to 5 "
+               "dimensions of a numeric dtype)", g->rank, dtype_name(g->dtype));
+    return false;
+  }
+  for (int i = 0; i < g->rank; i++) {
+    if (box[i] < 1 || box[i] > 256) {
+      diag_error(c->d, s->span, "TMA box dimension %d is %lld; the hardware "
+                 "allows 1 to 256", i, (long long)box[i]);
+      return false;
+    }
+  }
+  int64_t inner = box[g->rank - 1] * dtype_bytes(g->dtype);
+  if (inner % 16 != 0) {
+    diag_error(c->d, s->span, "TMA box rows are %lld bytes; the hardware "
+               "needs a multiple of 16", (long long)inner);
+    return false;
+  }
+  if (swizzle > 0 && inner > swizzle) {
+    diag_error(c->d, s->span, "TMA box rows are %lld bytes, more than the "
+               "%d-byte swizzle span", (long long)inner, swizzle);
+    return false;
+  }
+  return true;
+}
+
+static bool same_box(const IrTmap *m, const IrTensor *g, const int64_t *box,
+                     int swizzle) {
+  return m->global == g && m->swizzle_bytes == swizzle &&
+         memcmp(m->box, box, sizeof m->box) == 0;
+}
+
+/* Finds or creates the map of (g, box, swizzle) and returns its index. */
+static int tmap_index(TmapCtx *c, IrTensor *g, const int64_t *box,
+                      int swizzle) {
+  IrKernel *k = c->k;
+  for (int i = 0; i < k->ntmaps; i++)
+    if (same_box(k->tmaps[i], g, box, swizzle))
+      return i;
+  IrTmap *m = arena_alloc(c->ar, sizeof *m);
+  m->index = k->ntmaps;
+  m->global = g;
+  memcpy(m->box, box, sizeof m->box);
+  m->swizzle_bytes = swizzle;
+  IrTmap **maps = arena_alloc(c->ar, (size_t)(k->ntmaps + 1) * sizeof *maps);
+  if (k->ntmaps)
+    memcpy(maps, k->tmaps, (size_t)k->ntmaps * sizeof *maps);
+  maps[k->ntmaps] = m;
+  k->tmaps = maps;
+  return k->ntmaps++;
+}
+
+static void tmap_stmt(IrStmt *s, void *ctx) {
+  TmapCtx *c = ctx;
+  if (s->kind != S_TMA_LOAD && s->kind != S_TMA_STORE)
+    return;
+  IrTensor *g = s->t[0];
+  const IrRef *view = &s->ref[0];
+  int64_t box[IR_MAX_RANK] = {0};
+  for (int i = 0; i < ir_ref_rank(view) && i < IR_MAX_RANK; i++)
+    box[i] = ir_ref_dim(view, i);
+  int swizzle = view->t->swizzle_bytes;
+  if (!check_box(c, s, g, box, swizzle)) {
+    c->ok = false;
+    return;
+  }
+  s->tmap = tmap_index(c, g, box, swizzle);
+}
+
+static bool make_tmaps(IrKernel *k, Arena *ar, Diag *d) {
+  k->ntmaps = 0; /* rebuilt from scratch if the pass runs again */
+  k->tmaps = NULL;
+  TmapCtx c = {k, ar, d, true};
+  walk(&k->body, tmap_stmt, &c);
+  return c.ok;
+}
+
+/* --------------------------------------------------- register layouts */
+
+typedef struct AccCtx {
+  Diag *d;
+  bool ok;
+  bool changed;
+} AccCtx;
+
+/* Whether t can hold WGMMA accumulator fragments: [M, N], M a multiple of
+ * 64, owned by one 128-thread warp group. */
+static bool acc_shape_ok(const IrTensor *t) {
+  return t->rank == 2 && t->shape[0] % 64 == 0 && t->nthreads == 128;
+}
+
+/* Gives t the accumulator layout because of statement s. */
+static void make_acc(IrTensor *t, const IrStmt *s, const IrTensor *from,
+                     AccCtx *c) {
+  if (!t || t->space != MS_REGISTER || t->layout == LAYOUT_WGMMA_ACC)
+    return;
+  if (t->layout == LAYOUT_SPATIAL) /* already reported */
+    return;
+  if (!acc_shape_ok(t)) {
+    if (from)
+      diag_error(c->d, s->span, "conflicting layouts: '%s' takes the WGMMA "
+                 "accumulator layout from '%s', but it is not a [64k, N] "
+                 "tile of one 128-thread warp group", t->name, from->name);
+    else
+      diag_error(c->d, s->span, "the WGMMA accumulator '%s' must be a [64k, "
+                 "N] tile owned by one 128-thread warp group", t->name);
+    t->layout = LAYOUT_SPATIAL;
+    c->ok = false;
+    return;
+  }
+  t->layout = LAYOUT_WGMMA_ACC;
+  c->changed = true;
+}
+
+/* The accumulator layout flows through casts and element-wise statements
+ * in both directions: their operands share one element-to-thread map. */
+static void acc_stmt(IrStmt *s, void *ctx) {
+  AccCtx *c = ctx;
+  if (s->kind == S_WGMMA_MMA) {
+    make_acc(s->t[0], s, NULL, c);
+    return;
+  }
+  if (s->kind != S_CAST && s->kind != S_ELEMWISE)
+    return;
+  for (int i = 0; i < 3; i++) {
+    IrTensor *src = s->t[i];
+    if (!src || src->layout != LAYOUT_WGMMA_ACC)
+      continue;
+    for (int j = 0; j < 3; j++)
+      if (j != i)
+        make_acc(s->t[j], s, src, c);
+  }
+}
+
+static bool infer_registers(IrKernel *k, Diag *d) {
+  for (int i = 0; i < k->ntensors; i++)
+    if (k->tensors[i]->space == MS_REGISTER)
+      k->tensors[i]->layout = LAYOUT_NONE;
+  AccCtx c = {d, true, true};
+  /* each round fixes at least one tensor, so ntensors + 1 rounds suffice */
+  for (int round = 0; c.changed && round <= k->ntensors; round++) {
+    c.changed = false;
+    walk(&k->body, acc_stmt, &c);
+  }
+  for (int i = 0; i < k->ntensors; i++) {
+    IrTensor *t = k->tensors[i];
+    if (t->space == MS_REGISTER && t->layout == LAYOUT_NONE)
+      t->layout = LAYOUT_SPATIAL;
+  }
+  return c.ok;
+}
+
+/* ------------------------------------------------------------- entry */
+
+bool ir_infer_layouts(IrModule *m, Diag *d) {
+  bool ok = true;
+  for (int i = 0; i < m->nkernels; i++) {
+    IrKernel *k = m->kernels[i];
+    for (int j = 0; j < k->ntensors; j++)
+      if (k->tensors[j]->space == MS_GLOBAL)
+        k->tensors[j]->layout = LAYOUT_ROW_MAJOR;
+    bool shared_ok = infer_shared(k, d);
+    /* tensor maps need the swizzles: skip them after a swizzle error */
+    bool maps_ok = shared_ok && make_tmaps(k, m->ar, d);
+    bool regs_ok = infer_registers(k, d);
+    ok = ok && shared_ok && maps_ok && regs_ok;
+  }
+  return ok;
+}

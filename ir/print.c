@@ -1,0 +1,354 @@
+/* print.c: the stable text form of the IR (`tlsc --emit=ir`).
+ *
+ * One line per declaration or statement, two spaces of indentation per
+ * nesting level, every field a golden test should hold, no pointers. Each
+ * statement ends with `# line N`, the user's line it came from. Variables
+ * print as %vN and tensors as %tN (their ids); names appear where they are
+ * declared: tensors in the header, variables where they are assigned or
+ * bound by a loop.
+ */
+#include "ir/ir.h"
+
+static void indent(FILE *out, int depth) {
+  for (int i = 0; i < depth; i++)
+    fputs("  ", out);
+}
+
+static const char *space_name(MemSpace s) {
+  switch (s) {
+  case MS_GLOBAL: return "global";
+  case MS_SHARED: return "shared";
+  case MS_REGISTER: return "register";
+  }
+  return "?";
+}
+
+static const char *layout_name(LayoutKind k) {
+  switch (k) {
+  case LAYOUT_NONE: return "none";
+  case LAYOUT_ROW_MAJOR: return "row_major";
+  case LAYOUT_SWIZZLED: return "swizzled";
+  case LAYOUT_SPATIAL: return "spatial";
+  case LAYOUT_WGMMA_ACC: return "wgmma_acc";
+  }
+  return "?";
+}
+
+/* A C string literal with the escapes printf formats need. */
+static void print_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(out, "\\%c", c);
+    else if (c == '\n')
+      fputs("\\n", out);
+    else if (c == '\t')
+      fputs("\\t", out);
+    else if (c < 32 || c >= 127)
+      fprintf(out, "\\x%02x", c);
+    else
+      fputc(c, out);
+  }
+  fputc('"', out);
+}
+
+static void print_exprs(FILE *out, IrExpr *const *es, int n) {
+  for (int i = 0; i < n; i++) {
+    if (i)
+      fputs(", ", out);
+    ir_print_expr(out, es[i]);
+  }
+}
+
+static void print_ints(FILE *out, const int64_t *v, int n) {
+  fputc('[', out);
+  for (int i = 0; i < n; i++)
+    fprintf(out, i ? ", %lld" : "%lld", (long long)v[i]);
+  fputc(']', out);
+}
+
+static void print_tensor_ref(FILE *out, const IrTensor *t) {
+  if (t)
+    fprintf(out, "%%t%d", t->id);
+  else
+    fputs("<null>", out);
+}
+
+/* A view: %t3[%v0, 0], with .T when transposed. */
+static void print_ref(FILE *out, const IrRef *r) {
+  print_tensor_ref(out, r->t);
+  if (r->nidx > 0) {
+    fputc('[', out);
+    print_exprs(out, r->idx, r->nidx);
+    fputc(']', out);
+  }
+  if (r->transposed)
+    fputs(".T", out);
+}
+
+static void print_offsets(FILE *out, const IrStmt *s) {
+  fputs("offsets=[", out);
+  print_exprs(out, s->offsets, s->noffsets);
+  fputc(']', out);
+}
+
+/* ------------------------------------------------------------ header */
+
+/* tensor %t0 ga: global float16[m_size, k_size] ptr=a_ptr layout=row_major */
+static void print_tensor(FILE *out, const IrTensor *t) {
+  fprintf(out, "  tensor %%t%d %s: %s %s", t->id, t->name, space_name(t->space),
+          t->is_mbarrier ? "mbarrier" : dtype_name(t->dtype));
+  if (t->space == MS_GLOBAL && t->rank > 0 && t->gshape[0]) {
+    fputc('[', out);
+    print_exprs(out, t->gshape, t->rank);
+    fputs("] ptr=", out);
+    ir_print_expr(out, t->gptr);
+  } else {
+    print_ints(out, t->shape, t->rank);
+  }
+  if (t->is_mbarrier && t->mbar_counts) {
+    fputs(" counts=", out);
+    print_ints(out, t->mbar_counts, t->rank > 0 ? (int)t->shape[0] : 0);
+  }
+  if (t->space == MS_SHARED && !t->is_mbarrier)
+    fprintf(out, " swizzle=%d", t->swizzle_bytes);
+  if (t->space == MS_REGISTER) {
+    fprintf(out, " threads=%d", t->nthreads);
+    if (t->has_init) {
+      IrExpr init = {.kind = X_CONST, .type = DT_FLOAT64, .fval = t->init};
+      fputs(" init=", out);
+      ir_print_expr(out, &init);
+    }
+  }
+  fprintf(out, " layout=%s", layout_name(t->layout));
+  if (t->space == MS_SHARED && t->align > 0)
+    fprintf(out, " offset=%lld align=%lld", (long long)t->smem_offset,
+            (long long)t->align);
+  fprintf(out, "  # line %d\n", t->span.line);
+}
+
+static void print_param(FILE *out, const IrParam *p) {
+  if (p->is_ptr)
+    fprintf(out, "  param %s: ~%s\n", p->name, dtype_name(p->elem));
+  else
+    fprintf(out, "  param %s: %s\n", p->name, dtype_name(p->type));
+}
+
+static void print_tmap(FILE *out, const IrTmap *m) {
+  fprintf(out, "  tmap %d: %%t%d box=", m->index, m->global ? m->global->id : -1);
+  print_ints(out, m->box, m->global ? m->global->rank : 0);
+  fprintf(out, " swizzle=%d\n", m->swizzle_bytes);
+}
+
+/* --------------------------------------------------------------- body */
+
+static void print_block(FILE *out, const IrBlock *b, int depth);
+
+/* The text of a statement with no nested block, without indentation. */
+static void print_simple(FILE *out, const IrStmt *s) {
+  switch (s->kind) {
+  case S_SYNC: fputs("sync", out); break;
+  case S_MBAR_WAIT:
+    fputs("mbarrier.wait ", out);
+    print_ref(out, &s->ref[0]);
+    fputs(", phase=", out);
+    ir_print_expr(out, s->e[0]);
+    fprintf(out, ", sem=%s, scope=%s", s->str ? s->str : "?",
+            s->str2 ? s->str2 : "?");
+    break;
+  case S_MBAR_ARRIVE:
+    fputs("mbarrier.arrive ", out);
+    print_ref(out, &s->ref[0]);
+    break;
+  case S_MBAR_EXPECT_TX:
+    fputs("mbarrier.arrive_expect_tx ", out);
+    print_ref(out, &s->ref[0]);
+    fputs(", bytes=", out);
+    ir_print_expr(out, s->e[0]);
+    break;
+  case S_TMA_LOAD:
+    fputs("tma.global_to_shared ", out);
+    print_tensor_ref(out, s->t[0]);
+    fputs(" -> ", out);
+    print_ref(out, &s->ref[0]);
+    fputs(", ", out);
+    print_offsets(out, s);
+    fputs(", mbarrier=", out);
+    print_ref(out, &s->ref[1]);
+    fprintf(out, ", tmap=%d", s->tmap);
+    break;
+  case S_TMA_STORE:
+    fputs("tma.shared_to_global ", out);
+    print_ref(out, &s->ref[0]);
+    fputs(" -> ", out);
+    print_tensor_ref(out, s->t[0]);
+    fputs(", ", out);
+    print_offsets(out, s);
+    fprintf(out, ", tmap=%d", s->tmap);
+    break;
+  case S_TMA_FENCE: fputs("tma.fence_proxy_async", out); break;
+  case S_TMA_COMMIT: fputs("tma.commit_group", out); break;
+  case S_TMA_WAIT: fprintf(out, "tma.wait_group %lld", (long long)s->n); break;
+  case S_WGMMA_FENCE: fputs("wgmma.fence", out); break;
+  case S_WGMMA_MMA:
+    fputs("wgmma.mma ", out);
+    print_tensor_ref(out, s->t[0]);
+    fputs(" += ", out);
+    print_ref(out, &s->ref[0]);
+    fputs(" @ ", out);
+    print_ref(out, &s->ref[1]);
+    break;
+  case S_WGMMA_COMMIT: fputs("wgmma.commit_group", out); break;
+  case S_WGMMA_WAIT: fprintf(out, "wgmma.wait_group %lld", (long long)s->n); break;
+  case S_FILL:
+    fputs("fill ", out);
+    print_tensor_ref(out, s->t[0]);
+    fputs(", ", out);
+    ir_print_expr(out, s->e[0]);
+    break;
+  case S_CAST:
+    print_tensor_ref(out, s->t[0]);
+    fprintf(out, " = cast<%s> ", s->t[0] ? dtype_name(s->t[0]->dtype) : "?");
+    print_tensor_ref(out, s->t[1]);
+    break;
+  case S_ELEMWISE:
+    print_tensor_ref(out, s->t[0]);
+    fputs(" = ", out);
+    print_tensor_ref(out, s->t[1]);
+    fprintf(out, " %s ", ir_op_name(s->op));
+    if (s->t[2])
+      print_tensor_ref(out, s->t[2]);
+    else
+      ir_print_expr(out, s->e[0]);
+    break;
+  case S_LOAD_GLOBAL:
+    print_tensor_ref(out, s->t[0]);
+    fputs(" = load_global ", out);
+    print_tensor_ref(out, s->t[1]);
+    fputs(", ", out);
+    print_offsets(out, s);
+    break;
+  case S_STORE_GLOBAL:
+    fputs("store_global ", out);
+    print_tensor_ref(out, s->t[0]);
+    fputs(" <- ", out);
+    print_tensor_ref(out, s->t[1]);
+    fputs(", ", out);
+    print_offsets(out, s);
+    break;
+  case S_LOAD_SHARED:
+    print_tensor_ref(out, s->t[0]);
+    fputs(" = load_shared ", out);
+    print_ref(out, &s->ref[0]);
+    break;
+  case S_STORE_SHARED:
+    fputs("store_shared ", out);
+    print_ref(out, &s->ref[0]);
+    fputs(" <- ", out);
+    print_tensor_ref(out, s->t[1]);
+    break;
+  case S_PRINTF:
+    fputs("printf ", out);
+    print_string(out, s->str);
+    for (int i = 0; i < s->nargs; i++) {
+      fputs(", ", out);
+      ir_print_expr(out, s->args[i]);
+    }
+    break;
+  default: fputs("<structured>", out); break;
+  }
+}
+
+static void print_line(FILE *out, const IrStmt *s) {
+  fprintf(out, "  # line %d\n", s->span.line);
+}
+
+/* A statement, and the blocks nested in it one level deeper. */
+static void print_stmt(FILE *out, const IrStmt *s, int depth) {
+  indent(out, depth);
+  switch (s->kind) {
+  case S_ASSIGN:
+    fprintf(out, "%%v%d %s: %s = ", s->var->id, s->var->name,
+            dtype_name(s->var->type));
+    ir_print_expr(out, s->e[0]);
+    print_line(out, s);
+    return;
+  case S_FOR:
+    fprintf(out, "for %%v%d %s: %s in range(", s->var->id, s->var->name,
+            dtype_name(s->var->type));
+    print_exprs(out, s->e, 3);
+    fputc(')', out);
+    if (s->n)
+      fprintf(out, " unroll %lld", (long long)s->n);
+    fputc(':', out);
+    print_line(out, s);
+    print_block(out, &s->body, depth + 1);
+    return;
+  case S_IF:
+    fputs("if ", out);
+    ir_print_expr(out, s->e[0]);
+    fputc(':', out);
+    print_line(out, s);
+    print_block(out, &s->body, depth + 1);
+    if (s->orelse.len) {
+      indent(out, depth);
+      fputs("else:\n", out);
+      print_block(out, &s->orelse, depth + 1);
+    }
+    return;
+  case S_THREAD_GROUP:
+    fprintf(out, "thread_group [%lld, %lld):", (long long)s->n,
+            (long long)(s->n + s->n2));
+    print_line(out, s);
+    print_block(out, &s->body, depth + 1);
+    return;
+  case S_SINGLE_THREAD:
+    fputs("single_thread:", out);
+    print_line(out, s);
+    print_block(out, &s->body, depth + 1);
+    return;
+  default:
+    print_simple(out, s);
+    print_line(out, s);
+    return;
+  }
+}
+
+static void print_block(FILE *out, const IrBlock *b, int depth) {
+  if (b->len == 0) {
+    indent(out, depth);
+    fputs("pass\n", out);
+  }
+  for (int i = 0; i < b->len; i++)
+    print_stmt(out, b->items[i], depth);
+}
+
+static void print_kernel(FILE *out, const IrKernel *k) {
+  fprintf(out, "kernel %s script=%s config(", k->name,
+          k->script ? k->script : k->name);
+  for (int i = 0; i < k->nconfig; i++)
+    fprintf(out, i ? ", %s=%lld" : "%s=%lld", k->config_names[i],
+            (long long)k->config_values[i]);
+  fputs(")\n", out);
+  for (int i = 0; i < k->nparams; i++)
+    print_param(out, k->params[i]);
+  fputs("  grid = ", out);
+  print_exprs(out, k->grid, 3);
+  fprintf(out, "\n  warps = %d\n", k->warps);
+  for (int i = 0; i < k->ntensors; i++)
+    print_tensor(out, k->tensors[i]);
+  for (int i = 0; i < k->ntmaps; i++)
+    print_tmap(out, k->tmaps[i]);
+  fprintf(out, "  smem = %lld\n", (long long)k->smem_bytes);
+  fputs("  body:\n", out);
+  print_block(out, &k->body, 2);
+}
+
+void ir_print(FILE *out, const IrModule *m) {
+  for (int i = 0; i < m->nkernels; i++) {
+    if (i)
+      fputc('\n', out);
+    print_kernel(out, m->kernels[i]);
+  }
+}
