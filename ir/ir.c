@@ -457,9 +457,10 @@ static const char *special_name(SpecialReg r) {
   return "?";
 }
 
-/* The shortest decimal form that reads back as the same double, always
- * with a '.' or exponent so that it reads as a float. */
-static void print_float(FILE *out, double v) {
+/* The shortest decimal form that reads back as the same value of type t
+ * (float precision for the 32- and 16-bit types), always with a '.' or an
+ * exponent so that it reads as a float. */
+static void print_float(FILE *out, DType t, double v) {
   char buf[64];
   if (isnan(v) || isinf(v)) {
     fprintf(out, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
@@ -467,7 +468,7 @@ static void print_float(FILE *out, double v) {
   }
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v)
+    if (float_round(t, strtod(buf, NULL)) == v)
       break;
   }
   fputs(buf, out);
@@ -477,7 +478,7 @@ static void print_float(FILE *out, double v) {
 
 static void print_const(FILE *out, const IrExpr *e) {
   if (dtype_is_float(e->type))
-    print_float(out, e->fval);
+    print_float(out, e->type, e->fval);
   else if (e->type == DT_BOOL)
     fputs(e->ival ? "true" : "false", out);
   else if (e->type == DT_UINT64)

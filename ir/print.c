@@ -111,8 +111,6 @@ static void print_tensor(FILE *out, const IrTensor *t) {
     fputs(" counts=", out);
     print_ints(out, t->mbar_counts, t->rank > 0 ? (int)t->shape[0] : 0);
   }
-  if (t->space == MS_SHARED && !t->is_mbarrier)
-    fprintf(out, " swizzle=%d", t->swizzle_bytes);
   if (t->space == MS_REGISTER) {
     fprintf(out, " threads=%d", t->nthreads);
     if (t->has_init) {
@@ -122,6 +120,8 @@ static void print_tensor(FILE *out, const IrTensor *t) {
     }
   }
   fprintf(out, " layout=%s", layout_name(t->layout));
+  if (t->space == MS_SHARED && !t->is_mbarrier)
+    fprintf(out, " swizzle=%d", t->swizzle_bytes);
   if (t->space == MS_SHARED && t->align > 0)
     fprintf(out, " offset=%lld align=%lld", (long long)t->smem_offset,
             (long long)t->align);

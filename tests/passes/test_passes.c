@@ -1,0 +1,582 @@
+/* test_passes.c: the IR core without the front end.
+ *
+ * Builds IR by hand with the ir.h constructors and checks constant folding,
+ * expression typing and printing, layout inference, tensor maps, shared
+ * memory planning and the diagnostics of the passes.
+ *
+ *   test_passes unit        run the unit checks; non-zero exit on failure
+ *   test_passes print-v5    print the hand-built V5 kernel after the passes
+ *   test_passes diag NAME   run the passes on a broken variant NAME; the
+ *                           diagnostics go to stderr, exit 1 on error
+ *
+ * The kernel mirrors examples/matmul_v5.tls (one consumer warp group); its
+ * spans point into FAKE_SCRIPT below, so diagnostics print real lines.
+ */
+#include "ir/ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond)                                                          \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,       \
+              #cond);                                                        \
+      failures++;                                                            \
+    }                                                                        \
+  } while (0)
+
+/* The "script" the spans point at: one line per construct. */
+static const char *FAKE_SCRIPT =
+    "class MatmulWGMMAV5(tilus.Script):\n"                          /* 1 */
+    "    ga = self.global_view(a_ptr, shape=[m_size, k_size])\n"  /* 2 */
+    "    gb = self.global_view(b_ptr, shape=[n_size, k_size])\n"  /* 3 */
+    "    gc = self.global_view(c_ptr, shape=[m_size, n_size])\n"  /* 4 */
+    "    sa = self.shared_tensor(dtype=float16, shape=SA)\n"      /* 5 */
+    "    sb = self.shared_tensor(dtype=float16, shape=SB)\n"      /* 6 */
+    "    empty = self.mbarrier.alloc([2, 2, 2, 2])\n"             /* 7 */
+    "    full = self.mbarrier.alloc([1, 1, 1, 1])\n"              /* 8 */
+    "    stage: int32 = 0\n"                                      /* 9 */
+    "    with self.thread_group(thread_begin=256, num_threads=32):\n" /* 10 */
+    "        for offset_k in self.range(0, k_size, 64, unroll=4):\n"  /* 11 */
+    "            self.mbarrier.wait(empty[stage], phase=phase)\n"     /* 12 */
+    "            self.mbarrier.arrive_and_expect_tx(full[stage], n)\n" /* 13 */
+    "            self.tma.global_to_shared(src=ga, dst=sa[stage, 0])\n" /* 14 */
+    "            self.tma.global_to_shared(src=ga, dst=sa[stage, 1])\n" /* 15 */
+    "            self.tma.global_to_shared(src=gb, dst=sb[stage])\n"  /* 16 */
+    "            stage = (stage + 1) % 4\n"                           /* 17 */
+    "    with self.thread_group(thread_begin=0, num_threads=128):\n"  /* 18 */
+    "        acc = self.register_tensor(dtype=float32, init=0.0)\n"   /* 19 */
+    "        self.wgmma.mma(sa[stage, 0], sb[stage].transpose(), acc)\n" /* 20 */
+    "        casted = self.cast(acc, dtype=float16)\n"                /* 21 */
+    "        self.store_global(gc, casted, offsets=[om, on])\n";      /* 22 */
+
+/* The span of line n of FAKE_SCRIPT, from its first non-blank character. */
+static Span line_span(int n) {
+  const char *p = FAKE_SCRIPT;
+  for (int i = 1; i < n && strchr(p, '\n'); i++)
+    p = strchr(p, '\n') + 1;
+  int col = 1;
+  while (p[col - 1] == ' ')
+    col++;
+  int len = (int)(strchr(p, '\n') - p);
+  return (Span){n, col, n, len + 1};
+}
+
+/* ------------------------------------------------------------ folding */
+
+static void test_folding(Arena *ar) {
+  int64_t v;
+  IrExpr *seven = ir_const(ar, DT_INT32, -7), *two = ir_const(ar, DT_INT32, 2);
+  CHECK(ir_is_const(ir_binary(ar, OP_DIV, seven, two), &v) && v == -3);
+  CHECK(ir_is_const(ir_binary(ar, OP_MOD, seven, two), &v) && v == -1);
+  CHECK(ir_is_const(ir_binary(ar, OP_ADD, seven, two), &v) && v == -5);
+  CHECK(ir_is_const(ir_binary(ar, OP_MIN, seven, two), &v) && v == -7);
+  /* division by zero stays for run time */
+  IrExpr *zero = ir_const(ar, DT_INT32, 0);
+  IrExpr *dz = ir_binary(ar, OP_DIV, seven, zero);
+  CHECK(dz->kind == X_BINARY && dz->op == OP_DIV);
+  CHECK(ir_binary(ar, OP_MOD, seven, zero)->kind == X_BINARY);
+  /* INT_MIN / -1 overflows in C: not folded */
+  IrExpr *imin = ir_const(ar, DT_INT32, INT32_MIN);
+  CHECK(ir_binary(ar, OP_DIV, imin, ir_const(ar, DT_INT32, -1))->kind ==
+        X_BINARY);
+  /* int32 wraps; uint32 wraps */
+  IrExpr *imax = ir_const(ar, DT_INT32, INT32_MAX);
+  CHECK(ir_is_const(ir_binary(ar, OP_ADD, imax, ir_const(ar, DT_INT32, 1)),
+                    &v) && v == INT32_MIN);
+  IrExpr *u0 = ir_const(ar, DT_UINT32, 0);
+  IrExpr *wrapped = ir_binary(ar, OP_SUB, u0, ir_const(ar, DT_INT32, 1));
+  CHECK(wrapped->type == DT_UINT32 && ir_is_const(wrapped, &v) &&
+        v == 4294967295LL);
+  /* unsigned comparison: (uint32)-1 > 0 */
+  IrExpr *gt = ir_binary(ar, OP_GT, wrapped, ir_const(ar, DT_INT32, 0));
+  CHECK(gt->type == DT_BOOL && ir_is_const(gt, &v) && v == 1);
+  /* unsigned division: 4294967295u / 2 */
+  CHECK(ir_is_const(ir_binary(ar, OP_DIV, wrapped, two), &v) &&
+        v == 2147483647);
+  /* shifts out of range stay */
+  CHECK(ir_binary(ar, OP_SHL, two, ir_const(ar, DT_INT32, 32))->kind ==
+        X_BINARY);
+  CHECK(ir_is_const(ir_binary(ar, OP_SHL, two, two), &v) && v == 8);
+  CHECK(ir_is_const(ir_binary(ar, OP_SHR, seven, ir_const(ar, DT_INT32, 1)),
+                    &v) && v == -4);
+  /* logical and unary */
+  IrExpr *t = ir_const(ar, DT_BOOL, 1), *f = ir_const(ar, DT_BOOL, 0);
+  CHECK(ir_is_const(ir_binary(ar, OP_LAND, t, f), &v) && v == 0);
+  CHECK(ir_is_const(ir_binary(ar, OP_LOR, t, f), &v) && v == 1);
+  CHECK(ir_is_const(ir_unary(ar, OP_LNOT, two), &v) && v == 0);
+  CHECK(ir_is_const(ir_unary(ar, OP_NEG, imin), &v) && v == INT32_MIN);
+  CHECK(ir_is_const(ir_unary(ar, OP_BNOT, u0), &v) && v == 4294967295LL);
+  /* floats */
+  IrExpr *half = ir_const_f(ar, DT_FLOAT32, 0.5);
+  IrExpr *fsum = ir_binary(ar, OP_ADD, half, ir_const(ar, DT_INT32, 1));
+  CHECK(fsum->kind == X_CONST && fsum->type == DT_FLOAT32 &&
+        fsum->fval == 1.5);
+  CHECK(ir_binary(ar, OP_DIV, half, ir_const_f(ar, DT_FLOAT32, 0))->kind ==
+        X_BINARY);
+  CHECK(ir_is_const(ir_cast(ar, DT_INT32, ir_const_f(ar, DT_FLOAT64, -2.7)),
+                    &v) && v == -2);
+  CHECK(ir_cast(ar, DT_INT32, ir_const_f(ar, DT_FLOAT64, 1e20))->kind ==
+        X_CAST);
+  CHECK(ir_is_const(ir_cast(ar, DT_BOOL, ir_const(ar, DT_INT32, 5)), &v) &&
+        v == 1);
+  /* select on a constant condition */
+  CHECK(ir_select(ar, t, two, seven) == two);
+}
+
+/* ---------------------------------------------- identities and types */
+
+static void test_identities(Arena *ar) {
+  IrKernel k = {0};
+  IrVar *x = ir_new_var(ar, &k, "x", DT_INT32);
+  IrVar *u = ir_new_var(ar, &k, "u", DT_UINT32);
+  IrVar *b = ir_new_var(ar, &k, "b", DT_BOOL);
+  IrExpr *xr = ir_var_ref(ar, x), *ur = ir_var_ref(ar, u);
+  IrExpr *br = ir_var_ref(ar, b);
+  IrExpr *z = ir_const(ar, DT_INT32, 0), *one = ir_const(ar, DT_INT32, 1);
+  int64_t v;
+  CHECK(ir_binary(ar, OP_ADD, xr, z) == xr);
+  CHECK(ir_binary(ar, OP_ADD, z, xr) == xr);
+  CHECK(ir_binary(ar, OP_SUB, xr, z) == xr);
+  CHECK(ir_binary(ar, OP_MUL, one, xr) == xr);
+  CHECK(ir_binary(ar, OP_DIV, xr, one) == xr);
+  CHECK(ir_is_const(ir_binary(ar, OP_MUL, xr, z), &v) && v == 0);
+  /* 0 - x is not an identity */
+  CHECK(ir_binary(ar, OP_SUB, z, xr)->kind == X_BINARY);
+  /* int32 op uint32 -> uint32, with an explicit cast of the int32 side */
+  IrExpr *mixed = ir_binary(ar, OP_ADD, xr, ur);
+  CHECK(mixed->type == DT_UINT32 && mixed->a->kind == X_CAST &&
+        mixed->a->type == DT_UINT32 && mixed->b == ur);
+  /* uint32 ^ bool -> uint32 (the pipeline's phase flip) */
+  IrExpr *flip = ir_binary(ar, OP_XOR, ur, ir_binary(ar, OP_EQ, xr, z));
+  CHECK(flip->type == DT_UINT32 && flip->b->kind == X_CAST);
+  /* bool + bool -> int32; comparisons -> bool */
+  CHECK(ir_binary(ar, OP_ADD, br, br)->type == DT_INT32);
+  CHECK(ir_binary(ar, OP_LT, xr, ur)->type == DT_BOOL);
+  /* int32 with int64 -> int64 */
+  CHECK(ir_binary(ar, OP_MUL, xr, ir_const(ar, DT_INT64, 3))->type ==
+        DT_INT64);
+  /* dtypes */
+  DType t;
+  CHECK(dtype_from_name("bfloat16", &t) && t == DT_BFLOAT16);
+  CHECK(dtype_from_name("uint64", &t) && t == DT_UINT64);
+  CHECK(!dtype_from_name("void", &t) && !dtype_from_name("float8", &t));
+  CHECK(dtype_bytes(DT_FLOAT16) == 2 && dtype_bytes(DT_BOOL) == 1);
+  CHECK(dtype_is_signed(DT_INT64) && !dtype_is_signed(DT_UINT32));
+  CHECK(strcmp(ir_op_name(OP_MOD), "%") == 0);
+}
+
+/* The printed form of an expression. */
+static char *expr_text(const IrExpr *e) {
+  static char buf[512];
+  FILE *f = fmemopen(buf, sizeof buf, "w");
+  ir_print_expr(f, e);
+  fclose(f);
+  return buf;
+}
+
+static void test_print_expr(Arena *ar) {
+  IrParam m = {0, "m_size", DT_INT32, false, DT_VOID};
+  IrParam n = {1, "n_size", DT_INT32, false, DT_VOID};
+  IrExpr *c = ir_const(ar, DT_INT32, 127), *d = ir_const(ar, DT_INT32, 128);
+  IrExpr *mb = ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD,
+                                               ir_param_ref(ar, &m), c), d);
+  IrExpr *nb = ir_binary(ar, OP_DIV,
+                         ir_binary(ar, OP_ADD, ir_param_ref(ar, &n),
+                                   ir_const(ar, DT_INT32, 255)),
+                         ir_const(ar, DT_INT32, 256));
+  CHECK(!strcmp(expr_text(ir_binary(ar, OP_MUL, mb, nb)),
+                "((m_size + 127) / 128) * ((n_size + 255) / 256)"));
+  CHECK(!strcmp(expr_text(ir_binary(ar, OP_MIN, ir_param_ref(ar, &m), c)),
+                "min(m_size, 127)"));
+  CHECK(!strcmp(expr_text(ir_cast(ar, DT_UINT32, ir_special(ar, SR_CTAID_X))),
+                "uint32(blockIdx.x)"));
+  CHECK(!strcmp(expr_text(ir_const_f(ar, DT_FLOAT32, 0.1)), "0.1"));
+  CHECK(!strcmp(expr_text(ir_const_f(ar, DT_FLOAT32, 2)), "2.0"));
+  CHECK(!strcmp(expr_text(ir_const(ar, DT_BOOL, 1)), "true"));
+}
+
+/* ------------------------------------------------------ the V5 kernel */
+
+/* What the variants change (tests of the diagnostics). */
+typedef struct Variant {
+  int64_t stages;         /* pipeline depth (4) */
+  int64_t sa_rows;        /* rows of one A slab (64) */
+  int64_t sa_cols;        /* K extent of A and B tiles (64) */
+  int64_t sb_rows;        /* rows of one B tile (256) */
+  int64_t consumer_begin; /* first thread of the consumer group (0) */
+  bool consumer;          /* build the consumer warp group */
+  bool assign_stage;      /* assign `stage` before the loops */
+} Variant;
+
+static const Variant V5 = {4, 64, 64, 256, 0, true, true};
+
+typedef struct Builder {
+  Arena *ar;
+  IrKernel *k;
+} Builder;
+
+static IrParam *add_param(Builder *b, const char *name, bool ptr) {
+  IrKernel *k = b->k;
+  IrParam *p = arena_alloc(b->ar, sizeof *p);
+  p->index = k->nparams;
+  p->name = arena_strdup(b->ar, name);
+  p->type = ptr ? DT_UINT64 : DT_INT32;
+  p->is_ptr = ptr;
+  p->elem = ptr ? DT_FLOAT16 : DT_VOID;
+  IrParam **ps = arena_alloc(b->ar, (size_t)(k->nparams + 1) * sizeof *ps);
+  if (k->nparams)
+    memcpy(ps, k->params, (size_t)k->nparams * sizeof *ps);
+  ps[k->nparams++] = p;
+  k->params = ps;
+  return p;
+}
+
+static IrTensor *global_view(Builder *b, const char *name, IrParam *ptr,
+                             IrParam *rows, IrParam *cols, int line) {
+  int64_t shape[2] = {0, 0};
+  IrTensor *t = ir_new_tensor(b->ar, b->k, name, MS_GLOBAL, DT_FLOAT16, 2,
+                              shape, line_span(line));
+  t->gptr = ir_param_ref(b->ar, ptr);
+  t->gshape[0] = ir_param_ref(b->ar, rows);
+  t->gshape[1] = ir_param_ref(b->ar, cols);
+  return t;
+}
+
+static IrTensor *mbarriers(Builder *b, const char *name, int64_t n,
+                           int64_t count, int line) {
+  IrTensor *t = ir_new_tensor(b->ar, b->k, name, MS_SHARED, DT_UINT64, 1, &n,
+                              line_span(line));
+  t->is_mbarrier = true;
+  t->mbar_counts = arena_alloc(b->ar, (size_t)n * sizeof *t->mbar_counts);
+  for (int i = 0; i < n; i++)
+    t->mbar_counts[i] = count;
+  return t;
+}
+
+static IrStmt *stmt(Builder *b, IrBlock *blk, SKind kind, int line) {
+  IrStmt *s = ir_stmt_new(b->ar, kind, line_span(line));
+  ir_block_push(b->ar, blk, s);
+  return s;
+}
+
+static IrExpr *cint(Builder *b, int64_t v) { return ir_const(b->ar, DT_INT32, v); }
+static IrExpr *var(Builder *b, IrVar *v) { return ir_var_ref(b->ar, v); }
+
+static IrRef ref1(IrTensor *t, IrExpr *i0) {
+  return (IrRef){.t = t, .nidx = 1, .idx = {i0}};
+}
+
+static IrRef ref2(IrTensor *t, IrExpr *i0, IrExpr *i1) {
+  return (IrRef){.t = t, .nidx = 2, .idx = {i0, i1}};
+}
+
+/* stage = (stage + 1) % stages */
+static void advance(Builder *b, IrBlock *blk, IrVar *stage, int64_t stages,
+                    int line) {
+  IrStmt *s = stmt(b, blk, S_ASSIGN, line);
+  s->var = stage;
+  s->e[0] = ir_binary(b->ar, OP_MOD,
+                      ir_binary(b->ar, OP_ADD, var(b, stage), cint(b, 1)),
+                      cint(b, stages));
+}
+
+static IrExpr **offsets2(Builder *b, IrExpr *o0, IrExpr *o1) {
+  IrExpr **o = arena_alloc(b->ar, 2 * sizeof *o);
+  o[0] = o0;
+  o[1] = o1;
+  return o;
+}
+
+static void tma_load(Builder *b, IrBlock *blk, IrTensor *g, IrRef dst,
+                     IrExpr *o0, IrExpr *o1, IrRef bar, int line) {
+  IrStmt *s = stmt(b, blk, S_TMA_LOAD, line);
+  s->t[0] = g;
+  s->ref[0] = dst;
+  s->ref[1] = bar;
+  s->offsets = offsets2(b, o0, o1);
+  s->noffsets = 2;
+}
+
+typedef struct V5Tensors {
+  IrTensor *ga, *gb, *gc, *sa, *sb, *empty, *full;
+  IrVar *stage, *phase, *om, *on;
+} V5Tensors;
+
+/* The TMA producer warp: threads [256, 288). */
+static void build_producer(Builder *b, const Variant *v, V5Tensors *x) {
+  IrStmt *tg = stmt(b, &b->k->body, S_THREAD_GROUP, 10);
+  tg->n = 256;
+  tg->n2 = 32;
+  IrStmt *loop = stmt(b, &tg->body, S_FOR, 11);
+  loop->var = ir_new_var(b->ar, b->k, "offset_k", DT_INT32);
+  loop->e[0] = cint(b, 0);
+  loop->e[1] = ir_param_ref(b->ar, b->k->params[2]);
+  loop->e[2] = cint(b, v->sa_cols);
+  loop->n = v->stages;
+  IrExpr *ok = var(b, loop->var), *st = var(b, x->stage);
+  IrStmt *w = stmt(b, &loop->body, S_MBAR_WAIT, 12);
+  w->ref[0] = ref1(x->empty, st);
+  w->e[0] = var(b, x->phase);
+  w->str = "relaxed";
+  w->str2 = "cta";
+  IrStmt *one = stmt(b, &loop->body, S_SINGLE_THREAD, 13);
+  IrStmt *tx = stmt(b, &one->body, S_MBAR_EXPECT_TX, 13);
+  tx->ref[0] = ref1(x->full, st);
+  IrRef a0 = ref2(x->sa, st, cint(b, 0)), a1 = ref2(x->sa, st, cint(b, 1));
+  IrRef bt = ref1(x->sb, st);
+  tx->e[0] = cint(b, ir_ref_nbytes(&a0) + ir_ref_nbytes(&a1) +
+                         ir_ref_nbytes(&bt));
+  tma_load(b, &loop->body, x->ga, a0, var(b, x->om), ok, ref1(x->full, st), 14);
+  tma_load(b, &loop->body, x->ga, a1,
+           ir_binary(b->ar, OP_ADD, var(b, x->om), cint(b, v->sa_rows)), ok,
+           ref1(x->full, st), 15);
+  tma_load(b, &loop->body, x->gb, bt, var(b, x->on), ok, ref1(x->full, st), 16);
+  advance(b, &loop->body, x->stage, v->stages, 17);
+  IrStmt *flip = stmt(b, &loop->body, S_ASSIGN, 17);
+  flip->var = x->phase;
+  flip->e[0] = ir_binary(b->ar, OP_XOR, var(b, x->phase),
+                         ir_binary(b->ar, OP_EQ, var(b, x->stage), cint(b, 0)));
+}
+
+/* One consumer warp group: one MMA per stage, cast, store. */
+static void build_consumer(Builder *b, const Variant *v, V5Tensors *x) {
+  IrStmt *tg = stmt(b, &b->k->body, S_THREAD_GROUP, 18);
+  tg->n = v->consumer_begin;
+  tg->n2 = 128;
+  int64_t acc_shape[2] = {v->sa_rows, v->sb_rows};
+  IrTensor *acc = ir_new_tensor(b->ar, b->k, "acc", MS_REGISTER, DT_FLOAT32,
+                                2, acc_shape, line_span(19));
+  acc->nthreads = 128;
+  acc->has_init = true;
+  IrStmt *fill = stmt(b, &tg->body, S_FILL, 19);
+  fill->t[0] = acc;
+  fill->e[0] = ir_const_f(b->ar, DT_FLOAT32, 0.0);
+  IrExpr *st = var(b, x->stage);
+  stmt(b, &tg->body, S_WGMMA_FENCE, 20);
+  IrStmt *mma = stmt(b, &tg->body, S_WGMMA_MMA, 20);
+  mma->t[0] = acc;
+  mma->ref[0] = ref2(x->sa, st, cint(b, 0));
+  mma->ref[1] = ref1(x->sb, st);
+  mma->ref[1].transposed = true;
+  stmt(b, &tg->body, S_WGMMA_COMMIT, 20);
+  IrStmt *wait = stmt(b, &tg->body, S_WGMMA_WAIT, 20);
+  wait->n = 0;
+  IrTensor *casted = ir_new_tensor(b->ar, b->k, "casted", MS_REGISTER,
+                                   DT_FLOAT16, 2, acc_shape, line_span(21));
+  casted->nthreads = 128;
+  IrStmt *cast = stmt(b, &tg->body, S_CAST, 21);
+  cast->t[0] = casted;
+  cast->t[1] = acc;
+  IrStmt *store = stmt(b, &tg->body, S_STORE_GLOBAL, 22);
+  store->t[0] = x->gc;
+  store->t[1] = casted;
+  store->offsets = offsets2(b, var(b, x->om), var(b, x->on));
+  store->noffsets = 2;
+}
+
+/* The header: parameters, grid, tensors, and the variables set up front. */
+static void build_header(Builder *b, const Variant *v, V5Tensors *x) {
+  IrKernel *k = b->k;
+  k->name = "MatmulWGMMAV5";
+  k->script = "MatmulWGMMAV5";
+  k->span = line_span(1);
+  static char *names[] = {"num_stages", "block_k"};
+  k->nconfig = 2;
+  k->config_names = names;
+  k->config_values = arena_alloc(b->ar, 2 * sizeof(int64_t));
+  k->config_values[0] = v->stages;
+  k->config_values[1] = v->sa_cols;
+  IrParam *m = add_param(b, "m_size", false), *n = add_param(b, "n_size", false);
+  IrParam *kk = add_param(b, "k_size", false);
+  IrParam *ap = add_param(b, "a_ptr", true), *bp = add_param(b, "b_ptr", true);
+  IrParam *cp = add_param(b, "c_ptr", true);
+  Arena *ar = b->ar;
+  k->grid[0] = ir_binary(
+      ar, OP_MUL,
+      ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, m), cint(b, 127)),
+                cint(b, 128)),
+      ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, n), cint(b, 255)),
+                cint(b, 256)));
+  k->grid[1] = k->grid[2] = cint(b, 1);
+  k->warps = 9;
+  x->ga = global_view(b, "ga", ap, m, kk, 2);
+  x->gb = global_view(b, "gb", bp, n, kk, 3);
+  x->gc = global_view(b, "gc", cp, m, n, 4);
+  int64_t sa_shape[4] = {v->stages, 2, v->sa_rows, v->sa_cols};
+  int64_t sb_shape[3] = {v->stages, v->sb_rows, v->sa_cols};
+  x->sa = ir_new_tensor(ar, k, "sa", MS_SHARED, DT_FLOAT16, 4, sa_shape,
+                        line_span(5));
+  x->sb = ir_new_tensor(ar, k, "sb", MS_SHARED, DT_FLOAT16, 3, sb_shape,
+                        line_span(6));
+  x->empty = mbarriers(b, "empty", v->stages, 2, 7);
+  x->full = mbarriers(b, "full", v->stages, 1, 8);
+  x->stage = ir_new_var(ar, k, "stage", DT_INT32);
+  x->phase = ir_new_var(ar, k, "phase", DT_UINT32);
+  x->om = ir_new_var(ar, k, "offset_m", DT_INT32);
+  x->on = ir_new_var(ar, k, "offset_n", DT_INT32);
+  IrVar *init[4] = {x->stage, x->phase, x->om, x->on};
+  IrExpr *bid = ir_special(ar, SR_CTAID_X);
+  IrExpr *nblk = ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, n),
+                                                cint(b, 255)), cint(b, 256));
+  IrExpr *vals[4] = {
+      cint(b, 0), ir_const(ar, DT_UINT32, 1),
+      ir_binary(ar, OP_MUL, ir_binary(ar, OP_DIV, bid, nblk), cint(b, 128)),
+      ir_binary(ar, OP_MUL, ir_binary(ar, OP_MOD, bid, nblk), cint(b, 256))};
+  for (int i = v->assign_stage ? 0 : 1; i < 4; i++) {
+    IrStmt *s = stmt(b, &k->body, S_ASSIGN, 9);
+    s->var = init[i];
+    s->e[0] = vals[i];
+  }
+}
+
+static IrModule *build_v5(Arena *ar, const Source *src, const Variant *v) {
+  IrModule *m = arena_alloc(ar, sizeof *m);
+  m->ar = ar;
+  m->src = src;
+  m->nkernels = 1;
+  m->kernels = arena_alloc(ar, sizeof *m->kernels);
+  m->kernels[0] = arena_alloc(ar, sizeof(IrKernel));
+  Builder b = {ar, m->kernels[0]};
+  V5Tensors x;
+  build_header(&b, v, &x);
+  build_producer(&b, v, &x);
+  if (v->consumer)
+    build_consumer(&b, v, &x);
+  return m;
+}
+
+/* Finds the idx-th statement of a kind, depth first. */
+static IrStmt *find_stmt(IrBlock *blk, SKind kind, int *idx) {
+  for (int i = 0; i < blk->len; i++) {
+    IrStmt *s = blk->items[i];
+    if (s->kind == kind && (*idx)-- == 0)
+      return s;
+    IrStmt *inner = find_stmt(&s->body, kind, idx);
+    if (inner)
+      return inner;
+  }
+  return NULL;
+}
+
+static IrStmt *nth_stmt(IrKernel *k, SKind kind, int n) {
+  return find_stmt(&k->body, kind, &n);
+}
+
+/* The passes on the real V5 shapes: swizzles, maps, offsets, layouts. */
+static void test_v5_passes(Arena *ar, const Source *src) {
+  IrModule *m = build_v5(ar, src, &V5);
+  Diag d;
+  diag_init(&d, src, stderr);
+  CHECK(ir_run_passes(m, &d));
+  IrKernel *k = m->kernels[0];
+  IrTensor **t = k->tensors;
+  CHECK(t[3]->layout == LAYOUT_SWIZZLED && t[3]->swizzle_bytes == 128);
+  CHECK(t[4]->layout == LAYOUT_SWIZZLED && t[4]->swizzle_bytes == 128);
+  CHECK(t[3]->smem_offset == 0 && t[3]->align == 1024);
+  CHECK(t[4]->smem_offset == 65536 && t[4]->align == 1024);
+  CHECK(t[5]->smem_offset == 196608 && t[5]->align == 8);
+  CHECK(t[6]->smem_offset == 196640);
+  CHECK(k->smem_bytes == 196672 + 1024); /* + base rounding slack */
+  CHECK(t[0]->layout == LAYOUT_ROW_MAJOR);
+  CHECK(t[7]->layout == LAYOUT_WGMMA_ACC && t[8]->layout == LAYOUT_WGMMA_ACC);
+  CHECK(k->ntmaps == 2);
+  if (k->ntmaps == 2) {
+    CHECK(k->tmaps[0]->global == t[0] && k->tmaps[0]->box[0] == 64 &&
+          k->tmaps[0]->box[1] == 64 && k->tmaps[0]->swizzle_bytes == 128);
+    CHECK(k->tmaps[1]->global == t[1] && k->tmaps[1]->box[0] == 256 &&
+          k->tmaps[1]->box[1] == 64);
+  }
+  CHECK(nth_stmt(k, S_TMA_LOAD, 0)->tmap == 0);
+  CHECK(nth_stmt(k, S_TMA_LOAD, 1)->tmap == 0);
+  CHECK(nth_stmt(k, S_TMA_LOAD, 2)->tmap == 1);
+  /* the passes are repeatable: a second run gives the same plan */
+  CHECK(ir_run_passes(m, &d) && k->ntmaps == 2 && k->smem_bytes == 197696);
+  /* a register tensor with no WGMMA link is spatial */
+  int64_t shape[1] = {256};
+  IrTensor *lone = ir_new_tensor(ar, k, "lone", MS_REGISTER, DT_FLOAT32, 1,
+                                 shape, line_span(19));
+  lone->nthreads = 128;
+  CHECK(ir_infer_layouts(m, &d) && lone->layout == LAYOUT_SPATIAL);
+  CHECK(d.nerrors == 0);
+}
+
+/* ------------------------------------------------------------ driver */
+
+static int run_unit(const Source *src) {
+  Arena *ar = arena_new();
+  test_folding(ar);
+  test_identities(ar);
+  test_print_expr(ar);
+  test_v5_passes(ar, src);
+  arena_free(ar);
+  if (failures)
+    fprintf(stderr, "%d check(s) failed\n", failures);
+  else
+    printf("ok\n");
+  return failures ? 1 : 0;
+}
+
+static int run_print(const Source *src) {
+  Arena *ar = arena_new();
+  IrModule *m = build_v5(ar, src, &V5);
+  Diag d;
+  diag_init(&d, src, stderr);
+  bool ok = ir_run_passes(m, &d);
+  ir_print(stdout, m);
+  arena_free(ar);
+  return ok ? 0 : 1;
+}
+
+/* Broken variants of V5, each caught by one pass. */
+static bool variant_named(const char *name, Variant *v) {
+  *v = V5;
+  if (!strcmp(name, "smem-limit"))
+    v->stages = 5; /* 5 x 48 KB of tiles */
+  else if (!strcmp(name, "tma-box"))
+    v->sb_rows = 512, v->consumer = false; /* box of 512 rows */
+  else if (!strcmp(name, "swizzle-rows"))
+    v->sa_cols = 48; /* 96-byte rows */
+  else if (!strcmp(name, "view-align"))
+    v->sa_rows = 4, v->consumer = false; /* 512-byte A slabs */
+  else if (!strcmp(name, "warp-group"))
+    v->consumer_begin = 64; /* threads [64, 192) */
+  else if (!strcmp(name, "unassigned"))
+    v->assign_stage = false;
+  else
+    return false;
+  return true;
+}
+
+static int run_diag(const Source *src, const char *name) {
+  Variant v;
+  if (!variant_named(name, &v)) {
+    fprintf(stderr, "test_passes: unknown variant '%s'\n", name);
+    return 2;
+  }
+  Arena *ar = arena_new();
+  IrModule *m = build_v5(ar, src, &v);
+  Diag d;
+  diag_init(&d, src, stderr);
+  bool ok = ir_run_passes(m, &d);
+  arena_free(ar);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  Source *src = source_from_string("v5.tls", FAKE_SCRIPT);
+  int rc = 2;
+  if (argc == 2 && !strcmp(argv[1], "unit"))
+    rc = run_unit(src);
+  else if (argc == 2 && !strcmp(argv[1], "print-v5"))
+    rc = run_print(src);
+  else if (argc == 3 && !strcmp(argv[1], "diag"))
+    rc = run_diag(src, argv[2]);
+  else
+    fprintf(stderr, "usage: test_passes unit | print-v5 | diag NAME\n");
+  source_free(src);
+  return rc;
+}
