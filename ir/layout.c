@@ -175,6 +175,8 @@ static void tmap_stmt(IrStmt *s, void *ctx) {
     return;
   IrTensor *g = s->t[0];
   const IrRef *view = &s->ref[0];
+  if (!g || !view->t) /* malformed: the verifier reports it */
+    return;
   int64_t box[IR_MAX_RANK] = {0};
   for (int i = 0; i < ir_ref_rank(view) && i < IR_MAX_RANK; i++)
     box[i] = ir_ref_dim(view, i);

@@ -136,7 +136,11 @@ static void print_param(FILE *out, const IrParam *p) {
 }
 
 static void print_tmap(FILE *out, const IrTmap *m) {
-  fprintf(out, "  tmap %d: %%t%d box=", m->index, m->global ? m->global->id : -1);
+  if (m->global)
+    fprintf(out, "  tmap %d: %%t%d %s box=", m->index, m->global->id,
+            m->global->name);
+  else
+    fputs("  tmap ?: <null> box=", out);
   print_ints(out, m->box, m->global ? m->global->rank : 0);
   fprintf(out, " swizzle=%d\n", m->swizzle_bytes);
 }
