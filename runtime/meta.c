@@ -1,0 +1,547 @@
+/* meta.c: the `//@tls` metadata block of a tlsc PTX file (docs/format.md,
+ * version 1), parsed in full at load time, and the checks that the PTX after
+ * it matches (each entry exists with the right parameter list, and the text
+ * is not cut short). Every error names the line. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+enum { MAX_FIELDS = 16, MAX_KERNELS = 256 };
+
+/* Where the parser stands; `msg` receives the first error. */
+typedef struct MetaParser {
+  tls_module *mod;
+  int line;
+  bool have_version, closed;
+  tls_kernel *cur;
+  int max_kernels;
+  int grid_line; /* of the current entry's `grid` line, 0 = none yet */
+  char *grid_text[3];
+  char *tmap_text[TLS_MAX_TMAPS][2 * TLS_MAX_RANK]; /* dims, then strides */
+  char *msg;
+  size_t msglen;
+} MetaParser;
+
+static tls_status perr(MetaParser *mp, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static tls_status perr(MetaParser *mp, int line, const char *fmt, ...) {
+  int n = snprintf(mp->msg, mp->msglen, "%s:%d: error: ", mp->mod->name, line);
+  va_list ap;
+  va_start(ap, fmt);
+  if (n >= 0 && (size_t)n < mp->msglen)
+    vsnprintf(mp->msg + n, mp->msglen - (size_t)n, fmt, ap);
+  va_end(ap);
+  return TLS_ERR_FORMAT;
+}
+
+static char *xstrdup(const char *s) {
+  char *d = strdup(s ? s : "");
+  if (!d) abort(); /* out of memory: the only fatal path */
+  return d;
+}
+
+/* ------------------------------------------------------------ dtypes */
+
+static const struct {
+  const char *name;
+  int cu, bytes;
+} DTYPES[] = {
+    {"f16", CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2},
+    {"bf16", CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2},
+    {"f32", CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4},
+    {"f64", CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8},
+    {"i32", CU_TENSOR_MAP_DATA_TYPE_INT32, 4},
+    {"u32", CU_TENSOR_MAP_DATA_TYPE_UINT32, 4},
+    {"i64", CU_TENSOR_MAP_DATA_TYPE_INT64, 8},
+    {"u64", CU_TENSOR_MAP_DATA_TYPE_UINT64, 8},
+    {"i8", CU_TENSOR_MAP_DATA_TYPE_UINT8, 1}, /* TMA copies bits */
+    {"u8", CU_TENSOR_MAP_DATA_TYPE_UINT8, 1},
+    {"i16", CU_TENSOR_MAP_DATA_TYPE_UINT16, 2},
+    {"u16", CU_TENSOR_MAP_DATA_TYPE_UINT16, 2},
+};
+
+bool meta_dtype(const char *name, int *cu_dtype, int *bytes) {
+  for (size_t i = 0; i < sizeof DTYPES / sizeof DTYPES[0]; i++) {
+    if (strcmp(DTYPES[i].name, name)) continue;
+    *cu_dtype = DTYPES[i].cu;
+    *bytes = DTYPES[i].bytes;
+    return true;
+  }
+  return false;
+}
+
+/* ----------------------------------------------------------- fields */
+
+/* Splits a metadata line in place at spaces; returns the field count or -1
+ * when there are too many. */
+static int split_fields(char *s, char **fields) {
+  int n = 0;
+  for (;;) {
+    while (*s == ' ' || *s == '\t') *s++ = 0;
+    if (!*s) return n;
+    if (n == MAX_FIELDS) return -1;
+    fields[n++] = s;
+    while (*s && *s != ' ' && *s != '\t') s++;
+  }
+}
+
+/* Reads a decimal integer in [lo, hi] (the whole string). */
+static bool parse_int(const char *s, long long lo, long long hi, long long *out) {
+  if (!*s) return false;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (*end || !isdigit((unsigned char)s[s[0] == '-']) || v < lo || v > hi)
+    return false;
+  *out = v;
+  return true;
+}
+
+/* For `key=value` fields: the value when the key matches, else NULL. */
+static const char *key_value(const char *field, const char *key) {
+  size_t n = strlen(key);
+  return strncmp(field, key, n) || field[n] != '=' ? NULL : field + n + 1;
+}
+
+static bool is_ident(const char *s) {
+  if (!isalpha((unsigned char)*s) && *s != '_') return false;
+  while (*++s)
+    if (!isalnum((unsigned char)*s) && *s != '_') return false;
+  return true;
+}
+
+/* Splits "a,b,c" in place into at most max items; -1 on too many or on an
+ * empty item. */
+static int split_commas(char *s, char **items, int max) {
+  int n = 0;
+  for (;;) {
+    if (n == max) return -1;
+    items[n++] = s;
+    char *comma = strchr(s, ',');
+    if (comma) *comma = 0;
+    if (!*s) return -1;
+    if (!comma) return n;
+    s = comma + 1;
+  }
+}
+
+/* ------------------------------------------------------- directives */
+
+/* Compiles the current entry's deferred expressions (they may name
+ * parameters declared after them) and checks that it is complete. */
+static tls_status close_entry(MetaParser *mp) {
+  tls_kernel *k = mp->cur;
+  char why[256];
+  if (!k) return TLS_OK;
+  mp->cur = NULL;
+  if (!mp->grid_line) return perr(mp, k->line, "entry '%s' has no 'grid' line", k->name);
+  for (int d = 0; d < 3; d++) {
+    if (!expr_compile(mp->grid_text[d], k->params, k->nparams, &k->grid[d], why, sizeof why))
+      return perr(mp, mp->grid_line, "bad grid expression '%s': %s", mp->grid_text[d], why);
+    k->grid[d].text = mp->grid_text[d];
+    mp->grid_text[d] = NULL;
+  }
+  for (int t = 0; t < k->ntmaps; t++) {
+    TmapDesc *tm = &k->tmaps[t];
+    for (int i = 0; i < 2 * tm->rank - 1; i++) {
+      Expr *e = i < tm->rank ? &tm->dims[i] : &tm->strides[i - tm->rank];
+      char *text = mp->tmap_text[t][i];
+      if (!expr_compile(text, k->params, k->nparams, e, why, sizeof why))
+        return perr(mp, tm->line, "bad tensor-map expression '%s': %s", text, why);
+      e->text = text;
+      mp->tmap_text[t][i] = NULL;
+    }
+  }
+  mp->grid_line = 0;
+  return TLS_OK;
+}
+
+/* entry NAME script=S block=T smem=B */
+static tls_status dir_entry(MetaParser *mp, char **f, int n) {
+  tls_status st = close_entry(mp);
+  if (st) return st;
+  tls_module *mod = mp->mod;
+  if (n < 2 || !is_ident(f[1])) return perr(mp, mp->line, "'entry' needs a kernel name");
+  if (mod->nkernels == mp->max_kernels) return perr(mp, mp->line, "too many entries (at most %d)", MAX_KERNELS);
+  for (int i = 0; i < mod->nkernels; i++)
+    if (!strcmp(mod->kernels[i].name, f[1]))
+      return perr(mp, mp->line, "entry '%s' appears twice", f[1]);
+  tls_kernel *k = &mod->kernels[mod->nkernels++];
+  memset(k, 0, sizeof *k);
+  k->mod = mod;
+  k->line = mp->line;
+  k->name = xstrdup(f[1]);
+  k->block = k->smem = -1;
+  mp->cur = k;
+  for (int i = 2; i < n; i++) {
+    const char *v;
+    long long x;
+    if ((v = key_value(f[i], "script"))) {
+      if (!is_ident(v)) return perr(mp, mp->line, "bad script name '%s'", v);
+      free(k->script);
+      k->script = xstrdup(v);
+    } else if ((v = key_value(f[i], "block"))) {
+      if (!parse_int(v, 1, 1024, &x)) return perr(mp, mp->line, "block must be 1..1024 threads, not '%s'", v);
+      k->block = (int)x;
+    } else if ((v = key_value(f[i], "smem"))) {
+      if (!parse_int(v, 0, 1 << 30, &x)) return perr(mp, mp->line, "bad smem byte count '%s'", v);
+      k->smem = (int)x;
+    } else {
+      return perr(mp, mp->line, "unknown key '%s' in 'entry'", f[i]);
+    }
+  }
+  if (!k->script || k->block < 0 || k->smem < 0)
+    return perr(mp, mp->line, "'entry' needs script=, block= and smem=");
+  k->config = xstrdup("");
+  return TLS_OK;
+}
+
+/* config k=v ... (the autotune point, kept as "k=v k=v") */
+static tls_status dir_config(MetaParser *mp, char **f, int n) {
+  size_t len = 1;
+  for (int i = 1; i < n; i++) {
+    char *eq = strchr(f[i], '=');
+    if (!eq || eq == f[i] || !eq[1]) return perr(mp, mp->line, "config field '%s' is not key=value", f[i]);
+    len += strlen(f[i]) + 1;
+  }
+  char *s = malloc(len);
+  if (!s) abort();
+  s[0] = 0;
+  for (int i = 1; i < n; i++) {
+    if (i > 1) strcat(s, " ");
+    strcat(s, f[i]);
+  }
+  free(mp->cur->config);
+  mp->cur->config = s;
+  return TLS_OK;
+}
+
+/* param NAME TYPE | param NAME ptr DTYPE */
+static tls_status dir_param(MetaParser *mp, char **f, int n) {
+  static const char *const SCALARS[] = {"i32", "u32", "i64", "u64", "f32"};
+  tls_kernel *k = mp->cur;
+  if (n < 3 || !is_ident(f[1])) return perr(mp, mp->line, "'param' needs a name and a type");
+  if (k->nparams == TLS_MAX_PARAMS) return perr(mp, mp->line, "too many parameters");
+  for (int i = 0; i < k->nparams; i++)
+    if (!strcmp(k->params[i].name, f[1])) return perr(mp, mp->line, "parameter '%s' appears twice", f[1]);
+  Param *p = &k->params[k->nparams];
+  memset(p, 0, sizeof *p);
+  if (!strcmp(f[2], "ptr")) {
+    int cu;
+    if (n != 4 || !meta_dtype(f[3], &cu, &p->elem_bytes))
+      return perr(mp, mp->line, "'param %s ptr' needs a known element type", f[1]);
+    p->type = PT_PTR;
+    snprintf(p->type_text, sizeof p->type_text, "ptr %s", f[3]);
+  } else {
+    int t = 0;
+    while (t < 5 && strcmp(f[2], SCALARS[t])) t++;
+    if (t == 5 || n != 3) return perr(mp, mp->line, "unknown parameter type '%s'", f[2]);
+    p->type = (ParamType)t; /* PT_I32..PT_F32 follow SCALARS' order */
+    snprintf(p->type_text, sizeof p->type_text, "%s", f[2]);
+  }
+  p->name = xstrdup(f[1]);
+  k->nparams++;
+  return TLS_OK;
+}
+
+/* grid X Y Z (compiled when the entry closes) */
+static tls_status dir_grid(MetaParser *mp, char **f, int n) {
+  if (n != 4) return perr(mp, mp->line, "'grid' needs three expressions");
+  if (mp->grid_line) return perr(mp, mp->line, "second 'grid' line in entry '%s'", mp->cur->name);
+  mp->grid_line = mp->line;
+  for (int d = 0; d < 3; d++) mp->grid_text[d] = xstrdup(f[d + 1]);
+  return TLS_OK;
+}
+
+/* The tmap fields that are lists: dims, strides, box. */
+static tls_status tmap_lists(MetaParser *mp, TmapDesc *tm, int t, char *dims,
+                             char *strides, char *box) {
+  char *items[TLS_MAX_RANK];
+  int r = tm->rank;
+  if (split_commas(dims, items, TLS_MAX_RANK) != r)
+    return perr(mp, mp->line, "tmap %d: dims needs %d expressions", t, r);
+  for (int i = 0; i < r; i++) mp->tmap_text[t][i] = xstrdup(items[i]);
+  if (r > 1 && split_commas(strides, items, TLS_MAX_RANK) != r - 1)
+    return perr(mp, mp->line, "tmap %d: strides needs %d expressions", t, r - 1);
+  if (r == 1 && strides && *strides)
+    return perr(mp, mp->line, "tmap %d: a rank-1 map has no strides", t);
+  for (int i = 0; i < r - 1; i++) mp->tmap_text[t][r + i] = xstrdup(items[i]);
+  if (split_commas(box, items, TLS_MAX_RANK) != r)
+    return perr(mp, mp->line, "tmap %d: box needs %d integers", t, r);
+  for (int i = 0; i < r; i++) {
+    long long x;
+    if (!parse_int(items[i], 1, 256, &x))
+      return perr(mp, mp->line, "tmap %d: box extent '%s' is not in 1..256", t, items[i]);
+    tm->box[i] = (uint32_t)x;
+  }
+  return TLS_OK;
+}
+
+/* The TMA rules that the constant part of a map (box, swizzle) must meet. */
+static tls_status tmap_static_rules(MetaParser *mp, TmapDesc *tm, int t) {
+  int inner = (int)tm->box[0] * tm->elem_bytes;
+  if (inner % 16)
+    return perr(mp, mp->line, "tmap %d: inner box extent %d bytes is not a multiple of 16", t, inner);
+  if (tm->swizzle_bytes && inner > tm->swizzle_bytes)
+    return perr(mp, mp->line, "tmap %d: inner box extent %d bytes exceeds the %d-byte swizzle", t, inner, tm->swizzle_bytes);
+  return TLS_OK;
+}
+
+/* tmap I ptr=P dtype=D rank=R dims=... strides=... box=... swizzle=S */
+static tls_status dir_tmap(MetaParser *mp, char **f, int n) {
+  tls_kernel *k = mp->cur;
+  long long x;
+  if (n < 2 || !parse_int(f[1], 0, TLS_MAX_TMAPS - 1, &x) || x != k->ntmaps)
+    return perr(mp, mp->line, "tmap index must be %d (maps are numbered in order from 0, at most %d)", k->ntmaps, TLS_MAX_TMAPS);
+  int t = (int)x;
+  TmapDesc *tm = &k->tmaps[t];
+  memset(tm, 0, sizeof *tm);
+  tm->line = mp->line;
+  tm->ptr_param = tm->swizzle_bytes = -1;
+  char *ptr = NULL, *dtype = NULL, *dims = NULL, *strides = NULL, *box = NULL;
+  for (int i = 2; i < n; i++) {
+    char *v;
+    if ((v = (char *)key_value(f[i], "ptr"))) ptr = v;
+    else if ((v = (char *)key_value(f[i], "dtype"))) dtype = v;
+    else if ((v = (char *)key_value(f[i], "rank"))) {
+      if (!parse_int(v, 1, TLS_MAX_RANK, &x)) return perr(mp, mp->line, "tmap %d: rank must be 1..%d", t, TLS_MAX_RANK);
+      tm->rank = (int)x;
+    } else if ((v = (char *)key_value(f[i], "dims"))) dims = v;
+    else if ((v = (char *)key_value(f[i], "strides"))) strides = v;
+    else if ((v = (char *)key_value(f[i], "box"))) box = v;
+    else if ((v = (char *)key_value(f[i], "swizzle"))) {
+      if (!parse_int(v, 0, 128, &x) || (x != 0 && x != 32 && x != 64 && x != 128))
+        return perr(mp, mp->line, "tmap %d: swizzle must be 0, 32, 64 or 128, not '%s'", t, v);
+      tm->swizzle_bytes = (int)x;
+      tm->swizzle = x == 0 ? CU_TENSOR_MAP_SWIZZLE_NONE : x == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                  : x == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
+    } else return perr(mp, mp->line, "unknown key '%s' in 'tmap'", f[i]);
+  }
+  if (!ptr || !dtype || !tm->rank || !dims || !box || tm->swizzle_bytes < 0 || (tm->rank > 1 && !strides))
+    return perr(mp, mp->line, "tmap %d needs ptr=, dtype=, rank=, dims=, strides=, box= and swizzle=", t);
+  for (int i = 0; i < k->nparams && tm->ptr_param < 0; i++)
+    if (!strcmp(k->params[i].name, ptr)) tm->ptr_param = i;
+  if (tm->ptr_param < 0 || k->params[tm->ptr_param].type != PT_PTR)
+    return perr(mp, mp->line, "tmap %d: ptr=%s is not a pointer parameter declared before it", t, ptr);
+  k->params[tm->ptr_param].used_by_tmap = true;
+  if (!meta_dtype(dtype, &tm->dtype, &tm->elem_bytes))
+    return perr(mp, mp->line, "tmap %d: unknown dtype '%s'", t, dtype);
+  k->ntmaps++;
+  tls_status st = tmap_lists(mp, tm, t, dims, strides, box);
+  return st ? st : tmap_static_rules(mp, tm, t);
+}
+
+/* One `//@tls` line (its text after the prefix, modifiable). */
+static tls_status meta_line(MetaParser *mp, char *text) {
+  char *f[MAX_FIELDS];
+  int n = split_fields(text, f);
+  if (n < 0) return perr(mp, mp->line, "too many fields");
+  if (n == 0) return perr(mp, mp->line, "empty metadata line");
+  if (mp->closed) return perr(mp, mp->line, "metadata after 'end'");
+  if (!mp->have_version) {
+    long long v;
+    if (strcmp(f[0], "version") || n != 2) return perr(mp, mp->line, "the metadata block must start with 'version 1'");
+    if (!parse_int(f[1], 0, 1 << 30, &v) || v != 1)
+      return perr(mp, mp->line, "unsupported metadata version '%s' (this runtime reads version 1)", f[1]);
+    mp->have_version = true;
+    return TLS_OK;
+  }
+  if (!strcmp(f[0], "source")) {
+    free(mp->mod->source);
+    mp->mod->source = xstrdup(n > 1 ? f[1] : "");
+    return TLS_OK;
+  }
+  if (!strcmp(f[0], "entry")) return dir_entry(mp, f, n);
+  if (!strcmp(f[0], "end")) {
+    mp->closed = true;
+    return n == 1 ? close_entry(mp) : perr(mp, mp->line, "'end' takes nothing");
+  }
+  static const char *const IN_ENTRY[] = {"config", "param", "grid", "tmap"};
+  for (int i = 0; i < 4; i++) {
+    if (strcmp(f[0], IN_ENTRY[i])) continue;
+    if (!mp->cur) return perr(mp, mp->line, "'%s' outside an entry", f[0]);
+    switch (i) {
+    case 0: return dir_config(mp, f, n);
+    case 1: return dir_param(mp, f, n);
+    case 2: return dir_grid(mp, f, n);
+    default: return dir_tmap(mp, f, n);
+    }
+  }
+  return perr(mp, mp->line, "unknown metadata directive '%s'", f[0]);
+}
+
+/* --------------------------------------------------------- PTX checks */
+
+/* Line number of a position in the text. */
+static int line_of(const char *text, const char *pos) {
+  int line = 1;
+  for (const char *p = text; p < pos; p++) line += *p == '\n';
+  return line;
+}
+
+/* Finds `.entry NAME` followed by '(' (whole word), or NULL. */
+static const char *find_entry(const char *ptx, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = strstr(ptx, ".entry"); p; p = strstr(p + 6, ".entry")) {
+    const char *q = p + 6;
+    if (*q != ' ' && *q != '\t') continue;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, name, n)) continue;
+    q += n;
+    while (isspace((unsigned char)*q)) q++;
+    if (*q == '(') return q;
+  }
+  return NULL;
+}
+
+/* Byte size of one `.param` declaration, from its type token (the one
+ * after `.param` and any `.align N`), or 0 when unrecognized: 4 or 8 for
+ * scalars, 128 for `.align 64 .b8 NAME[128]`. */
+static int param_size(const char *decl, const char *end) {
+  char buf[160];
+  size_t n = (size_t)(end - decl) < sizeof buf - 1 ? (size_t)(end - decl) : sizeof buf - 1;
+  memcpy(buf, decl, n);
+  buf[n] = 0;
+  char *save, *tok = strtok_r(buf + 6, " \t\r\n,", &save);
+  if (tok && !strcmp(tok, ".align")) {
+    strtok_r(NULL, " \t\r\n,", &save);
+    tok = strtok_r(NULL, " \t\r\n,", &save);
+  }
+  if (!tok || tok[0] != '.' || strlen(tok) < 3) return 0;
+  if (!strcmp(tok, ".b8")) {
+    char *name = strtok_r(NULL, " \t\r\n,", &save);
+    return name && strstr(name, "[128]") ? 128 : 0;
+  }
+  if (!strcmp(tok + 2, "32")) return 4;
+  if (!strcmp(tok + 2, "64")) return 8;
+  return 0;
+}
+
+static int param_bytes(ParamType t) {
+  return t == PT_I32 || t == PT_U32 || t == PT_F32 ? 4 : 8;
+}
+
+/* The entry's `.param` list must be the user params then one 128-byte
+ * tensor map per tmap. */
+static tls_status check_entry_params(MetaParser *mp, const char *ptx, tls_kernel *k) {
+  const char *open = find_entry(ptx, k->name);
+  if (!open) return perr(mp, k->line, "entry '%s' is not in the PTX text (truncated file?)", k->name);
+  const char *close = strchr(open, ')');
+  if (!close) return perr(mp, line_of(mp->mod->text, open), "parameter list of '%s' is not closed (truncated file?)", k->name);
+  int want = k->nparams + k->ntmaps, i = 0;
+  for (const char *p = strstr(open, ".param"); p && p < close; i++) {
+    const char *next = strstr(p + 6, ".param");
+    const char *end = next && next < close ? next : close;
+    int size = param_size(p, end);
+    int expect = i < k->nparams ? param_bytes(k->params[i].type) : 128;
+    if (i < want && size != expect)
+      return perr(mp, line_of(mp->mod->text, p), "PTX parameter %d of '%s' is not the %d-byte value the metadata declares", i, k->name, expect);
+    p = next;
+  }
+  if (i != want)
+    return perr(mp, line_of(mp->mod->text, open), "'%s' takes %d PTX parameters but the metadata declares %d (%d params + %d tensor maps)", k->name, i, want, k->nparams, k->ntmaps);
+  return TLS_OK;
+}
+
+/* Braces must balance (outside comments): a file cut short does not. */
+static tls_status check_braces(MetaParser *mp, const char *ptx) {
+  int depth = 0;
+  for (const char *p = ptx; *p; p++) {
+    if (p[0] == '/' && p[1] == '/') {
+      while (*p && *p != '\n') p++;
+      if (!*p) break;
+    } else if (p[0] == '/' && p[1] == '*') {
+      const char *e = strstr(p + 2, "*/");
+      if (!e) return perr(mp, line_of(mp->mod->text, p), "comment not closed (truncated file?)");
+      p = e + 1;
+    } else if (*p == '{') depth++;
+    else if (*p == '}' && --depth < 0) return perr(mp, line_of(mp->mod->text, p), "unbalanced '}'");
+  }
+  if (depth)
+    return perr(mp, line_of(mp->mod->text, mp->mod->text + mp->mod->len), "PTX text ends inside a block (truncated file?)");
+  return TLS_OK;
+}
+
+static tls_status check_ptx(MetaParser *mp, const char *ptx) {
+  if (!strstr(ptx, ".version")) return perr(mp, mp->line, "no PTX '.version' after the metadata block (truncated file?)");
+  if (!strstr(ptx, ".target")) return perr(mp, mp->line, "no PTX '.target' directive (truncated file?)");
+  tls_status st = check_braces(mp, ptx);
+  for (int i = 0; !st && i < mp->mod->nkernels; i++) st = check_entry_params(mp, ptx, &mp->mod->kernels[i]);
+  return st;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void free_pending(MetaParser *mp) {
+  for (int d = 0; d < 3; d++) free(mp->grid_text[d]);
+  for (int t = 0; t < TLS_MAX_TMAPS; t++)
+    for (int i = 0; i < 2 * TLS_MAX_RANK; i++) free(mp->tmap_text[t][i]);
+}
+
+/* Walks the lines up to `.version`: `//@tls` lines are metadata, other
+ * comments and blank lines are allowed, anything else ends the block. */
+static tls_status parse_block(MetaParser *mp, const char **ptx_start) {
+  const char *text = mp->mod->text, *p = text;
+  char buf[4096];
+  for (mp->line = 1; *p; mp->line++) {
+    const char *eol = strchr(p, '\n');
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    while (len && (p[len - 1] == '\r' || p[len - 1] == ' ')) len--;
+    if (len >= 6 && !strncmp(p, "//@tls", 6) && (len == 6 || p[6] == ' ')) {
+      if (len >= sizeof buf) return perr(mp, mp->line, "metadata line too long");
+      memcpy(buf, p + 6, len - 6);
+      buf[len - 6] = 0;
+      tls_status st = meta_line(mp, buf);
+      if (st) return st;
+    } else if (len && strncmp(p, "//", 2)) {
+      break; /* the PTX proper */
+    }
+    if (!eol) break;
+    p = eol + 1;
+  }
+  if (!mp->have_version) return perr(mp, 1, "no '//@tls version 1' metadata block (is this a tlsc PTX file?)");
+  if (!mp->closed) return perr(mp, mp->line, "metadata block has no 'end' line (truncated file?)");
+  if (!mp->mod->nkernels) return perr(mp, mp->line, "metadata declares no entry");
+  *ptx_start = p;
+  return TLS_OK;
+}
+
+tls_status meta_parse(tls_module *mod, char *msg, size_t msglen) {
+  MetaParser mp = {0};
+  mp.mod = mod;
+  mp.msg = msg;
+  mp.msglen = msglen;
+  /* Sized by counting metadata lines first (a bound on the entries), so kernels never move. */
+  int entries = 1;
+  for (const char *p = strstr(mod->text, "//@tls"); p; p = strstr(p + 1, "//@tls")) entries++;
+  mod->kernels = calloc((size_t)(entries < MAX_KERNELS ? entries : MAX_KERNELS), sizeof *mod->kernels);
+  if (!mod->kernels) abort();
+  mp.max_kernels = entries < MAX_KERNELS ? entries : MAX_KERNELS;
+  const char *ptx = NULL;
+  tls_status st = parse_block(&mp, &ptx);
+  if (!st) st = check_ptx(&mp, ptx);
+  free_pending(&mp);
+  return st;
+}
+
+void meta_free_kernels(tls_module *mod) {
+  for (int i = 0; i < mod->nkernels; i++) {
+    tls_kernel *k = &mod->kernels[i];
+    free(k->name);
+    free(k->script);
+    free(k->config);
+    for (int j = 0; j < k->nparams; j++) free(k->params[j].name);
+    for (int d = 0; d < 3; d++) free(k->grid[d].text);
+    for (int t = 0; t < k->ntmaps; t++)
+      for (int j = 0; j < k->tmaps[t].rank; j++) {
+        free(k->tmaps[t].dims[j].text);
+        if (j) free(k->tmaps[t].strides[j - 1].text);
+      }
+  }
+  free(mod->kernels);
+  mod->kernels = NULL;
+  mod->nkernels = 0;
+}

@@ -1,0 +1,187 @@
+/* module.c: loading a tlsc PTX file (parse, check, compile) and looking its
+ * entries up. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+enum { MAX_FILE_BYTES = 256 << 20 };
+
+void tls_module_free(tls_module *mod) {
+  if (!mod) return;
+  if (mod->cumod && mod->ctx->online) mod->ctx->api.cuModuleUnload(mod->cumod);
+  meta_free_kernels(mod);
+  free(mod->name);
+  free(mod->text);
+  free(mod->source);
+  free(mod);
+}
+
+/* Parses, then (online) compiles and resolves every entry's function. */
+static tls_status module_finish(tls_module *mod, tls_module **out) {
+  tls_context *ctx = mod->ctx;
+  tls_status st = meta_parse(mod, ctx->err, sizeof ctx->err);
+  if (!st && ctx->online) st = compile_module(mod);
+  for (int i = 0; !st && ctx->online && i < mod->nkernels; i++) {
+    tls_kernel *k = &mod->kernels[i];
+    CUresult r = ctx->api.cuModuleGetFunction(&k->fn, mod->cumod, k->name);
+    if (r) st = rt_cuda_error(ctx, r, "cuModuleGetFunction");
+    else if (k->smem > 48 * 1024 && k->smem > ctx->smem_optin)
+      st = rt_error(ctx, TLS_ERR_COMPILE, "%s: entry '%s' needs %d bytes of shared memory; the GPU allows %d",
+                    mod->name, k->name, k->smem, ctx->smem_optin);
+    else if (k->smem > 48 * 1024) {
+      /* Above 48 KB the function must opt in, once, at load time. */
+      r = ctx->api.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->smem);
+      if (r) st = rt_cuda_error(ctx, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    }
+  }
+  if (st) {
+    tls_module_free(mod);
+    return st;
+  }
+  *out = mod;
+  return TLS_OK;
+}
+
+static tls_module *module_new(tls_context *ctx, const char *name, char *text, size_t len) {
+  tls_module *mod = calloc(1, sizeof *mod);
+  char *name_copy = strdup(name);
+  if (!mod || !name_copy) {
+    free(mod);
+    free(name_copy);
+    free(text);
+    return NULL;
+  }
+  mod->ctx = ctx;
+  mod->name = name_copy;
+  mod->text = text;
+  mod->len = len;
+  return mod;
+}
+
+tls_status tls_module_load_string(tls_context *ctx, const char *ptx, const char *name, tls_module **out) {
+  if (!ctx || !ptx || !out) return rt_error(ctx, TLS_ERR_INVALID, "tls_module_load_string: NULL argument");
+  *out = NULL;
+  char *text = strdup(ptx);
+  if (!text) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
+  tls_module *mod = module_new(ctx, name ? name : "<string>", text, strlen(text));
+  if (!mod) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
+  return module_finish(mod, out);
+}
+
+/* Reads a whole file; refuses NUL bytes (a PTX file is text). */
+static tls_status read_file(tls_context *ctx, const char *path, char **text, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return rt_error(ctx, TLS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+    n += got;
+    if (n == cap && cap < MAX_FILE_BYTES) {
+      char *bigger = realloc(buf, cap * 2 + 1);
+      if (!bigger) { free(buf); buf = NULL; break; }
+      buf = bigger;
+      cap *= 2;
+    } else if (n == cap) {
+      fclose(f);
+      free(buf);
+      return rt_error(ctx, TLS_ERR_IO, "%s: larger than %d MB", path, MAX_FILE_BYTES >> 20);
+    }
+  }
+  int failed = ferror(f);
+  fclose(f);
+  if (!buf) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
+  if (failed) {
+    free(buf);
+    return rt_error(ctx, TLS_ERR_IO, "%s: read error", path);
+  }
+  buf[n] = 0;
+  if (strlen(buf) != n) {
+    free(buf);
+    return rt_error(ctx, TLS_ERR_FORMAT, "%s: contains NUL bytes (not a PTX text file)", path);
+  }
+  *text = buf;
+  *len = n;
+  return TLS_OK;
+}
+
+tls_status tls_module_load_file(tls_context *ctx, const char *path, tls_module **out) {
+  if (!ctx || !path || !out) return rt_error(ctx, TLS_ERR_INVALID, "tls_module_load_file: NULL argument");
+  *out = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  tls_status st = read_file(ctx, path, &text, &len);
+  if (st) return st;
+  tls_module *mod = module_new(ctx, path, text, len);
+  if (!mod) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
+  return module_finish(mod, out);
+}
+
+const char *tls_module_compiled_by(const tls_module *mod) {
+  return mod && mod->compiled_by ? mod->compiled_by : "none";
+}
+
+/* ------------------------------------------------------------ lookup */
+
+int tls_module_num_kernels(const tls_module *mod) { return mod ? mod->nkernels : 0; }
+
+const tls_kernel *tls_module_kernel(const tls_module *mod, int index) {
+  return mod && index >= 0 && index < mod->nkernels ? &mod->kernels[index] : NULL;
+}
+
+const tls_kernel *tls_kernel_find(const tls_module *mod, const char *name) {
+  if (!mod || !name) return NULL;
+  for (int i = 0; i < mod->nkernels; i++)
+    if (!strcmp(mod->kernels[i].name, name)) return &mod->kernels[i];
+  rt_error(mod->ctx, TLS_ERR_NOT_FOUND, "%s: no entry named '%s'", mod->name, name);
+  return NULL;
+}
+
+/* True when every "k=v" of `want` (separated by ',' or ' ') is in the
+ * entry's config. */
+static bool config_matches(const char *have, const char *want) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", want);
+  char *save;
+  for (char *kv = strtok_r(buf, ", ", &save); kv; kv = strtok_r(NULL, ", ", &save)) {
+    size_t n = strlen(kv);
+    const char *p = have;
+    bool found = false;
+    while ((p = strstr(p, kv)) && !found) {
+      found = (p == have || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ');
+      p++;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *script, const char *config) {
+  if (!mod || !script) return NULL;
+  for (int i = 0; i < mod->nkernels; i++) {
+    const tls_kernel *k = &mod->kernels[i];
+    if (!strcmp(k->script, script) && config_matches(k->config, config ? config : ""))
+      return k;
+  }
+  rt_error(mod->ctx, TLS_ERR_NOT_FOUND, "%s: no entry of script '%s' with config '%s'", mod->name, script,
+           config ? config : "");
+  return NULL;
+}
+
+const char *tls_kernel_name(const tls_kernel *k) { return k->name; }
+const char *tls_kernel_script(const tls_kernel *k) { return k->script; }
+const char *tls_kernel_config(const tls_kernel *k) { return k->config; }
+int tls_kernel_block(const tls_kernel *k) { return k->block; }
+int tls_kernel_smem(const tls_kernel *k) { return k->smem; }
+int tls_kernel_num_params(const tls_kernel *k) { return k->nparams; }
+int tls_kernel_num_tmaps(const tls_kernel *k) { return k->ntmaps; }
+
+const char *tls_kernel_param_name(const tls_kernel *k, int i) {
+  return i >= 0 && i < k->nparams ? k->params[i].name : NULL;
+}
+
+const char *tls_kernel_param_type(const tls_kernel *k, int i) {
+  return i >= 0 && i < k->nparams ? k->params[i].type_text : NULL;
+}

@@ -1,0 +1,133 @@
+/* rt_internal.h: the structures behind libtlsrt's opaque handles, shared by
+ * the runtime's source files. Private to runtime/. */
+#ifndef TLSRT_INTERNAL_H
+#define TLSRT_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "cuda_api.h"
+#include "tlsrt.h"
+
+/* ---------------------------------------------------------- expressions */
+
+/* An expression compiled to postfix code at load time, so that a launch
+ * evaluates it with one pass over a small array and no parsing. */
+typedef enum XOp {
+  X_CONST, X_PARAM, X_ADD, X_SUB, X_MUL, X_DIV, X_MOD, X_NEG, X_MIN, X_MAX
+} XOp;
+
+typedef struct XInstr {
+  XOp op;
+  int param;     /* X_PARAM: index into the kernel's parameters */
+  int64_t value; /* X_CONST */
+} XInstr;
+
+enum { EXPR_MAX_CODE = 64, EXPR_MAX_STACK = 32 };
+
+typedef struct Expr {
+  char *text; /* as written, for messages */
+  int n;
+  XInstr code[EXPR_MAX_CODE];
+} Expr;
+
+typedef enum ParamType { PT_I32, PT_U32, PT_I64, PT_U64, PT_F32, PT_PTR } ParamType;
+
+typedef struct Param {
+  char *name;
+  ParamType type;
+  char type_text[24]; /* "i32", "ptr f16" */
+  int elem_bytes;     /* PT_PTR: size of the pointee */
+  bool used_by_tmap;  /* PT_PTR: must be 16-byte aligned */
+} Param;
+
+/* Compiles `text` over the parameter names; on error writes the reason
+ * into msg and returns false. Parameters must be integers. */
+bool expr_compile(const char *text, const Param *params, int nparams,
+                  Expr *out, char *msg, size_t msglen);
+/* Evaluates in checked 64-bit signed arithmetic; false (with msg) on
+ * overflow or division by zero. */
+bool expr_eval(const Expr *e, const int64_t *values, int64_t *out,
+               char *msg, size_t msglen);
+
+/* ------------------------------------------------------------- kernels */
+
+enum { TMAP_CACHE_SLOTS = 4 };
+
+/* One encoded tensor map, remembered with the inputs that made it. */
+typedef struct TmapSlot {
+  bool valid;
+  tls_tmap_params key;
+  CUtensorMap map;
+} TmapSlot;
+
+typedef struct TmapDesc {
+  int ptr_param;
+  int dtype;      /* CUtensorMapDataType */
+  int elem_bytes;
+  int rank;
+  Expr dims[TLS_MAX_RANK];
+  Expr strides[TLS_MAX_RANK - 1];
+  uint32_t box[TLS_MAX_RANK];
+  int swizzle_bytes;
+  int swizzle; /* CUtensorMapSwizzle */
+  int line;
+  TmapSlot cache[TMAP_CACHE_SLOTS];
+  int next_slot;
+} TmapDesc;
+
+struct tls_kernel {
+  struct tls_module *mod;
+  char *name, *script, *config;
+  int line; /* of its `entry` line */
+  int block, smem;
+  int nparams;
+  Param params[TLS_MAX_PARAMS];
+  Expr grid[3];
+  int ntmaps;
+  TmapDesc tmaps[TLS_MAX_TMAPS];
+  CUfunction fn;
+};
+
+struct tls_module {
+  struct tls_context *ctx;
+  char *name;  /* path or label, for messages */
+  char *text;  /* the whole PTX file, NUL-terminated */
+  size_t len;
+  char *source;
+  int nkernels;
+  struct tls_kernel *kernels;
+  CUmodule cumod;
+  const char *compiled_by;
+};
+
+struct tls_context {
+  CudaApi api;
+  bool online;
+  CUdevice dev;
+  CUcontext cuctx;
+  char arch[16];
+  char device_name[128];
+  int smem_optin;
+  tls_compile_mode mode;
+  char err[4096];
+};
+
+/* Records the message as the context's last error; returns status. */
+tls_status rt_error(tls_context *ctx, tls_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Turns a failed driver call into TLS_ERR_CUDA with its name and string. */
+tls_status rt_cuda_error(tls_context *ctx, CUresult r, const char *call);
+
+/* meta.c: parses the metadata block and checks the PTX against it. On error
+ * writes "name:line: error: ..." into msg and returns TLS_ERR_FORMAT. */
+tls_status meta_parse(tls_module *mod, char *msg, size_t msglen);
+void meta_free_kernels(tls_module *mod);
+/* "f16" -> CUtensorMapDataType and size; false when unknown. */
+bool meta_dtype(const char *name, int *cu_dtype, int *bytes);
+
+/* compile.c: turns the module's PTX into a CUmodule (ptxas + cache, or
+ * the driver JIT). */
+tls_status compile_module(tls_module *mod);
+
+#endif

@@ -1,0 +1,212 @@
+/* tlsrt.h: the public C API of libtlsrt, the tlsc runtime.
+ *
+ * It loads a PTX file written by tlsc (docs/format.md: a `//@tls` metadata
+ * block, then PTX for sm_90a), compiles it for the GPU (ptxas with an on-disk
+ * cache, or the driver's JIT), and launches its entries from an argument
+ * array: it evaluates the grid, builds the TMA tensor maps and sets the shared
+ * memory limit. It needs nothing from the compiler, and nothing from CUDA at
+ * build time: the driver is opened with dlopen("libcuda.so.1") at tls_init.
+ *
+ *   tls_context *ctx;
+ *   if (tls_init(0, &ctx) != TLS_OK) { puts(tls_last_error(ctx)); ... }
+ *   tls_module *mod;
+ *   tls_module_load_file(ctx, "matmul.ptx", &mod);
+ *   const tls_kernel *k = tls_kernel_find(mod, "MatmulWGMMAV5");
+ *   tls_arg args[] = {tls_i32(m), tls_i32(n), tls_i32(k),
+ *                     tls_ptr(a), tls_ptr(b), tls_ptr(c)};
+ *   tls_launch(k, args, 6, NULL);
+ *
+ * Every call returns a tls_status; the context keeps the last error's
+ * message with details (file:line for metadata, the argument for a refused
+ * launch). A context is not thread-safe: use one per thread.
+ */
+#ifndef TLSRT_H
+#define TLSRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tls_status {
+  TLS_OK = 0,
+  TLS_ERR_INVALID,   /* API misuse: NULL handle, bad option */
+  TLS_ERR_NO_DRIVER, /* libcuda.so.1 not found or incomplete */
+  TLS_ERR_NO_DEVICE, /* no such GPU, or the context is offline */
+  TLS_ERR_CUDA,      /* a driver call failed */
+  TLS_ERR_IO,        /* a file could not be read */
+  TLS_ERR_FORMAT,    /* the PTX file or its metadata is broken */
+  TLS_ERR_COMPILE,   /* ptxas or the driver JIT refused the PTX */
+  TLS_ERR_NOT_FOUND, /* no entry of that name / config */
+  TLS_ERR_ARG_COUNT, /* launch: wrong number of arguments */
+  TLS_ERR_ARG_TYPE,  /* launch: an argument of the wrong type */
+  TLS_ERR_ARG_VALUE, /* launch: null/misaligned pointer, bad size */
+  TLS_ERR_EXPR,      /* launch: overflow or division by zero */
+  TLS_ERR_TMAP,      /* launch: a tensor map breaks the TMA rules */
+  TLS_ERR_NOMEM
+} tls_status;
+
+const char *tls_error_string(tls_status status);
+
+/* ------------------------------------------------------------ context */
+
+typedef struct tls_context tls_context;
+
+/* Opens the driver (TLSC_CUDA_LIB overrides "libcuda.so.1"), retains the
+ * primary context of GPU `device` and makes it current. On failure *out is
+ * still a context (offline) so that tls_last_error can explain; free it. */
+tls_status tls_init(int device, tls_context **out);
+/* A context with no GPU: modules load and launches are validated
+ * (tls_prepare_launch), but tls_launch answers TLS_ERR_NO_DEVICE. */
+tls_status tls_init_offline(tls_context **out);
+void tls_context_free(tls_context *ctx);
+const char *tls_last_error(const tls_context *ctx);
+int tls_context_online(const tls_context *ctx);
+/* "sm_90a" for a 9.0 device; "" offline. */
+const char *tls_context_arch(const tls_context *ctx);
+const char *tls_context_device_name(const tls_context *ctx);
+
+/* Device memory, for C users and tlsrun (CUdeviceptr values). */
+tls_status tls_mem_alloc(tls_context *ctx, uint64_t *dptr, size_t bytes);
+tls_status tls_mem_free(tls_context *ctx, uint64_t dptr);
+tls_status tls_mem_upload(tls_context *ctx, uint64_t dst, const void *src,
+                          size_t bytes);
+tls_status tls_mem_download(tls_context *ctx, void *dst, uint64_t src,
+                            size_t bytes);
+tls_status tls_mem_set8(tls_context *ctx, uint64_t dst, uint8_t value,
+                        size_t bytes);
+tls_status tls_synchronize(tls_context *ctx);
+
+/* ------------------------------------------------------------- module */
+
+typedef struct tls_module tls_module;
+typedef struct tls_kernel tls_kernel;
+
+/* How a module is compiled: TLS_COMPILE_AUTO uses ptxas when it is on PATH
+ * or in /usr/local/cuda/bin (TLSC_PTXAS names another), with the cubin
+ * cache, and the driver JIT otherwise. TLSC_COMPILE=jit|ptxas forces one. */
+typedef enum tls_compile_mode {
+  TLS_COMPILE_AUTO,
+  TLS_COMPILE_JIT,
+  TLS_COMPILE_PTXAS
+} tls_compile_mode;
+
+/* Parses the metadata block fully, checks the PTX against it, and (online)
+ * compiles it. A file that is truncated or has broken metadata is refused
+ * with the line number in the message. `name` labels messages. */
+tls_status tls_module_load_file(tls_context *ctx, const char *path,
+                                tls_module **out);
+tls_status tls_module_load_string(tls_context *ctx, const char *ptx,
+                                  const char *name, tls_module **out);
+void tls_module_set_compile_mode(tls_context *ctx, tls_compile_mode mode);
+void tls_module_free(tls_module *mod);
+/* How the last online load got its code: "jit", "ptxas", "cache". */
+const char *tls_module_compiled_by(const tls_module *mod);
+
+int tls_module_num_kernels(const tls_module *mod);
+const tls_kernel *tls_module_kernel(const tls_module *mod, int index);
+/* NULL (and the context's last error set) when there is none. */
+const tls_kernel *tls_kernel_find(const tls_module *mod, const char *name);
+/* By script name and a config subset "num_stages=4,block_k=64" ("" = the
+ * first entry of that script). */
+const tls_kernel *tls_kernel_find_config(const tls_module *mod,
+                                         const char *script,
+                                         const char *config);
+
+const char *tls_kernel_name(const tls_kernel *k);
+const char *tls_kernel_script(const tls_kernel *k);
+const char *tls_kernel_config(const tls_kernel *k); /* "k=v k=v" */
+int tls_kernel_block(const tls_kernel *k);
+int tls_kernel_smem(const tls_kernel *k);
+int tls_kernel_num_params(const tls_kernel *k);
+const char *tls_kernel_param_name(const tls_kernel *k, int i);
+const char *tls_kernel_param_type(const tls_kernel *k, int i); /* "ptr f16" */
+int tls_kernel_num_tmaps(const tls_kernel *k);
+
+/* ------------------------------------------------------------- launch */
+
+typedef enum tls_arg_kind {
+  TLS_ARG_I32,
+  TLS_ARG_U32,
+  TLS_ARG_I64,
+  TLS_ARG_U64,
+  TLS_ARG_F32,
+  TLS_ARG_PTR
+} tls_arg_kind;
+
+typedef struct tls_arg {
+  tls_arg_kind kind;
+  union {
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    uint64_t ptr; /* a CUdeviceptr */
+  } v;
+} tls_arg;
+
+static inline tls_arg tls_i32(int32_t x) {
+  tls_arg a = {TLS_ARG_I32, {.i32 = x}};
+  return a;
+}
+static inline tls_arg tls_u32(uint32_t x) {
+  tls_arg a = {TLS_ARG_U32, {.u32 = x}};
+  return a;
+}
+static inline tls_arg tls_i64(int64_t x) {
+  tls_arg a = {TLS_ARG_I64, {.i64 = x}};
+  return a;
+}
+static inline tls_arg tls_u64(uint64_t x) {
+  tls_arg a = {TLS_ARG_U64, {.u64 = x}};
+  return a;
+}
+static inline tls_arg tls_f32(float x) {
+  tls_arg a = {TLS_ARG_F32, {.f32 = x}};
+  return a;
+}
+static inline tls_arg tls_ptr(uint64_t x) {
+  tls_arg a = {TLS_ARG_PTR, {.ptr = x}};
+  return a;
+}
+
+enum { TLS_MAX_RANK = 5, TLS_MAX_TMAPS = 8, TLS_MAX_PARAMS = 32 };
+
+/* What cuTensorMapEncodeTiled receives for one tensor map. */
+typedef struct tls_tmap_params {
+  int dtype;        /* CUtensorMapDataType value */
+  int elem_bytes;
+  int rank;
+  uint64_t address; /* global base */
+  uint64_t dims[TLS_MAX_RANK];        /* innermost first */
+  uint64_t strides[TLS_MAX_RANK - 1]; /* bytes, dims 1..rank-1 */
+  uint32_t box[TLS_MAX_RANK];
+  int swizzle;      /* CUtensorMapSwizzle value */
+} tls_tmap_params;
+
+/* A validated launch: everything but the driver calls. */
+typedef struct tls_launch_plan {
+  uint32_t grid[3];
+  uint32_t block;
+  uint32_t smem;
+  int num_tmaps;
+  tls_tmap_params tmaps[TLS_MAX_TMAPS];
+} tls_launch_plan;
+
+/* Checks the arguments (count, types, pointers, sizes), evaluates the grid
+ * and the tensor-map shapes, and checks them against the TMA rules. Makes
+ * no driver call: runs on a machine without a GPU. */
+tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args,
+                              int nargs, tls_launch_plan *plan);
+/* Prepares, encodes the tensor maps (cached by their inputs), and launches
+ * on `stream` (a CUstream; NULL = the default stream). Asynchronous. */
+tls_status tls_launch(const tls_kernel *k, const tls_arg *args, int nargs,
+                      void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,494 @@
+/* tlsrun: runs an entry of a tlsc PTX file on the GPU with random inputs,
+ * checks it against cuBLAS (or a host reference) and times it beside cuBLAS.
+ *
+ *   tlsrun FILE.ptx --list
+ *   tlsrun FILE.ptx [--kernel NAME] [-m M -n N -k K | --sizes MxNxK,...]
+ *          [--check] [--bench] [--reps R] [--seed S]
+ *
+ * Known entry shapes: matmul (m_size n_size k_size a_ptr b_ptr c_ptr, fp16,
+ * C[M,N] = A[M,K] . B[N,K]^T row-major) and vector add (n a_ptr b_ptr c_ptr
+ * over f32 or f16). Exit: 0 ok, 1 check failed, 2 usage or bad file, 3 no
+ * GPU/driver, 4 launch refused. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlsrun.h"
+
+enum { MAX_SIZES = 16, HOST_SAMPLE_ROWS = 16 };
+
+typedef struct Size { int64_t m, n, k; } Size;
+
+typedef struct Options {
+  const char *file, *kernel;
+  Size sizes[MAX_SIZES];
+  int nsizes;
+  Size one; /* from -m/-n/-k */
+  bool check, bench, list;
+  int reps;
+  uint64_t seed;
+} Options;
+
+/* One benchmarked size, for the final table. */
+typedef struct Row { Size s; Timing mine, ref; bool have_ref; } Row;
+
+/* Everything a run of one entry needs. */
+typedef struct Run {
+  tls_context *ctx;
+  const tls_kernel *k;
+  void *stream;
+  Cublas *cb;
+  tls_arg args[TLS_MAX_PARAMS];
+  int nargs;
+  Size s;
+  uint64_t a, b, c, cref;
+  int reps;
+  Row rows[MAX_SIZES];
+  int nrows;
+} Run;
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: tlsrun FILE.ptx --list\n"
+          "       tlsrun FILE.ptx [--kernel NAME] [-m M -n N -k K | --sizes MxNxK,...]\n"
+          "              [--check] [--bench] [--reps R] [--seed S]\n");
+}
+
+/* ------------------------------------------------------------ options */
+
+static bool parse_i64(const char *s, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno) return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_sizes(Options *o, char *list) {
+  char *save;
+  for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    long long m, n, k;
+    char extra;
+    if (o->nsizes == MAX_SIZES || sscanf(t, "%lldx%lldx%lld%c", &m, &n, &k, &extra) != 3) return false;
+    o->sizes[o->nsizes++] = (Size){m, n, k};
+  }
+  return o->nsizes > 0;
+}
+
+static bool parse_options(int argc, char **argv, Options *o) {
+  *o = (Options){.one = {4096, 4096, 4096}, .reps = 30, .seed = 1};
+  int64_t v;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (!strcmp(a, "--list")) o->list = true;
+    else if (!strcmp(a, "--check")) o->check = true;
+    else if (!strcmp(a, "--bench")) o->bench = true;
+    else if (!strcmp(a, "--kernel") && has_value) o->kernel = argv[++i];
+    else if (!strcmp(a, "--sizes") && has_value) {
+      if (!parse_sizes(o, argv[++i])) return false;
+    } else if ((!strcmp(a, "-m") || !strcmp(a, "-n") || !strcmp(a, "-k")) && has_value) {
+      if (!parse_i64(argv[++i], &v)) return false;
+      *(a[1] == 'm' ? &o->one.m : a[1] == 'n' ? &o->one.n : &o->one.k) = v;
+    } else if (!strcmp(a, "--reps") && has_value) {
+      if (!parse_i64(argv[++i], &v) || v < 1 || v > 100000) return false;
+      o->reps = (int)v;
+    } else if (!strcmp(a, "--seed") && has_value) {
+      if (!parse_i64(argv[++i], &v)) return false;
+      o->seed = (uint64_t)v;
+    } else if (a[0] != '-' && !o->file) o->file = a;
+    else return false;
+  }
+  if (!o->nsizes) o->sizes[o->nsizes++] = o->one;
+  return o->file != NULL;
+}
+
+/* --------------------------------------------------------------- list */
+
+static int list_entries(const Options *o) {
+  tls_context *ctx;
+  tls_module *mod;
+  tls_init_offline(&ctx);
+  if (tls_module_load_file(ctx, o->file, &mod)) {
+    fprintf(stderr, "%s\n", tls_last_error(ctx));
+    tls_context_free(ctx);
+    return EXIT_USAGE;
+  }
+  for (int i = 0; i < tls_module_num_kernels(mod); i++) {
+    const tls_kernel *k = tls_module_kernel(mod, i);
+    printf("%s script=%s block=%d smem=%d tmaps=%d config=[%s]\n", tls_kernel_name(k), tls_kernel_script(k),
+           tls_kernel_block(k), tls_kernel_smem(k), tls_kernel_num_tmaps(k), tls_kernel_config(k));
+    for (int p = 0; p < tls_kernel_num_params(k); p++)
+      printf("  param %s %s\n", tls_kernel_param_name(k, p), tls_kernel_param_type(k, p));
+  }
+  tls_module_free(mod);
+  tls_context_free(ctx);
+  return EXIT_OK;
+}
+
+/* -------------------------------------------------------- arguments */
+
+static int param_index(const tls_kernel *k, const char *name) {
+  for (int i = 0; i < tls_kernel_num_params(k); i++)
+    if (!strcmp(tls_kernel_param_name(k, i), name)) return i;
+  return -1;
+}
+
+/* An integer argument of the parameter's own type. */
+static tls_arg int_arg(const char *type, int64_t v) {
+  if (!strcmp(type, "i64")) return tls_i64(v);
+  if (!strcmp(type, "u64")) return tls_u64((uint64_t)v);
+  if (!strcmp(type, "u32")) return tls_u32((uint32_t)v);
+  return tls_i32((int32_t)v);
+}
+
+/* Fills r->args by parameter name; false when the entry has another shape. */
+static bool bind_args(Run *r, const char *const *names, const int64_t *ints, int nints, const uint64_t *ptrs) {
+  const tls_kernel *k = r->k;
+  int n = tls_kernel_num_params(k);
+  for (int i = 0; names[i]; i++)
+    if (param_index(k, names[i]) < 0) return false;
+  int count = 0;
+  while (names[count]) count++;
+  if (n != count) return false;
+  for (int i = 0; names[i]; i++) {
+    int p = param_index(k, names[i]);
+    const char *type = tls_kernel_param_type(k, p);
+    bool is_ptr = !strncmp(type, "ptr", 3);
+    if (is_ptr != (i >= nints)) return false;
+    r->args[p] = is_ptr ? tls_ptr(ptrs[i - nints]) : int_arg(type, ints[i]);
+  }
+  r->nargs = n;
+  return true;
+}
+
+static const char *const MATMUL_NAMES[] = {"m_size", "n_size", "k_size", "a_ptr", "b_ptr", "c_ptr", NULL};
+static const char *const VADD_NAMES[] = {"n", "a_ptr", "b_ptr", "c_ptr", NULL};
+
+static bool is_matmul(const tls_kernel *k) {
+  for (int i = 3; i < 6; i++) {
+    int p = param_index(k, MATMUL_NAMES[i]);
+    if (p < 0 || strcmp(tls_kernel_param_type(k, p), "ptr f16")) return false;
+  }
+  return tls_kernel_num_params(k) == 6 && param_index(k, "m_size") >= 0 && param_index(k, "n_size") >= 0 &&
+         param_index(k, "k_size") >= 0;
+}
+
+/* "f32" / "f16" for a vector-add entry, NULL otherwise. */
+static const char *vadd_dtype(const tls_kernel *k) {
+  if (tls_kernel_num_params(k) != 4 || param_index(k, "n") < 0) return NULL;
+  const char *t = NULL;
+  for (int i = 1; i < 4; i++) {
+    int p = param_index(k, VADD_NAMES[i]);
+    if (p < 0) return NULL;
+    const char *pt = tls_kernel_param_type(k, p);
+    if (strcmp(pt, "ptr f32") && strcmp(pt, "ptr f16")) return NULL;
+    if (t && strcmp(t, pt)) return NULL;
+    t = pt;
+  }
+  return t + 4;
+}
+
+/* ------------------------------------------------------------ matmul */
+
+static bool launch_entry(void *arg) {
+  Run *r = arg;
+  return tls_launch(r->k, r->args, r->nargs, r->stream) == TLS_OK;
+}
+
+static bool launch_cublas(void *arg) {
+  Run *r = arg;
+  char msg[256];
+  if (cublas_gemm(r->cb, (int)r->s.m, (int)r->s.n, (int)r->s.k, r->a, r->b, r->cref, msg, sizeof msg)) return true;
+  fprintf(stderr, "tlsrun: %s\n", msg);
+  return false;
+}
+
+/* Relative error over the given rows of C (all when rows == NULL). */
+static Compare compare_rows(const uint16_t *c, const uint16_t *cref16, const double *cref64, int64_t n,
+                            const int64_t *rows, int64_t nrows) {
+  Compare cmp = {0, 0, 0};
+  double diff2 = 0, ref2 = 0;
+  for (int64_t r = 0; r < nrows; r++) {
+    int64_t row = rows ? rows[r] : r;
+    for (int64_t j = 0; j < n; j++) {
+      double got = half_to_float(c[row * n + j]);
+      double want = cref64 ? cref64[r * n + j] : half_to_float(cref16[row * n + j]);
+      if (!isfinite(want)) cmp.bad_ref++;
+      if (!isfinite(got)) cmp.bad_values++;
+      if (!isfinite(got) || !isfinite(want)) continue;
+      diff2 += (got - want) * (got - want);
+      ref2 += want * want;
+    }
+  }
+  cmp.rel_err = ref2 > 0 ? sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0);
+  return cmp;
+}
+
+/* Runs the entry once on poisoned C and compares with the reference. */
+static int check_matmul(Run *r, const uint16_t *a, const uint16_t *b) {
+  Size s = r->s;
+  size_t c_bytes = (size_t)(s.m * s.n) * 2;
+  uint16_t *c = malloc(c_bytes), *cref = NULL;
+  double *ref64 = NULL;
+  int64_t rows[HOST_SAMPLE_ROWS], nrows = s.m < HOST_SAMPLE_ROWS ? s.m : HOST_SAMPLE_ROWS;
+  if (!c) return fprintf(stderr, "tlsrun: out of memory\n"), EXIT_CHECK;
+  if (tls_mem_set8(r->ctx, r->c, 0xFF, c_bytes) || !launch_entry(r) || tls_synchronize(r->ctx) ||
+      tls_mem_download(r->ctx, c, r->c, c_bytes)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+    free(c);
+    return EXIT_CHECK;
+  }
+  Compare cmp;
+  const char *against;
+  if (r->cb) {
+    cref = malloc(c_bytes);
+    if (!cref || tls_mem_set8(r->ctx, r->cref, 0xFF, c_bytes) || !launch_cublas(r) || tls_synchronize(r->ctx) ||
+        tls_mem_download(r->ctx, cref, r->cref, c_bytes)) {
+      fprintf(stderr, "tlsrun: cuBLAS reference failed: %s\n", tls_last_error(r->ctx));
+      free(c), free(cref);
+      return EXIT_CHECK;
+    }
+    cmp = compare_rows(c, cref, NULL, s.n, NULL, s.m);
+    against = "cuBLAS";
+  } else {
+    for (int64_t i = 0; i < nrows; i++) rows[i] = nrows > 1 ? i * (s.m - 1) / (nrows - 1) : 0;
+    ref64 = malloc((size_t)(nrows * s.n) * sizeof *ref64);
+    if (!ref64) return free(c), fprintf(stderr, "tlsrun: out of memory\n"), EXIT_CHECK;
+    host_matmul_rows(a, b, ref64, s.n, s.k, rows, (int)nrows);
+    cmp = compare_rows(c, NULL, ref64, s.n, rows, nrows);
+    Compare all = compare_rows(c, c, NULL, s.n, NULL, s.m); /* NaN scan over all of C */
+    cmp.bad_values = all.bad_values;
+    against = "host float64 reference (sampled rows)";
+  }
+  bool pass = cmp.bad_values == 0 && cmp.bad_ref == 0 && cmp.rel_err < 1e-2;
+  printf("check %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": rel_err %.3e vs %s", tls_kernel_name(r->k), s.m, s.n,
+         s.k, cmp.rel_err, against);
+  if (cmp.bad_values) printf(", %" PRId64 " NaN/Inf (unwritten) values", cmp.bad_values);
+  if (cmp.bad_ref) printf(", reference has %" PRId64 " NaN/Inf", cmp.bad_ref);
+  printf(": %s\n", pass ? "PASS" : "FAIL");
+  free(c), free(cref), free(ref64);
+  return pass ? EXIT_OK : EXIT_CHECK;
+}
+
+static double tflops(Size s, double ms) { return 2.0 * (double)s.m * (double)s.n * (double)s.k / (ms * 1e-3) / 1e12; }
+
+/* Times the entry and cuBLAS on the same buffers; one line per size. */
+static int bench_matmul(Run *r) {
+  Row *row = &r->rows[r->nrows++];
+  row->s = r->s;
+  if (!bench_time(r->ctx, r->stream, launch_entry, r, r->reps, &row->mine)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+    return EXIT_CHECK;
+  }
+  row->have_ref = r->cb && bench_time(r->ctx, r->stream, launch_cublas, r, r->reps, &row->ref);
+  printf("bench %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": tlsc %.3f ms (min %.3f max %.3f) %.1f TFLOPS",
+         tls_kernel_name(r->k), r->s.m, r->s.n, r->s.k, row->mine.median_ms, row->mine.min_ms, row->mine.max_ms,
+         tflops(r->s, row->mine.median_ms));
+  if (row->have_ref)
+    printf(" | cuBLAS %.3f ms (min %.3f max %.3f) %.1f TFLOPS | tlsc/cuBLAS %.3f\n", row->ref.median_ms,
+           row->ref.min_ms, row->ref.max_ms, tflops(r->s, row->ref.median_ms),
+           row->ref.median_ms / row->mine.median_ms);
+  else
+    printf(" | cuBLAS unavailable\n");
+  return EXIT_OK;
+}
+
+static void fill_half(uint16_t *h, int64_t count, Rng *rng) {
+  for (int64_t i = 0; i < count; i++) h[i] = float_to_half(rng_uniform(rng));
+}
+
+static void free_buffers(Run *r) {
+  tls_mem_free(r->ctx, r->a), tls_mem_free(r->ctx, r->b);
+  tls_mem_free(r->ctx, r->c), tls_mem_free(r->ctx, r->cref);
+  r->a = r->b = r->c = r->cref = 0;
+}
+
+/* One size: inputs, then --check and/or --bench (or a single run). */
+static int run_matmul(Run *r, const Options *o, Size s) {
+  r->s = s;
+  /* Refuse bad sizes before allocating: validate with placeholder pointers. */
+  const uint64_t fake = 1 << 20;
+  int64_t ints[3] = {s.m, s.n, s.k};
+  uint64_t ptrs[3] = {fake, fake, fake};
+  tls_launch_plan plan;
+  bind_args(r, MATMUL_NAMES, ints, 3, ptrs);
+  if (s.m > INT32_MAX || s.n > INT32_MAX || s.k > INT32_MAX || tls_prepare_launch(r->k, r->args, r->nargs, &plan)) {
+    fprintf(stderr, "tlsrun: %s\n", s.m > INT32_MAX || s.n > INT32_MAX || s.k > INT32_MAX ? "sizes must fit in 32 bits"
+                                                                                         : tls_last_error(r->ctx));
+    return EXIT_REFUSED;
+  }
+  size_t a_n = (size_t)(s.m * s.k), b_n = (size_t)(s.n * s.k), c_n = (size_t)(s.m * s.n);
+  uint16_t *a = malloc(a_n * 2), *b = malloc(b_n * 2);
+  Rng rng;
+  rng_seed(&rng, o->seed);
+  int rc = EXIT_OK;
+  if (!a || !b) rc = (fprintf(stderr, "tlsrun: out of host memory\n"), EXIT_CHECK);
+  if (!rc) {
+    fill_half(a, (int64_t)a_n, &rng);
+    fill_half(b, (int64_t)b_n, &rng);
+    if (tls_mem_alloc(r->ctx, &r->a, a_n * 2) || tls_mem_alloc(r->ctx, &r->b, b_n * 2) ||
+        tls_mem_alloc(r->ctx, &r->c, c_n * 2) || (r->cb && tls_mem_alloc(r->ctx, &r->cref, c_n * 2)) ||
+        tls_mem_upload(r->ctx, r->a, a, a_n * 2) || tls_mem_upload(r->ctx, r->b, b, b_n * 2))
+      rc = (fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx)), EXIT_CHECK);
+  }
+  uint64_t real[3] = {r->a, r->b, r->c};
+  bind_args(r, MATMUL_NAMES, ints, 3, real);
+  if (!rc && o->check) rc = check_matmul(r, a, b);
+  if (!rc && o->bench) rc = bench_matmul(r);
+  if (!rc && !o->check && !o->bench) {
+    if (!launch_entry(r) || tls_synchronize(r->ctx)) rc = (fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx)), EXIT_CHECK);
+    else printf("ran %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " grid=%u\n", tls_kernel_name(r->k), s.m, s.n, s.k, plan.grid[0]);
+  }
+  free(a), free(b);
+  free_buffers(r);
+  return rc;
+}
+
+static void print_table(const Run *r) {
+  if (r->nrows < 1) return;
+  printf("\n| M | N | K | tlsc ms | tlsc TFLOPS | cuBLAS ms | cuBLAS TFLOPS | tlsc/cuBLAS |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < r->nrows; i++) {
+    const Row *w = &r->rows[i];
+    printf("| %" PRId64 " | %" PRId64 " | %" PRId64 " | %.3f | %.1f |", w->s.m, w->s.n, w->s.k, w->mine.median_ms,
+           tflops(w->s, w->mine.median_ms));
+    if (w->have_ref)
+      printf(" %.3f | %.1f | %.3f |\n", w->ref.median_ms, tflops(w->s, w->ref.median_ms),
+             w->ref.median_ms / w->mine.median_ms);
+    else
+      printf(" - | - | - |\n");
+  }
+}
+
+/* -------------------------------------------------------- vector add */
+
+/* c = a + b over n elements of f32 or f16, checked element by element. */
+static int run_vadd(Run *r, const Options *o, const char *dtype, int64_t n) {
+  const uint64_t fake = 1 << 20;
+  int64_t ints[1] = {n};
+  uint64_t ptrs[3] = {fake, fake, fake};
+  tls_launch_plan plan;
+  bind_args(r, VADD_NAMES, ints, 1, ptrs);
+  if (tls_prepare_launch(r->k, r->args, r->nargs, &plan)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+    return EXIT_REFUSED;
+  }
+  bool half = !strcmp(dtype, "f16");
+  size_t esz = half ? 2 : 4, bytes = (size_t)n * esz;
+  char *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+  Rng rng;
+  rng_seed(&rng, o->seed);
+  int rc = EXIT_OK;
+  if (!a || !b || !c) rc = EXIT_CHECK;
+  for (int64_t i = 0; !rc && i < n; i++) {
+    float x = rng_uniform(&rng), y = rng_uniform(&rng);
+    if (half) ((uint16_t *)a)[i] = float_to_half(x), ((uint16_t *)b)[i] = float_to_half(y);
+    else ((float *)a)[i] = x, ((float *)b)[i] = y;
+  }
+  if (!rc && (tls_mem_alloc(r->ctx, &r->a, bytes) || tls_mem_alloc(r->ctx, &r->b, bytes) ||
+              tls_mem_alloc(r->ctx, &r->c, bytes) || tls_mem_upload(r->ctx, r->a, a, bytes) ||
+              tls_mem_upload(r->ctx, r->b, b, bytes) || tls_mem_set8(r->ctx, r->c, 0xFF, bytes)))
+    rc = EXIT_CHECK;
+  uint64_t real[3] = {r->a, r->b, r->c};
+  bind_args(r, VADD_NAMES, ints, 1, real);
+  if (!rc && (!launch_entry(r) || tls_synchronize(r->ctx) || tls_mem_download(r->ctx, c, r->c, bytes))) rc = EXIT_CHECK;
+  if (rc) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+  int64_t wrong = 0;
+  double worst = 0;
+  for (int64_t i = 0; !rc && i < n; i++) {
+    double want, got;
+    if (half) {
+      want = half_to_float(float_to_half(half_to_float(((uint16_t *)a)[i]) + half_to_float(((uint16_t *)b)[i])));
+      got = half_to_float(((uint16_t *)c)[i]);
+    } else {
+      want = (double)(((float *)a)[i] + ((float *)b)[i]);
+      got = ((float *)c)[i];
+    }
+    double err = fabs(got - want);
+    if (!(err <= 1e-6 * fabs(want))) wrong++; /* also NaN (unwritten) */
+    if (err > worst || isnan(err)) worst = err;
+  }
+  if (!rc && o->check) {
+    printf("check %s n=%" PRId64 " (%s): %" PRId64 " wrong elements, max abs error %.3e: %s\n", tls_kernel_name(r->k),
+           n, dtype, wrong, worst, wrong ? "FAIL" : "PASS");
+    if (wrong) rc = EXIT_CHECK;
+  }
+  if (!rc && o->bench) {
+    Timing t;
+    if (!bench_time(r->ctx, r->stream, launch_entry, r, r->reps, &t)) rc = EXIT_CHECK;
+    else printf("bench %s n=%" PRId64 ": %.4f ms (min %.4f max %.4f) %.1f GB/s\n", tls_kernel_name(r->k), n, t.median_ms,
+                t.min_ms, t.max_ms, 3.0 * (double)bytes / (t.median_ms * 1e-3) / 1e9);
+  }
+  if (!rc && !o->check && !o->bench) printf("ran %s n=%" PRId64 "\n", tls_kernel_name(r->k), n);
+  free(a), free(b), free(c);
+  free_buffers(r);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static const tls_kernel *pick_kernel(tls_module *mod, const char *name, tls_context *ctx) {
+  if (name) return tls_kernel_find(mod, name);
+  if (tls_module_num_kernels(mod) == 1) return tls_module_kernel(mod, 0);
+  fprintf(stderr, "tlsrun: the file has %d entries: name one with --kernel (see --list)\n", tls_module_num_kernels(mod));
+  (void)ctx;
+  return NULL;
+}
+
+static int run_entry(Run *r, const Options *o) {
+  const char *vdt = vadd_dtype(r->k);
+  if (!is_matmul(r->k) && !vdt) {
+    fprintf(stderr, "tlsrun: entry '%s' has no shape tlsrun knows (matmul: m_size n_size k_size a_ptr b_ptr c_ptr "
+                    "over f16; vector add: n a_ptr b_ptr c_ptr over f32/f16)\n", tls_kernel_name(r->k));
+    return EXIT_USAGE;
+  }
+  char msg[256] = "";
+  if (vdt) return run_vadd(r, o, vdt, o->sizes[0].n);
+  r->cb = cublas_open(r->stream, msg, sizeof msg);
+  if (!r->cb) fprintf(stderr, "tlsrun: no cuBLAS (%s): using the host reference\n", msg);
+  int rc = EXIT_OK;
+  for (int i = 0; i < o->nsizes && !rc; i++) rc = run_matmul(r, o, o->sizes[i]);
+  if (!rc && o->bench) print_table(r);
+  cublas_close(r->cb);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  Options o;
+  if (!parse_options(argc, argv, &o)) return usage(), EXIT_USAGE;
+  if (o.list) return list_entries(&o);
+  static Run r; /* large: rows of timings */
+  r.reps = o.reps;
+  tls_status st = tls_init(0, &r.ctx);
+  if (st) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+    tls_context_free(r.ctx);
+    return st == TLS_ERR_NO_DRIVER || st == TLS_ERR_NO_DEVICE ? EXIT_NO_GPU : EXIT_CHECK;
+  }
+  tls_module *mod;
+  if (tls_module_load_file(r.ctx, o.file, &mod)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+    tls_context_free(r.ctx);
+    return EXIT_USAGE;
+  }
+  int rc = EXIT_USAGE;
+  r.k = pick_kernel(mod, o.kernel, r.ctx);
+  if (!r.k && o.kernel) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+  if (r.k && bench_setup(r.ctx, &r.stream)) {
+    fprintf(stderr, "tlsrun: %s on %s (%s), compiled by %s\n", tls_kernel_name(r.k), tls_context_device_name(r.ctx),
+            tls_context_arch(r.ctx), tls_module_compiled_by(mod));
+    rc = run_entry(&r, &o);
+  } else if (r.k) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+    rc = EXIT_CHECK;
+  }
+  bench_teardown(r.ctx, r.stream);
+  tls_module_free(mod);
+  tls_context_free(r.ctx);
+  return rc;
+}

@@ -1,0 +1,76 @@
+/* tlsrun_bench.c: timing under DESIGN.md §8: warm-up, then each timed run
+ * preceded by an L2 flush (a 256 MB cuMemsetD8), CUDA events around the
+ * kernel alone, median / min / max. */
+#include <stdlib.h>
+
+#include "rt_internal.h"
+#include "tlsrun.h"
+
+enum { FLUSH_BYTES = 256 << 20, WARMUP_RUNS = 3 };
+
+static CUdeviceptr flush_buf;
+static CUevent ev_start, ev_stop;
+
+bool bench_setup(tls_context *ctx, void **stream) {
+  CudaApi *cu = &ctx->api;
+  CUstream s = NULL;
+  CUresult r = cu->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  if (!r) r = cu->cuEventCreate(&ev_start, CU_EVENT_DEFAULT);
+  if (!r) r = cu->cuEventCreate(&ev_stop, CU_EVENT_DEFAULT);
+  if (r) {
+    rt_cuda_error(ctx, r, "stream/event creation");
+    return false;
+  }
+  *stream = s;
+  return true;
+}
+
+void bench_teardown(tls_context *ctx, void *stream) {
+  CudaApi *cu = &ctx->api;
+  if (flush_buf) cu->cuMemFree(flush_buf);
+  if (ev_start) cu->cuEventDestroy(ev_start);
+  if (ev_stop) cu->cuEventDestroy(ev_stop);
+  if (stream) cu->cuStreamDestroy((CUstream)stream);
+  flush_buf = 0;
+  ev_start = ev_stop = NULL;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One timed run: flush, start event, the work, stop event, wait. */
+static bool timed_run(tls_context *ctx, CUstream s, RunFn run, void *arg, int rep, double *ms) {
+  CudaApi *cu = &ctx->api;
+  float t = 0;
+  CUresult r = cu->cuMemsetD8Async(flush_buf, (unsigned char)rep, FLUSH_BYTES, s);
+  if (r) return rt_cuda_error(ctx, r, "cuMemsetD8Async (L2 flush)"), false;
+  if ((r = cu->cuEventRecord(ev_start, s))) return rt_cuda_error(ctx, r, "cuEventRecord"), false;
+  if (!run(arg)) return false;
+  if ((r = cu->cuEventRecord(ev_stop, s))) return rt_cuda_error(ctx, r, "cuEventRecord"), false;
+  if ((r = cu->cuEventSynchronize(ev_stop))) return rt_cuda_error(ctx, r, "cuEventSynchronize"), false;
+  if ((r = cu->cuEventElapsedTime(&t, ev_start, ev_stop))) return rt_cuda_error(ctx, r, "cuEventElapsedTime"), false;
+  *ms = t;
+  return true;
+}
+
+bool bench_time(tls_context *ctx, void *stream, RunFn run, void *arg, int reps, Timing *out) {
+  CudaApi *cu = &ctx->api;
+  if (!flush_buf) {
+    CUresult r = cu->cuMemAlloc(&flush_buf, FLUSH_BYTES);
+    if (r) return rt_cuda_error(ctx, r, "cuMemAlloc (L2 flush buffer)"), false;
+  }
+  double *ms = calloc((size_t)reps, sizeof *ms), scratch;
+  bool ok = ms != NULL;
+  for (int i = 0; ok && i < WARMUP_RUNS; i++) ok = timed_run(ctx, (CUstream)stream, run, arg, i, &scratch);
+  for (int i = 0; ok && i < reps; i++) ok = timed_run(ctx, (CUstream)stream, run, arg, i, &ms[i]);
+  if (ok) {
+    qsort(ms, (size_t)reps, sizeof *ms, by_value);
+    out->median_ms = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+    out->min_ms = ms[0];
+    out->max_ms = ms[reps - 1];
+  }
+  free(ms);
+  return ok;
+}
