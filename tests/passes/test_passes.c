@@ -210,9 +210,11 @@ typedef struct Variant {
   int64_t consumer_begin; /* first thread of the consumer group (0) */
   bool consumer;          /* build the consumer warp group */
   bool assign_stage;      /* assign `stage` before the loops */
+  int64_t producer_begin; /* first thread of the producer warp (256) */
+  int64_t acc_cols;       /* N of the accumulator (256) */
 } Variant;
 
-static const Variant V5 = {4, 64, 64, 256, 0, true, true};
+static const Variant V5 = {4, 64, 64, 256, 0, true, true, 256, 256};
 
 typedef struct Builder {
   Arena *ar;
@@ -309,7 +311,7 @@ typedef struct V5Tensors {
 /* The TMA producer warp: threads [256, 288). */
 static void build_producer(Builder *b, const Variant *v, V5Tensors *x) {
   IrStmt *tg = stmt(b, &b->k->body, S_THREAD_GROUP, 10);
-  tg->n = 256;
+  tg->n = v->producer_begin;
   tg->n2 = 32;
   IrStmt *loop = stmt(b, &tg->body, S_FOR, 11);
   loop->var = ir_new_var(b->ar, b->k, "offset_k", DT_INT32);
@@ -347,7 +349,7 @@ static void build_consumer(Builder *b, const Variant *v, V5Tensors *x) {
   IrStmt *tg = stmt(b, &b->k->body, S_THREAD_GROUP, 18);
   tg->n = v->consumer_begin;
   tg->n2 = 128;
-  int64_t acc_shape[2] = {v->sa_rows, v->sb_rows};
+  int64_t acc_shape[2] = {v->sa_rows, v->acc_cols};
   IrTensor *acc = ir_new_tensor(b->ar, b->k, "acc", MS_REGISTER, DT_FLOAT32,
                                 2, acc_shape, line_span(19));
   acc->nthreads = 128;
@@ -504,6 +506,45 @@ static void test_v5_passes(Arena *ar, const Source *src) {
   CHECK(d.nerrors == 0);
 }
 
+/* An untouched shared tensor is row-major and 16-byte aligned; the
+ * accumulator layout flows through element-wise statements. */
+static void test_side_tensors(Arena *ar, const Source *src) {
+  IrModule *m = build_v5(ar, src, &V5);
+  IrKernel *k = m->kernels[0];
+  int64_t n = 16;
+  IrTensor *scratch = ir_new_tensor(ar, k, "scratch", MS_SHARED, DT_FLOAT32,
+                                    1, &n, line_span(6));
+  IrTensor *casted = k->tensors[8];
+  IrTensor *scaled = ir_new_tensor(ar, k, "scaled", MS_REGISTER, DT_FLOAT16,
+                                   2, casted->shape, line_span(21));
+  scaled->nthreads = 128;
+  IrTensor *sum = ir_new_tensor(ar, k, "sum", MS_REGISTER, DT_FLOAT16, 2,
+                                casted->shape, line_span(21));
+  sum->nthreads = 128;
+  IrBlock *consumer = &k->body.items[k->body.len - 1]->body;
+  /* appended after the store: sum = scaled + scaled, then scaled = casted
+   * * 2; sum learns the layout only after scaled does (a second round) */
+  IrStmt *add = ir_stmt_new(ar, S_ELEMWISE, line_span(21));
+  add->t[0] = sum;
+  add->t[1] = scaled;
+  add->t[2] = scaled;
+  add->op = OP_ADD;
+  IrStmt *mul = ir_stmt_new(ar, S_ELEMWISE, line_span(21));
+  mul->t[0] = scaled;
+  mul->t[1] = casted;
+  mul->e[0] = ir_const_f(ar, DT_FLOAT16, 2.0);
+  mul->op = OP_MUL;
+  ir_block_push(ar, consumer, add);
+  ir_block_push(ar, consumer, mul);
+  Diag d;
+  diag_init(&d, src, stderr);
+  CHECK(ir_run_passes(m, &d));
+  CHECK(scratch->layout == LAYOUT_ROW_MAJOR && scratch->swizzle_bytes == 0);
+  CHECK(scratch->align == 16 && scratch->smem_offset == 196672);
+  CHECK(k->smem_bytes == 196672 + 64 + 1024);
+  CHECK(scaled->layout == LAYOUT_WGMMA_ACC && sum->layout == LAYOUT_WGMMA_ACC);
+}
+
 /* ------------------------------------------------------------ driver */
 
 static int run_unit(const Source *src) {
@@ -512,6 +553,7 @@ static int run_unit(const Source *src) {
   test_identities(ar);
   test_print_expr(ar);
   test_v5_passes(ar, src);
+  test_side_tensors(ar, src);
   arena_free(ar);
   if (failures)
     fprintf(stderr, "%d check(s) failed\n", failures);
@@ -546,6 +588,10 @@ static bool variant_named(const char *name, Variant *v) {
     v->consumer_begin = 64; /* threads [64, 192) */
   else if (!strcmp(name, "unassigned"))
     v->assign_stage = false;
+  else if (!strcmp(name, "group-outside"))
+    v->producer_begin = 272; /* [272, 304) of 288 threads */
+  else if (!strcmp(name, "mma-shape"))
+    v->acc_cols = 128; /* B gives N = 256 */
   else
     return false;
   return true;
