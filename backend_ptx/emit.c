@@ -1,0 +1,204 @@
+/* emit.c: the PTX module: metadata block, header, one `.visible .entry` per
+ * kernel with its parameters, register declarations and prologue.
+ *
+ * Everything is printed into memory buffers and written to the output only
+ * when the whole module succeeded: an error never leaves a partial file.
+ * The text depends only on the IR (no pointers, no timestamps), so output is
+ * byte-identical from run to run.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "emit_int.h"
+
+/* PTX 8.6: the lowest version with mbarrier.try_wait .relaxed (the seed's
+ * sem="relaxed"); everything else used is PTX 8.0 (sm_90a). */
+#define PTX_VERSION "8.6"
+
+void emit(Emitter *e, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputc('\t', e->out);
+  vfprintf(e->out, fmt, ap);
+  fputc('\n', e->out);
+  va_end(ap);
+}
+
+int new_label(Emitter *e) { return e->nlabels++; }
+
+void emit_label(Emitter *e, int label) { fprintf(e->out, "$L%d:\n", label); }
+
+/* `.loc` before the instructions of a statement, once per distinct place. */
+void emit_loc(Emitter *e, Span sp) {
+  e->span = sp;
+  if (!e->line_info || sp.line <= 0)
+    return;
+  if (sp.line == e->last_line && sp.col == e->last_col)
+    return;
+  e->last_line = sp.line;
+  e->last_col = sp.col;
+  fprintf(e->out, "\t.loc 1 %d %d\n", sp.line, sp.col > 0 ? sp.col : 1);
+}
+
+void unsupported(Emitter *e, const char *fmt, ...) {
+  if (e->failed)
+    return; /* one error per kernel: the rest follows from it */
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_error(e->d, e->span, "not supported by the PTX backend yet: %s", msg);
+  e->failed = true;
+}
+
+/* ------------------------------------------------------------ entry */
+
+/* PTX parameter type of a user parameter. */
+static const char *param_type(const IrParam *p) {
+  return p->is_ptr ? ".u64" : ptx_type(p->type);
+}
+
+static void emit_entry_params(FILE *out, const IrKernel *k) {
+  fprintf(out, ".visible .entry %s(", k->name);
+  int n = 0;
+  for (int i = 0; i < k->nparams; i++, n++)
+    fprintf(out, "%s\n\t.param %s %s_param_%s", n ? "," : "", param_type(k->params[i]), k->name,
+            k->params[i]->name);
+  for (int i = 0; i < k->ntmaps; i++, n++)
+    fprintf(out, "%s\n\t.param .align 64 .b8 %s_tmap%d[128]", n ? "," : "", k->name, i);
+  fprintf(out, "\n)\n.maxntid %d, 1, 1\n.minnctapersm 1\n{\n", k->warps * 32);
+}
+
+/* Every register the body used: the numbered classes, the fixed ones, the
+ * parameters, the IR variables and the register tensors. */
+static void emit_reg_decls(Emitter *e, FILE *out) {
+  static const char *decl[RC_COUNT][2] = {{".pred", "%p"}, {".b16", "%h"}, {".b32", "%r"},
+                                          {".b64", "%rd"}, {".f32", "%f"}, {".f64", "%fd"}};
+  for (int c = 0; c < RC_COUNT; c++)
+    if (e->nregs[c])
+      fprintf(out, "\t.reg %s %s<%d>;\n", decl[c][0], decl[c][1], e->nregs[c]);
+  fprintf(out, "\t.reg .b32 %%tidx, %%warp, %%smem;\n\t.reg .pred %%ptrue;\n");
+  for (int i = 0; i < e->k->nparams; i++) {
+    const IrParam *p = e->k->params[i];
+    fprintf(out, "\t.reg %s %%arg%d;\n", p->is_ptr ? ".b64" : ptx_btype(p->type), i);
+  }
+  for (int i = 0; i < e->k->nvars; i++) {
+    const IrVar *v = e->k->vars[i];
+    fprintf(out, "\t.reg %s %%v%d; // %s\n", ptx_btype(v->type), v->id, v->name);
+  }
+  tensor_reg_decls(e, out);
+}
+
+/* Loads the parameters, the thread and warp index and the shared-memory
+ * base, and initialises the mbarriers. */
+static void emit_prologue(Emitter *e) {
+  const IrKernel *k = e->k;
+  emit_loc(e, k->span);
+  for (int i = 0; i < k->nparams; i++) {
+    const IrParam *p = k->params[i];
+    emit(e, "ld.param%s %%arg%d, [%s_param_%s];", param_type(p), i, k->name, p->name);
+  }
+  emit(e, "mov.u32 %%tidx, %%tid.x;");
+  /* The warp index through shfl from lane 0, so that ptxas knows it is
+   * warp-uniform: branches on it (thread groups) are then non-divergent,
+   * which WGMMA needs (CUTLASS does the same). */
+  Val w = new_reg(e, DT_UINT32);
+  emit(e, "shr.u32 %s, %%tidx, 5;", w.s);
+  emit(e, "shfl.sync.idx.b32 %%warp, %s, 0, 31, -1;", w.s);
+  emit(e, "mov.pred %%ptrue, 1;");
+  if (k->smem_bytes > 0) {
+    /* The dynamic smem base rounded up to 1024 (128B-swizzle atoms); the
+     * planner reserved 1024 bytes of slack for this. */
+    Val raw = new_reg(e, DT_UINT32);
+    emit(e, "mov.u32 %s, tls_smem;", raw.s);
+    emit(e, "add.u32 %s, %s, 1023;", raw.s, raw.s);
+    emit(e, "and.b32 %%smem, %s, -1024;", raw.s);
+  } else {
+    emit(e, "mov.u32 %%smem, 0;");
+  }
+  emit_mbar_init(e);
+}
+
+/* One kernel: prologue and body into a buffer, then header and
+ * declarations and that buffer into out. */
+static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const PtxOptions *opt,
+                        Diag *d) {
+  Emitter e = {.m = m, .k = k, .d = d, .line_info = opt->line_info};
+  char *body = NULL;
+  size_t body_len = 0;
+  e.out = open_memstream(&body, &body_len);
+  if (!e.out) {
+    diag_plain_error(d, "out of memory while emitting PTX");
+    return false;
+  }
+  char **regs = xmalloc(sizeof(char *) * (size_t)(k->nparams + 1));
+  for (int i = 0; i < k->nparams; i++)
+    regs[i] = arena_printf(m->ar, "%%arg%d", i);
+  e.param_regs = (const char **)regs;
+  e.group = (Group){.begin = 0, .size = (int64_t)k->warps * 32, .single = false};
+  emit_prologue(&e);
+  emit_block(&e, &k->body);
+  fprintf(e.out, "\tret;\n");
+  fclose(e.out);
+  if (!e.failed) {
+    emit_entry_params(out, k);
+    emit_reg_decls(&e, out);
+    fputs(body, out);
+    fprintf(out, "}\n");
+  }
+  free(body);
+  free(regs);
+  return !e.failed;
+}
+
+static void print_quoted(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\')
+      fputc('\\', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+static bool any_smem(const IrModule *m) {
+  for (int i = 0; i < m->nkernels; i++)
+    if (m->kernels[i]->smem_bytes > 0)
+      return true;
+  return false;
+}
+
+bool ptx_emit(FILE *out, const IrModule *m, const PtxOptions *opt, Diag *d) {
+  PtxOptions defaults = {.line_info = true};
+  if (!opt)
+    opt = &defaults;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *buf = open_memstream(&text, &len);
+  if (!buf) {
+    diag_plain_error(d, "out of memory while emitting PTX");
+    return false;
+  }
+  bool ok = emit_metadata(buf, m, d);
+  fprintf(buf, "\n.version %s\n.target sm_90a\n.address_size 64\n\n", PTX_VERSION);
+  if (opt->line_info) {
+    fprintf(buf, ".file 1 ");
+    print_quoted(buf, m->src && m->src->path ? m->src->path : "<unknown>");
+    fprintf(buf, "\n\n");
+  }
+  if (any_smem(m))
+    fprintf(buf, ".extern .shared .align 1024 .b8 tls_smem[];\n\n");
+  for (int i = 0; ok && i < m->nkernels; i++) {
+    ok = emit_kernel(buf, m, m->kernels[i], opt, d);
+    fputc('\n', buf);
+  }
+  fclose(buf);
+  if (ok && fwrite(text, 1, len, out) != len) {
+    diag_plain_error(d, "cannot write the PTX output");
+    ok = false;
+  }
+  free(text);
+  return ok;
+}

@@ -1,0 +1,96 @@
+/* emit_int.h: what the files of the PTX backend share (not part of the
+ * interface: ptx.h is).
+ *
+ * One Emitter per kernel. The body is printed into a memory buffer first,
+ * because the `.reg` declarations it needs are only known at its end; the
+ * whole module is also buffered, so that an error leaves no partial file.
+ *
+ * Registers: every expression result gets a fresh virtual register of its
+ * class (ptxas allocates the real ones). IR variables are named registers
+ * %v<id>; register tensors are named register arrays %t<id>_<slot>, so the
+ * WGMMA accumulators stay in the same registers across loops.
+ */
+#ifndef TLSC_PTX_EMIT_INT_H
+#define TLSC_PTX_EMIT_INT_H
+
+#include "ptx.h"
+
+/* Register classes, one `.reg` array each. */
+typedef enum RegClass { RC_PRED, RC_B16, RC_B32, RC_B64, RC_F32, RC_F64, RC_COUNT } RegClass;
+
+/* An operand: a register name or an immediate, of a dtype. */
+typedef struct Val {
+  char s[48];
+  DType type;
+} Val;
+
+/* The thread group the code being emitted runs in: absolute first thread
+ * and size. single is set inside single_thread (one thread runs the code). */
+typedef struct Group {
+  int64_t begin, size;
+  bool single;
+} Group;
+
+typedef struct Emitter {
+  FILE *out;            /* the kernel body buffer */
+  const IrModule *m;
+  const IrKernel *k;
+  Diag *d;
+  bool line_info;
+  bool failed;
+  int nregs[RC_COUNT];
+  int nlabels;
+  int last_line, last_col; /* last .loc printed */
+  Span span;            /* the statement being emitted (for errors) */
+  Group group;
+  const char **param_regs; /* register holding each user parameter */
+} Emitter;
+
+/* ---- emit.c: printing helpers */
+void emit(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void emit_label(Emitter *e, int label);
+int new_label(Emitter *e);
+void emit_loc(Emitter *e, Span sp);
+/* Reports "not supported by the PTX backend yet: ..." at the statement. */
+void unsupported(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- expr.c: scalars */
+RegClass dtype_class(DType t);
+const char *ptx_type(DType t);  /* ".s32", ".u64", ".f16", ".pred" ... */
+const char *ptx_btype(DType t); /* ".b32", ".b16" ... (bit type of the class) */
+Val new_reg(Emitter *e, DType t);
+Val val_imm(DType t, int64_t v);
+Val emit_expr(Emitter *e, const IrExpr *x);      /* register or immediate */
+Val emit_expr_reg(Emitter *e, const IrExpr *x);  /* always a register */
+Val val_convert(Emitter *e, Val v, DType to);
+Val val_to_reg(Emitter *e, Val v);
+/* a op b computed in type t (operands converted to t). */
+Val emit_binop(Emitter *e, IrOp op, Val a, Val b, DType t);
+/* The IR variable's register (%v<id>). */
+Val var_reg(const IrVar *v);
+/* A shared-memory address (32-bit) of a view: tensor base + view offset. */
+Val emit_smem_addr(Emitter *e, const IrRef *r);
+/* The thread index inside the current group (tid - group begin). */
+Val emit_group_tid(Emitter *e);
+
+/* ---- stmt.c: statements and control flow */
+void emit_block(Emitter *e, const IrBlock *b);
+/* Runs body(e, arg) in exactly one thread of the current group (elected). */
+void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const void *arg);
+
+/* ---- async.c: mbarrier and TMA */
+void emit_mbar_init(Emitter *e);
+void emit_mbar_stmt(Emitter *e, const IrStmt *s);
+void emit_tma_stmt(Emitter *e, const IrStmt *s);
+
+/* ---- wgmma.c */
+void emit_wgmma_stmt(Emitter *e, const IrStmt *s);
+
+/* ---- regtile.c: register tensors */
+void tensor_reg_decls(Emitter *e, FILE *out);
+void emit_regtile_stmt(Emitter *e, const IrStmt *s);
+
+/* ---- meta.c: the //@tls metadata block */
+bool emit_metadata(FILE *out, const IrModule *m, Diag *d);
+
+#endif
