@@ -231,8 +231,8 @@ static tls_status dir_param(MetaParser *mp, char **f, int n) {
   memset(p, 0, sizeof *p);
   if (!strcmp(f[2], "ptr")) {
     int cu;
-    if (n != 4 || !meta_dtype(f[3], &cu, &p->elem_bytes))
-      return perr(mp, mp->line, "'param %s ptr' needs a known element type", f[1]);
+    if (n != 4) return perr(mp, mp->line, "'param %s ptr' needs one element type", f[1]);
+    if (!meta_dtype(f[3], &cu, &p->elem_bytes)) return perr(mp, mp->line, "unknown element type '%s'", f[3]);
     p->type = PT_PTR;
     snprintf(p->type_text, sizeof p->type_text, "ptr %s", f[3]);
   } else {
@@ -460,8 +460,11 @@ static tls_status check_braces(MetaParser *mp, const char *ptx) {
     } else if (*p == '{') depth++;
     else if (*p == '}' && --depth < 0) return perr(mp, line_of(mp->mod->text, p), "unbalanced '}'");
   }
-  if (depth)
-    return perr(mp, line_of(mp->mod->text, mp->mod->text + mp->mod->len), "PTX text ends inside a block (truncated file?)");
+  if (depth) {
+    size_t len = mp->mod->len;
+    if (len && mp->mod->text[len - 1] == '\n') len--; /* name the last line, not the one after it */
+    return perr(mp, line_of(mp->mod->text, mp->mod->text + len), "PTX text ends inside a block (truncated file?)");
+  }
   return TLS_OK;
 }
 

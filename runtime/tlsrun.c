@@ -114,7 +114,7 @@ static int list_entries(const Options *o) {
   tls_module *mod;
   tls_init_offline(&ctx);
   if (tls_module_load_file(ctx, o->file, &mod)) {
-    fprintf(stderr, "%s\n", tls_last_error(ctx));
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(ctx));
     tls_context_free(ctx);
     return EXIT_USAGE;
   }

@@ -1,0 +1,244 @@
+/* test_runtime.c: libtlsrt on the CPU: the expression evaluator, the
+ * metadata of a two-entry file, launch preparation (grid and tensor maps),
+ * each refused launch with its status and message, and the "no driver"
+ * path. Usage: test_runtime DATA_DIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+#include "tlsrt.h"
+
+static int failures, checks;
+static const char *data_dir;
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    checks++;                                                                  \
+    if (!(cond)) {                                                             \
+      failures++;                                                              \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
+      printf(__VA_ARGS__);                                                     \
+      printf("\n");                                                            \
+    }                                                                          \
+  } while (0)
+
+/* ------------------------------------------------------------ expressions */
+
+static Param P[3] = {{.name = "m", .type = PT_I32}, {.name = "n", .type = PT_I64}, {.name = "p", .type = PT_PTR}};
+
+/* Compiles and evaluates with m=values[0], n=values[1]; returns ok. */
+static bool eval(const char *text, int64_t m, int64_t n, int64_t *out, char *why) {
+  Expr e;
+  int64_t values[3] = {m, n, 0};
+  if (!expr_compile(text, P, 3, &e, why, 128)) return false;
+  return expr_eval(&e, values, out, why, 128);
+}
+
+static void expect_value(const char *text, int64_t m, int64_t n, int64_t want) {
+  int64_t got = 0;
+  char why[128] = "";
+  bool ok = eval(text, m, n, &got, why);
+  CHECK(ok && got == want, "%s with m=%lld n=%lld: got %lld (%s), want %lld", text, (long long)m, (long long)n,
+        (long long)got, ok ? "ok" : why, (long long)want);
+}
+
+static void expect_error(const char *text, int64_t m, int64_t n, const char *msg) {
+  int64_t got = 0;
+  char why[128] = "";
+  bool ok = eval(text, m, n, &got, why);
+  CHECK(!ok && strstr(why, msg), "%s: want error '%s', got %s '%s'", text, msg, ok ? "success" : "error", why);
+}
+
+static void test_expressions(void) {
+  expect_value("1+2*3", 0, 0, 7);
+  expect_value("(1+2)*3", 0, 0, 9);
+  expect_value("10-4-3", 0, 0, 3);
+  expect_value("-7/2", 0, 0, -3); /* truncates like C */
+  expect_value("-7%3", 0, 0, -1);
+  expect_value("--5", 0, 0, 5);
+  expect_value("((m+127)/128)*((n+255)/256)", 4096, 4096, 512);
+  expect_value("((m+127)/128)*((n+255)/256)", 1000, 1016, 32);
+  expect_value("min(m,n)+max(m,n)", 3, 9, 12);
+  expect_value("max(min(m,4),2)", 9, 0, 4);
+  expect_value("n*2", 8192, 4000000000ll, 8000000000ll);
+  expect_error("m/0", 1, 0, "division by zero");
+  expect_error("m%(n-n)", 1, 5, "division by zero");
+  expect_error("n*n*n", 0, 3000000, "overflow");
+  expect_error("n+n", 0, INT64_MAX, "overflow");
+  expect_error("-n", 0, INT64_MIN, "overflow");
+  expect_error("n/-1", 0, INT64_MIN, "overflow");
+  expect_error("q+1", 0, 0, "unknown parameter 'q'");
+  expect_error("p+1", 0, 0, "parameter 'p' is not an integer");
+  expect_error("(m+1", 0, 0, "expected ')'");
+  expect_error("m+", 0, 0, "expression ends early");
+  expect_error("m$2", 0, 0, "unexpected character '$'");
+  expect_error("min(m)", 0, 0, "expected ','");
+  expect_error("", 0, 0, "empty expression");
+  expect_error("99999999999999999999", 0, 0, "too large");
+  expect_error("((((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))))", 0, 0, "nested too deeply");
+}
+
+/* ------------------------------------------------------------ metadata */
+
+static tls_module *load(tls_context *ctx, const char *file) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", data_dir, file);
+  tls_module *mod = NULL;
+  tls_status st = tls_module_load_file(ctx, path, &mod);
+  CHECK(st == TLS_OK, "loading %s: %s", file, tls_last_error(ctx));
+  return mod;
+}
+
+static void test_metadata(tls_context *ctx, tls_module *mod) {
+  CHECK(tls_module_num_kernels(mod) == 2, "two entries");
+  const tls_kernel *k = tls_kernel_find(mod, "MatmulWGMMAV5");
+  CHECK(k && tls_kernel_block(k) == 288 && tls_kernel_smem(k) == 197664, "entry fields");
+  CHECK(k && tls_kernel_num_params(k) == 6 && tls_kernel_num_tmaps(k) == 2, "params and tmaps");
+  CHECK(k && !strcmp(tls_kernel_param_type(k, 3), "ptr f16"), "param type text");
+  const tls_kernel *s3 = tls_kernel_find_config(mod, "MatmulWGMMAV5", "num_stages=3");
+  CHECK(s3 && !strcmp(tls_kernel_name(s3), "MatmulWGMMAV5_s3"), "lookup by script + config");
+  CHECK(tls_kernel_find_config(mod, "MatmulWGMMAV5", "block_k=64,num_stages=4") == k, "config subset, any order");
+  CHECK(!tls_kernel_find_config(mod, "MatmulWGMMAV5", "num_stages=5"), "no such config");
+  CHECK(!tls_kernel_find(mod, "Nope") && strstr(tls_last_error(ctx), "no entry named 'Nope'"), "unknown name: %s",
+        tls_last_error(ctx));
+  CHECK(!tls_kernel_find_config(mod, "MatmulWGMMAV5", "num_stages=44"), "num_stages=44 is not num_stages=4");
+}
+
+/* The same file given as a string. */
+static void test_load_string(tls_context *ctx) {
+  tls_module *mod = NULL;
+  CHECK(tls_module_load_string(ctx, "//@tls version 1\n//@tls entry K script=S block=64 smem=0\n//@tls grid 1 1 1\n"
+                                    "//@tls end\n.version 8.0\n.target sm_90a\n.entry K()\n{\nret;\n}\n",
+                               "inline", &mod) == TLS_OK,
+        "load_string: %s", tls_last_error(ctx));
+  CHECK(mod && tls_module_num_kernels(mod) == 1, "one entry from a string");
+  tls_module_free(mod);
+  CHECK(tls_module_load_string(ctx, "//@tls version 1\n//@tls entry K script=S block=64 smem=0\n", "cut", &mod) ==
+                TLS_ERR_FORMAT &&
+            strstr(tls_last_error(ctx), "cut:"),
+        "string cut short: %s", tls_last_error(ctx));
+}
+
+/* -------------------------------------------------------------- launch */
+
+enum { A = 0x10000, B = 0x20000, C = 0x30000 };
+
+static void set_args(tls_arg *args, int64_t m, int64_t n, int64_t k) {
+  args[0] = tls_i32((int32_t)m), args[1] = tls_i32((int32_t)n), args[2] = tls_i32((int32_t)k);
+  args[3] = tls_ptr(A), args[4] = tls_ptr(B), args[5] = tls_ptr(C);
+}
+
+static void test_plan(const tls_kernel *k) {
+  tls_arg args[6];
+  tls_launch_plan plan;
+  set_args(args, 1000, 1016, 1032);
+  tls_status st = tls_prepare_launch(k, args, 6, &plan);
+  CHECK(st == TLS_OK, "prepare: %s", tls_error_string(st));
+  CHECK(plan.grid[0] == 8 * 4 && plan.grid[1] == 1 && plan.grid[2] == 1, "grid %u", plan.grid[0]);
+  CHECK(plan.block == 288 && plan.smem == 197664 && plan.num_tmaps == 2, "block/smem");
+  const tls_tmap_params *a = &plan.tmaps[0], *b = &plan.tmaps[1];
+  CHECK(a->address == A && a->rank == 2 && a->dims[0] == 1032 && a->dims[1] == 1000 && a->strides[0] == 2064,
+        "tmap 0 shape");
+  CHECK(a->box[0] == 64 && a->box[1] == 64 && a->swizzle == CU_TENSOR_MAP_SWIZZLE_128B &&
+            a->dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        "tmap 0 box/swizzle/dtype");
+  CHECK(b->address == B && b->dims[1] == 1016 && b->box[1] == 256, "tmap 1");
+}
+
+/* Expects a refusal with this status and a message containing `msg`. */
+static void expect_refused(const tls_kernel *k, tls_context *ctx, const tls_arg *args, int nargs, tls_status want,
+                           const char *msg) {
+  tls_launch_plan plan;
+  tls_status st = tls_prepare_launch(k, args, nargs, &plan);
+  CHECK(st == want && strstr(tls_last_error(ctx), msg), "want %s / '%s', got %s / '%s'", tls_error_string(want), msg,
+        tls_error_string(st), tls_last_error(ctx));
+  /* tls_launch refuses the same way, before any driver call. */
+  st = tls_launch(k, args, nargs, NULL);
+  CHECK(st == want, "tls_launch: want %s, got %s", tls_error_string(want), tls_error_string(st));
+}
+
+static void test_refusals(tls_context *ctx, const tls_kernel *k) {
+  tls_arg args[6];
+  set_args(args, 256, 256, 64);
+  expect_refused(k, ctx, args, 5, TLS_ERR_ARG_COUNT, "takes 6 arguments (m_size i32, n_size i32, k_size i32, a_ptr ptr f16");
+  args[1] = tls_i64(256);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_TYPE, "argument 1 (n_size) must be i32, got i64");
+  set_args(args, 256, 256, 64);
+  args[3] = tls_i32(5);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_TYPE, "argument 3 (a_ptr) must be ptr f16, got i32");
+  set_args(args, 256, 256, 64);
+  args[4] = tls_ptr(0);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "argument 4 (b_ptr) is a null pointer");
+  set_args(args, 256, 256, 64);
+  args[3] = tls_ptr(A + 8);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "argument 3 (a_ptr) = 0x10008 is not 16-byte aligned");
+  set_args(args, 256, 256, 64);
+  args[5] = tls_ptr(C + 1); /* c_ptr is no TMA operand: f16 alignment */
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "argument 5 (c_ptr) = 0x30001 is not 2-byte aligned");
+  set_args(args, 0, 256, 64);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "grid x = ((m_size+127)/128)*((n_size+255)/256) is 0");
+  set_args(args, -300, 256, 64);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "grid x");
+  set_args(args, 256, 256, 0);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "tensor map 0 (a_ptr) dims[0] = k_size is 0");
+  set_args(args, 256, 256, -64);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "dims[0] = k_size is -64");
+  set_args(args, 256, 256, 100); /* 200-byte rows */
+  expect_refused(k, ctx, args, 6, TLS_ERR_TMAP, "strides[0] = k_size*2 is 200 bytes, not a multiple of 16");
+  tls_launch_plan plan;
+  set_args(args, 256, 256, 64);
+  CHECK(tls_launch(k, args, 6, NULL) == TLS_ERR_NO_DEVICE && strstr(tls_last_error(ctx), "no GPU"),
+        "a valid launch offline: %s", tls_last_error(ctx));
+  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "valid after refusals");
+}
+
+/* Grid expressions that divide by zero or overflow at launch time. */
+static void test_expression_refusals(tls_context *ctx) {
+  tls_module *dz = load(ctx, "div_zero.ptx"), *of = load(ctx, "overflow.ptx");
+  tls_arg args[2] = {tls_i32(4), tls_ptr(A)};
+  if (dz) expect_refused(tls_module_kernel(dz, 0), ctx, args, 2, TLS_ERR_EXPR, "grid x = n/0+1: division by zero");
+  args[0] = tls_i64(3000000);
+  if (of) expect_refused(tls_module_kernel(of, 0), ctx, args, 2, TLS_ERR_EXPR, "grid x = n*n*n: 64-bit overflow");
+  args[0] = tls_i64(2);
+  tls_launch_plan plan;
+  if (of) CHECK(tls_prepare_launch(tls_module_kernel(of, 0), args, 2, &plan) == TLS_OK && plan.grid[0] == 8, "n*n*n");
+  tls_module_free(dz);
+  tls_module_free(of);
+}
+
+/* TLSC_CUDA_LIB names a library that does not exist. */
+static void test_no_driver(void) {
+  setenv("TLSC_CUDA_LIB", "/nonexistent/libcuda.so.1", 1);
+  tls_context *ctx = NULL;
+  tls_status st = tls_init(0, &ctx);
+  CHECK(st == TLS_ERR_NO_DRIVER, "no driver: %s", tls_error_string(st));
+  CHECK(ctx && strstr(tls_last_error(ctx), "no CUDA driver: /nonexistent/libcuda.so.1 not found"), "message: %s",
+        tls_last_error(ctx));
+  CHECK(!tls_context_online(ctx), "offline after a failed init");
+  uint64_t p;
+  CHECK(tls_mem_alloc(ctx, &p, 16) == TLS_ERR_NO_DEVICE, "no allocation without a GPU");
+  tls_context_free(ctx);
+  unsetenv("TLSC_CUDA_LIB");
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) return fprintf(stderr, "usage: test_runtime DATA_DIR\n"), 2;
+  data_dir = argv[1];
+  test_expressions();
+  tls_context *ctx;
+  tls_init_offline(&ctx);
+  tls_module *mod = load(ctx, "matmul.ptx");
+  if (mod) {
+    test_metadata(ctx, mod);
+    test_plan(tls_kernel_find(mod, "MatmulWGMMAV5"));
+    test_refusals(ctx, tls_kernel_find(mod, "MatmulWGMMAV5"));
+  }
+  test_load_string(ctx);
+  test_expression_refusals(ctx);
+  tls_module_free(mod);
+  tls_context_free(ctx);
+  test_no_driver();
+  printf("%d checks, %d failures\n", checks, failures);
+  return failures != 0;
+}
