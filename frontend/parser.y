@@ -1,0 +1,930 @@
+/* parser.y: the grammar of .tls scripts (a subset of Python 3) -> AST.
+ *
+ * Tokens come from tls_lex (layout.c), which adds NEWLINE/INDENT/DEDENT to
+ * flex's tokens. Expression levels follow Python's grammar one nonterminal
+ * per precedence level, lowest first, so the precedence is Python's exactly.
+ * Lists are left-recursive, so the parser stack grows only with nesting,
+ * which the lexer (brackets, blocks) and ast_check_depth bound.
+ *
+ * Syntax errors are reported once, by yyreport_syntax_error below, naming
+ * the unexpected token and what was expected; there are no error-recovery
+ * rules, so the first error ends the parse (no cascades).
+ */
+%code requires {
+#include "frontend/parse.h"
+}
+
+%code provides {
+#define YYSTYPE TLS_STYPE
+#define YYLTYPE TLS_LTYPE
+}
+
+%code {
+#include <string.h>
+
+#define AR (lx->ar)
+
+/* Spans: first token's start to last token's end; empty rules sit at the
+ * end of the previous symbol. */
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                          \
+  do {                                                                       \
+    if (N) {                                                                 \
+      (Cur).line = YYRHSLOC(Rhs, 1).line;                                    \
+      (Cur).col = YYRHSLOC(Rhs, 1).col;                                      \
+      (Cur).end_line = YYRHSLOC(Rhs, N).end_line;                            \
+      (Cur).end_col = YYRHSLOC(Rhs, N).end_col;                              \
+    } else {                                                                 \
+      (Cur).line = (Cur).end_line = YYRHSLOC(Rhs, 0).end_line;               \
+      (Cur).col = (Cur).end_col = YYRHSLOC(Rhs, 0).end_col;                  \
+    }                                                                        \
+  } while (0)
+
+static void tls_error(Span *loc, Lexer *lx, const char *msg);
+static Node *mk(Lexer *lx, NodeKind kind, Span sp);
+static Node *mk_binary(Lexer *lx, int op, Node *a, Node *b, Span sp);
+static Node *mk_unary(Lexer *lx, int op, Node *a, Span sp);
+static Node *mk_list(Lexer *lx, NodeKind kind, Node *first, Span sp);
+static Node *push(Lexer *lx, Node *n, Node *item);
+static NodeList list1(Lexer *lx, Node *item);
+static bool check_target(Lexer *lx, Node *target);
+static bool check_single_target(Lexer *lx, Node *target, const char *what);
+static bool check_call_args(Lexer *lx, Node *call);
+static Node *mk_with(Lexer *lx, NodeList items, NodeList body, Span sp);
+static Node *last_stmt(NodeList body);
+static Node *mk_compound(Lexer *lx, NodeKind kind, Span head, NodeList body);
+static Node *mk_listcomp(Lexer *lx, Node *elt, NodeList clauses, Span sp);
+static Node *mk_str(Lexer *lx, char *text, Span sp);
+static Node *concat_str(Lexer *lx, Node *s, char *text, Span sp);
+static bool unsupported(Lexer *lx, Span sp, const char *what);
+}
+
+%define api.prefix {tls_}
+%define api.pure full
+%define api.location.type {Span}
+%define parse.error custom
+%define parse.lac full
+%locations
+%param {Lexer *lx}
+
+%union {
+  Node *node;
+  NodeList list;
+  char *str;
+  int64_t ival;
+  double fval;
+  int op;
+}
+
+%token <str> NAME "name"
+%token <str> STRING "string"
+%token <ival> INT "integer"
+%token <fval> FLOAT "number"
+%token <str> UNSUPPORTED "unsupported keyword"
+%token NEWLINE "end of line"
+%token INDENT "indent"
+%token DEDENT "dedent"
+%token DEF "def" CLASS "class" IF "if" ELIF "elif" ELSE "else" FOR "for"
+%token IN "in" WHILE "while" WITH "with" AS "as" RETURN "return"
+%token PASS "pass" BREAK "break" CONTINUE "continue" ASSERT "assert"
+%token IMPORT "import" FROM "from" AND "and" OR "or" NOT "not" IS "is"
+%token NONE "None" TRUE "True" FALSE "False"
+%token POW "**" FLOORDIV "//" LSHIFT "<<" RSHIFT ">>" LE "<=" GE ">="
+%token EQ "==" NE "!=" ARROW "->"
+%token <op> AUGASSIGN "augmented assignment"
+
+%type <node> stmt_compound small_stmt expr_stmt assign_chain import_stmt
+%type <node> if_stmt while_stmt for_stmt with_stmt funcdef classdef
+%type <node> decorated param with_item dotted_as_name import_as_name
+%type <node> test or_test and_test not_test comparison comp_chain expr
+%type <node> xor_expr and_expr shift_expr arith_expr term factor power
+%type <node> primary atom testlist tuple_items exprlist expr_items strings
+%type <node> subscripts subscript opt_test arg call comp_for ret_opt
+%type <node> default_opt ann_opt
+%type <list> module stmts stmt simple_stmt small_stmts suite elif_tail
+%type <list> decorators params params_opt args test_seq expr_seq
+%type <list> with_items comp_clauses comp_ifs subscript_seq
+%type <list> dotted_as_names import_as_names import_targets
+%type <str> dotted_name
+%type <op> comp_op
+
+%start file
+
+%%
+
+/* A module: statements until end of file (an empty file is an empty
+ * module). */
+file:
+    module {
+      Span start = {1, 1, 1, 1};
+      lx->module = mk(lx, N_MODULE, $1.len ? span_join(start, last_stmt($1)->span) : start);
+      lx->module->list = $1;
+    }
+  ;
+
+module:
+    %empty { $$ = (NodeList){0}; }
+  | module stmt {
+      $$ = $1;
+      for (int i = 0; i < $2.len; i++)
+        nodelist_push(AR, &$$, $2.items[i]);
+    }
+  ;
+
+stmts:
+    stmt { $$ = $1; }
+  | stmts stmt {
+      $$ = $1;
+      for (int i = 0; i < $2.len; i++)
+        nodelist_push(AR, &$$, $2.items[i]);
+    }
+  ;
+
+/* One line of simple statements (a; b) or one compound statement. */
+stmt:
+    simple_stmt { $$ = $1; }
+  | stmt_compound { $$ = list1(lx, $1); }
+  ;
+
+simple_stmt:
+    small_stmts NEWLINE { $$ = $1; }
+  | small_stmts ';' NEWLINE { $$ = $1; }
+  ;
+
+small_stmts:
+    small_stmt { $$ = list1(lx, $1); }
+  | small_stmts ';' small_stmt { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+small_stmt:
+    expr_stmt
+  | PASS { $$ = mk(lx, N_PASS, @$); }
+  | BREAK { $$ = mk(lx, N_BREAK, @$); }
+  | CONTINUE { $$ = mk(lx, N_CONTINUE, @$); }
+  | RETURN { $$ = mk(lx, N_RETURN, @$); }
+  | RETURN testlist { $$ = mk(lx, N_RETURN, @$); $$->a = $2; }
+  | ASSERT test { $$ = mk(lx, N_ASSERT, @$); $$->a = $2; }
+  | ASSERT test ',' test { $$ = mk(lx, N_ASSERT, @$); $$->a = $2; $$->b = $4; }
+  | import_stmt
+  ;
+
+/* Expression statements and the assignment forms:
+ *   f(x)            x = y = 1        a, b = t
+ *   x += 1          x: int32         x: int32 = 0 */
+expr_stmt:
+    testlist { $$ = mk(lx, N_EXPR_STMT, @$); $$->a = $1; }
+  | assign_chain
+  | testlist AUGASSIGN testlist {
+      if (!check_single_target(lx, $1, "augmented assignment")) YYABORT;
+      $$ = mk(lx, N_AUGASSIGN, @$); $$->op = $2; $$->a = $1; $$->b = $3;
+    }
+  | test ':' test {
+      if (!check_single_target(lx, $1, "annotation")) YYABORT;
+      $$ = mk(lx, N_ANNDECL, @$); $$->a = $1; $$->b = $3;
+    }
+  | test ':' test '=' testlist {
+      if (!check_single_target(lx, $1, "annotation")) YYABORT;
+      $$ = mk(lx, N_ASSIGN, @$); $$->list = list1(lx, $1);
+      $$->a = $5; $$->b = $3;
+    }
+  ;
+
+/* a = b = value: every expression but the last is a target. */
+assign_chain:
+    testlist '=' testlist {
+      if (!check_target(lx, $1)) YYABORT;
+      $$ = mk(lx, N_ASSIGN, @$); $$->list = list1(lx, $1); $$->a = $3;
+    }
+  | assign_chain '=' testlist {
+      if (!check_target(lx, $1->a)) YYABORT;
+      $$ = $1; $$->span = @$;
+      nodelist_push(AR, &$$->list, $1->a); $$->a = $3;
+    }
+  ;
+
+/* import a.b [as c], ...   from a.b import x [as y], ... | (x, y) | * */
+import_stmt:
+    IMPORT dotted_as_names {
+      if ($2.len > 1) { unsupported(lx, @2, "importing several modules in one statement"); YYABORT; }
+      $$ = $2.items[0]; $$->span = @$;
+    }
+  | FROM dotted_name IMPORT import_targets {
+      $$ = mk(lx, N_FROM_IMPORT, @$); $$->str = $2; $$->list = $4;
+    }
+  | FROM dotted_name IMPORT '*' {
+      $$ = mk(lx, N_FROM_IMPORT, @$); $$->str = $2; $$->ival = 1;
+    }
+  ;
+
+dotted_as_names:
+    dotted_as_name { $$ = list1(lx, $1); }
+  | dotted_as_names ',' dotted_as_name { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+dotted_as_name:
+    dotted_name { $$ = mk(lx, N_IMPORT, @$); $$->str = $1; }
+  | dotted_name AS NAME { $$ = mk(lx, N_IMPORT, @$); $$->str = $1; $$->name = $3; }
+  ;
+
+dotted_name:
+    NAME { $$ = $1; }
+  | dotted_name '.' NAME { $$ = arena_printf(AR, "%s.%s", $1, $3); }
+  ;
+
+import_targets:
+    import_as_names { $$ = $1; }
+  | import_as_names ',' { $$ = $1; }
+  | '(' import_as_names ')' { $$ = $2; }
+  | '(' import_as_names ',' ')' { $$ = $2; }
+  ;
+
+import_as_names:
+    import_as_name { $$ = list1(lx, $1); }
+  | import_as_names ',' import_as_name { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+/* An imported name is an N_NAME; its `as` alias, if any, is in str. */
+import_as_name:
+    NAME { $$ = mk(lx, N_NAME, @$); $$->name = $1; }
+  | NAME AS NAME { $$ = mk(lx, N_NAME, @$); $$->name = $1; $$->str = $3; }
+  ;
+
+stmt_compound:
+    if_stmt | while_stmt | for_stmt | with_stmt | funcdef | classdef
+  | decorated
+  ;
+
+/* if/elif/else: an elif is an N_IF alone in the else list. */
+if_stmt:
+    IF test ':' suite elif_tail {
+      $$ = mk_compound(lx, N_IF, @1, $4); $$->a = $2;
+      $$->list = $4; $$->list2 = $5;
+      if ($5.len) $$->span = span_join($$->span, last_stmt($5)->span);
+    }
+  ;
+
+elif_tail:
+    %empty { $$ = (NodeList){0}; }
+  | ELSE ':' suite { $$ = $3; }
+  | ELIF test ':' suite elif_tail {
+      Node *n = mk_compound(lx, N_IF, @1, $4); n->a = $2;
+      n->list = $4; n->list2 = $5;
+      if ($5.len) n->span = span_join(n->span, last_stmt($5)->span);
+      $$ = list1(lx, n);
+    }
+  ;
+
+while_stmt:
+    WHILE test ':' suite { $$ = mk_compound(lx, N_WHILE, @1, $4); $$->a = $2; $$->list = $4; }
+  | WHILE test ':' suite ELSE {
+      unsupported(lx, @5, "'else' after a 'while' loop"); YYABORT;
+    }
+  ;
+
+for_stmt:
+    FOR exprlist IN testlist ':' suite {
+      if (!check_target(lx, $2)) YYABORT;
+      $$ = mk_compound(lx, N_FOR, @1, $6); $$->a = $2; $$->b = $4;
+      $$->list = $6;
+    }
+  | FOR exprlist IN testlist ':' suite ELSE {
+      unsupported(lx, @7, "'else' after a 'for' loop"); YYABORT;
+    }
+  ;
+
+/* with a as x, b: body  ==  with a as x: with b: body */
+with_stmt:
+    WITH with_items ':' suite { $$ = mk_with(lx, $2, $4, @1); }
+  ;
+
+with_items:
+    with_item { $$ = list1(lx, $1); }
+  | with_items ',' with_item { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+with_item:
+    test { $$ = mk(lx, N_WITH, @$); $$->a = $1; }
+  | test AS expr {
+      if (!check_target(lx, $3)) YYABORT;
+      $$ = mk(lx, N_WITH, @$); $$->a = $1; $$->b = $3;
+    }
+  ;
+
+/* def name(params) -> ret: body */
+funcdef:
+    DEF NAME '(' params_opt ')' ret_opt ':' suite {
+      $$ = mk_compound(lx, N_DEF, @1, $8); $$->name = $2;
+      $$->list = $4; $$->a = $6; $$->list2 = $8;
+    }
+  ;
+
+ret_opt:
+    %empty { $$ = NULL; }
+  | ARROW test { $$ = $2; }
+  ;
+
+params_opt:
+    %empty { $$ = (NodeList){0}; }
+  | params { $$ = $1; }
+  | params ',' { $$ = $1; }
+  ;
+
+params:
+    param { $$ = list1(lx, $1); }
+  | params ',' param { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+/* name[: annotation][= default], *args, **kwargs */
+param:
+    NAME ann_opt default_opt {
+      $$ = mk(lx, N_PARAM, @$); $$->name = $1; $$->a = $2; $$->b = $3;
+    }
+  | '*' NAME ann_opt {
+      $$ = mk(lx, N_PARAM, @$); $$->name = $2; $$->a = $3; $$->op = '*';
+    }
+  | POW NAME ann_opt {
+      $$ = mk(lx, N_PARAM, @$); $$->name = $2; $$->a = $3; $$->op = TOK_POW;
+    }
+  ;
+
+ann_opt:
+    %empty { $$ = NULL; }
+  | ':' test { $$ = $2; }
+  ;
+
+default_opt:
+    %empty { $$ = NULL; }
+  | '=' test { $$ = $2; }
+  ;
+
+/* class Name[(bases)]: body */
+classdef:
+    CLASS NAME ':' suite {
+      $$ = mk_compound(lx, N_CLASS, @1, $4); $$->name = $2; $$->list2 = $4;
+    }
+  | CLASS NAME '(' ')' ':' suite {
+      $$ = mk_compound(lx, N_CLASS, @1, $6); $$->name = $2; $$->list2 = $6;
+    }
+  | CLASS NAME '(' args opt_comma ')' ':' suite {
+      for (int i = 0; i < $4.len; i++)
+        if ($4.items[i]->kind != N_NAME && $4.items[i]->kind != N_ATTR
+            && $4.items[i]->kind != N_SUBSCRIPT && $4.items[i]->kind != N_CALL) {
+          unsupported(lx, $4.items[i]->span, "this kind of base class");
+          YYABORT;
+        }
+      $$ = mk_compound(lx, N_CLASS, @1, $8); $$->name = $2;
+      $$->list = $4; $$->list2 = $8;
+    }
+  ;
+
+/* @decorator lines before a def or class; outermost first. */
+decorated:
+    decorators funcdef { $$ = $2; $$->list3 = $1; $$->span = span_join(@1, $2->span); }
+  | decorators classdef { $$ = $2; $$->list3 = $1; $$->span = span_join(@1, $2->span); }
+  ;
+
+decorators:
+    '@' test NEWLINE { $$ = list1(lx, $2); }
+  | decorators '@' test NEWLINE { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+/* The body of a compound statement: on the same line, or indented. */
+suite:
+    simple_stmt { $$ = $1; }
+  | NEWLINE INDENT stmts DEDENT { $$ = $3; }
+  ;
+
+/* ------------------------------------------------------------ expressions */
+
+/* test [, test]* [,]: a bare tuple when there is a comma. */
+testlist:
+    test
+  | tuple_items
+  ;
+
+tuple_items:
+    test ',' { $$ = mk_list(lx, N_TUPLE, $1, @$); }
+  | test ',' test_seq opt_comma {
+      $$ = mk_list(lx, N_TUPLE, $1, @$);
+      for (int i = 0; i < $3.len; i++) nodelist_push(AR, &$$->list, $3.items[i]);
+    }
+  ;
+
+test_seq:
+    test { $$ = list1(lx, $1); }
+  | test_seq ',' test { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+opt_comma: %empty | ',' ;
+
+/* Targets of for and comprehensions: bitwise-or level, so `in` ends them. */
+exprlist:
+    expr
+  | expr_items
+  ;
+
+expr_items:
+    expr ',' { $$ = mk_list(lx, N_TUPLE, $1, @$); }
+  | expr ',' expr_seq opt_comma {
+      $$ = mk_list(lx, N_TUPLE, $1, @$);
+      for (int i = 0; i < $3.len; i++) nodelist_push(AR, &$$->list, $3.items[i]);
+    }
+  ;
+
+expr_seq:
+    expr { $$ = list1(lx, $1); }
+  | expr_seq ',' expr { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+/* b if a else c */
+test:
+    or_test
+  | or_test IF or_test ELSE test {
+      $$ = mk(lx, N_IFEXP, @$); $$->a = $3; $$->b = $1; $$->c = $5;
+    }
+  ;
+
+or_test:
+    and_test
+  | or_test OR and_test { $$ = mk_binary(lx, TOK_OR, $1, $3, @$); $$->kind = N_BOOLOP; }
+  ;
+
+and_test:
+    not_test
+  | and_test AND not_test { $$ = mk_binary(lx, TOK_AND, $1, $3, @$); $$->kind = N_BOOLOP; }
+  ;
+
+not_test:
+    comparison
+  | NOT not_test { $$ = mk_unary(lx, TOK_NOT, $2, @$); }
+  ;
+
+/* a < b <= c is one N_COMPARE with three operands and two operators. */
+comparison:
+    expr
+  | comp_chain
+  ;
+
+comp_chain:
+    expr comp_op expr {
+      $$ = mk_list(lx, N_COMPARE, $1, @$); nodelist_push(AR, &$$->list, $3);
+      $$->ops = arena_alloc(AR, sizeof(int)); $$->ops[0] = $2;
+    }
+  | comp_chain comp_op expr {
+      $$ = $1; $$->span = @$; nodelist_push(AR, &$$->list, $3);
+      int n = $$->list.len - 1;
+      int *ops = arena_alloc(AR, sizeof(int) * (size_t)n);
+      memcpy(ops, $$->ops, sizeof(int) * (size_t)(n - 1));
+      ops[n - 1] = $2; $$->ops = ops;
+    }
+  ;
+
+comp_op:
+    '<' { $$ = TOK_LT; } | '>' { $$ = TOK_GT; } | EQ { $$ = TOK_EQ; }
+  | NE { $$ = TOK_NE; } | LE { $$ = TOK_LE; } | GE { $$ = TOK_GE; }
+  | IN { $$ = TOK_IN; } | NOT IN { $$ = TOK_NOTIN; }
+  | IS { $$ = TOK_IS; } | IS NOT { $$ = TOK_ISNOT; }
+  ;
+
+expr:
+    xor_expr
+  | expr '|' xor_expr { $$ = mk_binary(lx, '|', $1, $3, @$); }
+  ;
+
+xor_expr:
+    and_expr
+  | xor_expr '^' and_expr { $$ = mk_binary(lx, '^', $1, $3, @$); }
+  ;
+
+and_expr:
+    shift_expr
+  | and_expr '&' shift_expr { $$ = mk_binary(lx, '&', $1, $3, @$); }
+  ;
+
+shift_expr:
+    arith_expr
+  | shift_expr LSHIFT arith_expr { $$ = mk_binary(lx, TOK_LSHIFT, $1, $3, @$); }
+  | shift_expr RSHIFT arith_expr { $$ = mk_binary(lx, TOK_RSHIFT, $1, $3, @$); }
+  ;
+
+arith_expr:
+    term
+  | arith_expr '+' term { $$ = mk_binary(lx, '+', $1, $3, @$); }
+  | arith_expr '-' term { $$ = mk_binary(lx, '-', $1, $3, @$); }
+  ;
+
+term:
+    factor
+  | term '*' factor { $$ = mk_binary(lx, '*', $1, $3, @$); }
+  | term '/' factor { $$ = mk_binary(lx, '/', $1, $3, @$); }
+  | term FLOORDIV factor { $$ = mk_binary(lx, TOK_FLOORDIV, $1, $3, @$); }
+  | term '%' factor { $$ = mk_binary(lx, '%', $1, $3, @$); }
+  | term '@' factor { $$ = mk_binary(lx, '@', $1, $3, @$); }
+  ;
+
+/* Unary operators bind looser than ** on their right: -x**2 = -(x**2). */
+factor:
+    power
+  | '+' factor { $$ = mk_unary(lx, '+', $2, @$); }
+  | '-' factor { $$ = mk_unary(lx, '-', $2, @$); }
+  | '~' factor { $$ = mk_unary(lx, '~', $2, @$); }
+  ;
+
+/* a ** b ** c = a ** (b ** c); the exponent may be signed: 2 ** -1. */
+power:
+    primary
+  | primary POW factor { $$ = mk_binary(lx, TOK_POW, $1, $3, @$); }
+  ;
+
+/* Calls, attributes and subscripts, left to right. */
+primary:
+    atom
+  | primary '.' NAME { $$ = mk(lx, N_ATTR, @$); $$->a = $1; $$->name = $3; }
+  | call
+  | primary '[' subscripts ']' { $$ = mk(lx, N_SUBSCRIPT, @$); $$->a = $1; $$->b = $3; }
+  ;
+
+call:
+    primary '(' ')' { $$ = mk(lx, N_CALL, @$); $$->a = $1; }
+  | primary '(' args opt_comma ')' {
+      $$ = mk(lx, N_CALL, @$); $$->a = $1;
+      for (int i = 0; i < $3.len; i++)
+        nodelist_push(AR, $3.items[i]->kind == N_KEYWORD ? &$$->list2 : &$$->list,
+                      $3.items[i]);
+      if (!check_call_args(lx, $$)) YYABORT;
+    }
+  ;
+
+args:
+    arg { $$ = list1(lx, $1); }
+  | args ',' arg { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+/* f(x), f(name=x), f(*xs); f(**kw) and generator arguments are refused. */
+arg:
+    test
+  | NAME '=' test { $$ = mk(lx, N_KEYWORD, @$); $$->name = $1; $$->a = $3; }
+  | '*' test { $$ = mk(lx, N_STAR, @$); $$->op = '*'; $$->a = $2; }
+  | POW test { unsupported(lx, @$, "'**' arguments"); YYABORT; }
+  | test comp_for { unsupported(lx, @$, "generator expressions"); YYABORT; }
+  ;
+
+/* a[i], a[i, j], a[1:2], a[:, 3], a[::2] */
+subscripts:
+    subscript
+  | subscript ',' { $$ = mk_list(lx, N_TUPLE, $1, @$); }
+  | subscript ',' subscript_seq opt_comma {
+      $$ = mk_list(lx, N_TUPLE, $1, @$);
+      for (int i = 0; i < $3.len; i++) nodelist_push(AR, &$$->list, $3.items[i]);
+    }
+  ;
+
+subscript_seq:
+    subscript { $$ = list1(lx, $1); }
+  | subscript_seq ',' subscript { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+subscript:
+    test
+  | opt_test ':' opt_test {
+      $$ = mk(lx, N_SLICE, @$); $$->a = $1; $$->b = $3;
+    }
+  | opt_test ':' opt_test ':' opt_test {
+      $$ = mk(lx, N_SLICE, @$); $$->a = $1; $$->b = $3; $$->c = $5;
+    }
+  ;
+
+opt_test:
+    %empty { $$ = NULL; }
+  | test
+  ;
+
+atom:
+    NAME { $$ = mk(lx, N_NAME, @$); $$->name = $1; }
+  | INT { $$ = mk(lx, N_INT, @$); $$->ival = $1; }
+  | FLOAT { $$ = mk(lx, N_FLOAT, @$); $$->fval = $1; }
+  | strings
+  | NONE { $$ = mk(lx, N_NONE, @$); }
+  | TRUE { $$ = mk(lx, N_TRUE, @$); }
+  | FALSE { $$ = mk(lx, N_FALSE, @$); }
+  | '(' ')' { $$ = mk(lx, N_TUPLE, @$); }
+  | '(' test ')' { $$ = $2; }
+  | '(' tuple_items ')' { $$ = $2; $$->span = @$; }
+  | '(' test comp_for ')' { unsupported(lx, @$, "generator expressions"); YYABORT; }
+  | '[' ']' { $$ = mk(lx, N_LIST, @$); }
+  | '[' test_seq opt_comma ']' { $$ = mk(lx, N_LIST, @$); $$->list = $2; }
+  | '[' test comp_clauses ']' { $$ = mk_listcomp(lx, $2, $3, @$); }
+  ;
+
+/* Adjacent string literals are one string, as in Python. */
+strings:
+    STRING { $$ = mk_str(lx, $1, @$); }
+  | strings STRING { $$ = concat_str(lx, $1, $2, @$); }
+  ;
+
+/* for x in xs if cond ... [for y in ys if ...] */
+comp_clauses:
+    comp_for { $$ = list1(lx, $1); }
+  | comp_clauses comp_for { $$ = $1; nodelist_push(AR, &$$, $2); }
+  ;
+
+comp_for:
+    FOR exprlist IN or_test comp_ifs {
+      if (!check_target(lx, $2)) YYABORT;
+      $$ = mk(lx, N_COMPFOR, @$); $$->b = $2; $$->c = $4; $$->list = $5;
+    }
+  ;
+
+comp_ifs:
+    %empty { $$ = (NodeList){0}; }
+  | comp_ifs IF or_test { $$ = $1; nodelist_push(AR, &$$, $3); }
+  ;
+
+%%
+
+static Node *mk(Lexer *lx, NodeKind kind, Span sp) {
+  return node_new(lx->ar, kind, sp);
+}
+
+static Node *mk_binary(Lexer *lx, int op, Node *a, Node *b, Span sp) {
+  Node *n = mk(lx, N_BINARY, sp);
+  n->op = op;
+  n->a = a;
+  n->b = b;
+  return n;
+}
+
+static Node *mk_unary(Lexer *lx, int op, Node *a, Span sp) {
+  Node *n = mk(lx, N_UNARY, sp);
+  n->op = op;
+  n->a = a;
+  return n;
+}
+
+/* A node whose list starts with `first` (tuples, comparisons). */
+static Node *mk_list(Lexer *lx, NodeKind kind, Node *first, Span sp) {
+  Node *n = mk(lx, kind, sp);
+  nodelist_push(lx->ar, &n->list, first);
+  return n;
+}
+
+static NodeList list1(Lexer *lx, Node *item) {
+  NodeList l = {0};
+  nodelist_push(lx->ar, &l, item);
+  return l;
+}
+
+static Node *last_stmt(NodeList body) { return body.items[body.len - 1]; }
+
+/* A compound statement spans its keyword to the end of its body (the
+ * caller stores the body where its kind keeps it). */
+static Node *mk_compound(Lexer *lx, NodeKind kind, Span head, NodeList body) {
+  return mk(lx, kind, span_join(head, last_stmt(body)->span));
+}
+
+/* Several with-items nest: each item's body is the next item. */
+static Node *mk_with(Lexer *lx, NodeList items, NodeList body, Span sp) {
+  Span whole = span_join(sp, last_stmt(body)->span);
+  for (int i = items.len - 1; i >= 0; i--) {
+    Node *w = items.items[i];
+    w->list = body;
+    w->span = span_join(i == 0 ? sp : w->span, whole);
+    body = list1(lx, w);
+  }
+  return items.items[0];
+}
+
+/* [elt for b in c if ... for ...]: the first clause lives in the node. */
+static Node *mk_listcomp(Lexer *lx, Node *elt, NodeList clauses, Span sp) {
+  Node *n = mk(lx, N_LISTCOMP, sp);
+  Node *first = clauses.items[0];
+  n->a = elt;
+  n->b = first->b;
+  n->c = first->c;
+  n->list = first->list;
+  for (int i = 1; i < clauses.len; i++)
+    nodelist_push(lx->ar, &n->list2, clauses.items[i]);
+  return n;
+}
+
+static Node *mk_str(Lexer *lx, char *text, Span sp) {
+  Node *n = mk(lx, N_STR, sp);
+  n->str = text;
+  return n;
+}
+
+static Node *concat_str(Lexer *lx, Node *s, char *text, Span sp) {
+  s->str = arena_printf(lx->ar, "%s%s", s->str, text);
+  s->span = sp;
+  return s;
+}
+
+static bool unsupported(Lexer *lx, Span sp, const char *what) {
+  diag_error(lx->d, sp, "%s: not supported yet", what);
+  return false;
+}
+
+/* What an expression is called in "cannot assign to ..." messages. */
+static const char *describe(const Node *n) {
+  switch (n->kind) {
+  case N_CALL: return "a function call";
+  case N_INT: case N_FLOAT: case N_STR: return "a literal";
+  case N_TRUE: return "True";
+  case N_FALSE: return "False";
+  case N_NONE: return "None";
+  case N_COMPARE: return "a comparison";
+  case N_BOOLOP: case N_BINARY: case N_UNARY: return "an expression";
+  case N_IFEXP: return "a conditional expression";
+  case N_LISTCOMP: return "a list comprehension";
+  case N_STAR: return "a starred expression";
+  default: return "this expression";
+  }
+}
+
+/* Assignment, for and with targets: names, attributes, subscripts, and
+ * tuples/lists of those (nesting bounded by the bracket limit). */
+static bool check_target(Lexer *lx, Node *t) {
+  switch (t->kind) {
+  case N_NAME: case N_ATTR: case N_SUBSCRIPT:
+    return true;
+  case N_TUPLE: case N_LIST:
+    if (t->list.len == 0) {
+      diag_error(lx->d, t->span, "cannot assign to an empty %s",
+                 t->kind == N_TUPLE ? "tuple" : "list");
+      return false;
+    }
+    for (int i = 0; i < t->list.len; i++)
+      if (!check_target(lx, t->list.items[i]))
+        return false;
+    return true;
+  default:
+    diag_error(lx->d, t->span, "cannot assign to %s", describe(t));
+    return false;
+  }
+}
+
+/* Augmented assignment and annotation take exactly one simple target. */
+static bool check_single_target(Lexer *lx, Node *t, const char *what) {
+  if (t->kind == N_NAME || t->kind == N_ATTR || t->kind == N_SUBSCRIPT)
+    return true;
+  if (t->kind == N_TUPLE)
+    diag_error(lx->d, t->span, "only a single target (not a tuple) can be "
+               "the target of an %s", what);
+  else
+    diag_error(lx->d, t->span, "cannot use %s as the target of an %s",
+               describe(t), what);
+  return false;
+}
+
+/* Python's rules: no positional argument after a keyword argument, and no
+ * keyword given twice. */
+static bool check_call_args(Lexer *lx, Node *call) {
+  for (int i = 0; i < call->list.len; i++) {
+    Node *pos = call->list.items[i];
+    for (int k = 0; k < call->list2.len; k++)
+      if (call->list2.items[k]->span.line < pos->span.line
+          || (call->list2.items[k]->span.line == pos->span.line
+              && call->list2.items[k]->span.col < pos->span.col)) {
+        diag_error(lx->d, pos->span,
+                   "positional argument follows keyword argument");
+        return false;
+      }
+  }
+  for (int k = 1; k < call->list2.len; k++)
+    for (int j = 0; j < k; j++)
+      if (strcmp(call->list2.items[k]->name, call->list2.items[j]->name) == 0) {
+        diag_error(lx->d, call->list2.items[k]->span,
+                   "keyword argument repeated: %s", call->list2.items[k]->name);
+        return false;
+      }
+  return true;
+}
+
+/* ------------------------------------------------------- syntax errors */
+
+/* Text of the token at `sp` (one line), for "unexpected 'foo'". */
+static void token_text(Lexer *lx, Span sp, char *buf, size_t cap) {
+  buf[0] = '\0';
+  const char *p = lx->src->text;
+  const char *end = p + lx->src->len;
+  for (int line = 1; line < sp.line && p < end; p++)
+    if (*p == '\n')
+      line++;
+  p += sp.col - 1;
+  size_t n = 0;
+  size_t want = sp.end_line == sp.line && sp.end_col > sp.col
+                    ? (size_t)(sp.end_col - sp.col) : 1;
+  while (n < want && n + 4 < cap && p + n < end && p[n] != '\n')
+    n++;
+  memcpy(buf, p, n);
+  buf[n] = '\0';
+  if (n < want)
+    strcpy(buf + (n > cap - 4 ? cap - 4 : n), "...");
+}
+
+/* How the unexpected token is named in the message. */
+static void describe_unexpected(Lexer *lx, yysymbol_kind_t tok, Span sp,
+                                char *buf, size_t cap) {
+  char text[48];
+  switch (tok) {
+  case YYSYMBOL_YYEOF: snprintf(buf, cap, "end of file"); return;
+  case YYSYMBOL_NEWLINE: snprintf(buf, cap, "end of line"); return;
+  case YYSYMBOL_INDENT: snprintf(buf, cap, "indent"); return;
+  case YYSYMBOL_DEDENT: snprintf(buf, cap, "end of block"); return;
+  default:
+    token_text(lx, sp, text, sizeof text);
+    snprintf(buf, cap, "'%s'", text);
+    return;
+  }
+}
+
+/* Can an expression start with this token? */
+static bool starts_expression(yysymbol_kind_t t) {
+  switch (t) {
+  case YYSYMBOL_NAME: case YYSYMBOL_INT: case YYSYMBOL_FLOAT:
+  case YYSYMBOL_STRING: case YYSYMBOL_NONE: case YYSYMBOL_TRUE:
+  case YYSYMBOL_FALSE: case YYSYMBOL_NOT:
+    return true;
+  default: {
+    const char *name = yysymbol_name(t);
+    return strcmp(name, "'('") == 0 || strcmp(name, "'['") == 0
+           || strcmp(name, "'-'") == 0 || strcmp(name, "'+'") == 0
+           || strcmp(name, "'~'") == 0;
+  }
+  }
+}
+
+/* The name of an expected token: 'x' for punctuation and keywords. */
+static const char *expected_name(yysymbol_kind_t t, char *buf, size_t cap) {
+  const char *name = yysymbol_name(t);
+  switch (t) {
+  case YYSYMBOL_NAME: return "a name";
+  case YYSYMBOL_NEWLINE: return "end of line";
+  case YYSYMBOL_INDENT: return "an indented block";
+  case YYSYMBOL_DEDENT: return "end of block";
+  case YYSYMBOL_YYEOF: return "end of file";
+  case YYSYMBOL_AUGASSIGN: return "an augmented assignment";
+  default: break;
+  }
+  size_t n = strlen(name);
+  if (n >= 2 && name[0] == '"') /* "def" -> 'def' */
+    snprintf(buf, cap, "'%.*s'", (int)(n - 2), name + 1);
+  else
+    snprintf(buf, cap, "%s", name);
+  return buf;
+}
+
+enum { MAX_EXPECTED_SHOWN = 5 };
+
+/* invalid syntax: unexpected X, expected A, B or C */
+static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
+  yysymbol_kind_t tok = yypcontext_token(ctx);
+  Span sp = *yypcontext_location(ctx);
+  if (tok == YYSYMBOL_INDENT) {
+    diag_error(lx->d, sp, "unexpected indent");
+    return 0;
+  }
+  if (tok == YYSYMBOL_UNSUPPORTED) {
+    char text[48];
+    token_text(lx, sp, text, sizeof text);
+    diag_error(lx->d, sp, "'%s' is not supported in tls scripts", text);
+    return 0;
+  }
+  char unexpected[64];
+  describe_unexpected(lx, tok, sp, unexpected, sizeof unexpected);
+  yysymbol_kind_t exp[YYNTOKENS];
+  int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
+  /* Collapse the tokens that start an expression into one phrase. */
+  const char *shown[YYNTOKENS];
+  char bufs[YYNTOKENS][32];
+  int nshown = 0;
+  bool expr = false;
+  for (int i = 0; i < n; i++)
+    if (exp[i] == YYSYMBOL_INT)
+      expr = true;
+  if (expr)
+    shown[nshown++] = "an expression";
+  for (int i = 0; i < n; i++)
+    if (!(expr && starts_expression(exp[i])))
+      shown[nshown++] = expected_name(exp[i], bufs[i], sizeof bufs[i]);
+  if (n <= 0 || nshown > MAX_EXPECTED_SHOWN) {
+    diag_error(lx->d, sp, "invalid syntax: unexpected %s", unexpected);
+    return 0;
+  }
+  char list[512] = "";
+  for (int i = 0; i < nshown; i++) {
+    const char *sep = i == 0 ? "" : i == nshown - 1 ? " or " : ", ";
+    strncat(list, sep, sizeof list - strlen(list) - 1);
+    strncat(list, shown[i], sizeof list - strlen(list) - 1);
+  }
+  diag_error(lx->d, sp, "invalid syntax: unexpected %s, expected %s",
+             unexpected, list);
+  return 0;
+}
+
+/* Bison calls this only when its stack is exhausted: too deep nesting. */
+static void tls_error(Span *loc, Lexer *lx, const char *msg) {
+  if (strcmp(msg, "memory exhausted") == 0)
+    diag_error(lx->d, *loc, "too deeply nested");
+  else
+    diag_error(lx->d, *loc, "%s", msg);
+}
