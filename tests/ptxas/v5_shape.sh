@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# v5_shape.sh FILE.ptx: the instruction profile of the compiled V5 kernel,
+# one count per line, for a golden comparison. What each count must be:
+#   wgmma m64n256k16   2 groups x (1 before the loop + 4 unrolled copies)
+#                      x 4 k16 steps per 64-wide K tile = 40
+#   wait_group 1 / 0   one per unrolled copy per group (8) / one per group (2)
+#   cp.async.bulk.tensor  3 loads x 4 unrolled copies = 12
+#   elect.sync         one per single-thread region / TMA issue
+#   try_wait .relaxed  the seed's sem="relaxed" waits
+#   .loc lines         the lines of the .tls that the PTX maps back to
+f=$1
+count() { grep -cE "$1" "$f"; }
+echo "wgmma.mma_async m64n256k16.f32.f16.f16: $(count 'wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16')"
+echo "wgmma.fence: $(count 'wgmma\.fence\.sync\.aligned')"
+echo "wgmma.commit_group: $(count 'wgmma\.commit_group\.sync\.aligned')"
+echo "wgmma.wait_group 1: $(count 'wgmma\.wait_group\.sync\.aligned 1;')"
+echo "wgmma.wait_group 0: $(count 'wgmma\.wait_group\.sync\.aligned 0;')"
+echo "cp.async.bulk.tensor.2d load: $(count 'cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes')"
+echo "mbarrier.arrive.expect_tx: $(count 'mbarrier\.arrive\.expect_tx\.shared::cta\.b64 _')"
+echo "mbarrier.arrive: $(count 'mbarrier\.arrive\.shared::cta\.b64 _')"
+echo "mbarrier.try_wait.parity.relaxed.cta: $(count 'mbarrier\.try_wait\.parity\.relaxed\.cta\.shared::cta\.b64')"
+echo "mbarrier.init: $(count 'mbarrier\.init\.shared::cta\.b64')"
+echo "elect.sync: $(count 'elect\.sync _\|%p[0-9]+, -1;')"
+echo "cvt.rn.f16x2.f32: $(count 'cvt\.rn\.f16x2\.f32')"
+echo ".target: $(grep -E '^\.target' "$f")"
+echo ".maxntid: $(grep -E '^\.maxntid' "$f")"
+echo ".loc lines: $(grep -oE '^\s*\.loc 1 [0-9]+' "$f" | awk '{print $3}' | sort -n | uniq | tr '\n' ' ')"
