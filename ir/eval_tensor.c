@@ -1,0 +1,170 @@
+/* eval_tensor.c: tensors as values: attributes (.nbytes, .shape, .dtype,
+ * .transpose()), indexing of shared tensors into views (sa[stage, 0]) and
+ * element-wise arithmetic on register tensors. */
+#include <string.h>
+
+#include "eval.h"
+
+/* The view a tensor value denotes (a whole tensor is a view with no
+ * index). */
+static IrRef as_ref(const Value *v) {
+  if (v->kind == V_REF)
+    return v->ref;
+  IrRef r = {0};
+  r.t = v->t;
+  return r;
+}
+
+/* View dimensions (transpose applied), computed here so the evaluator does
+ * not depend on the IR helpers' order of landing. */
+static int ref_rank(const IrRef *r) { return r->t->rank - r->nidx; }
+
+static int64_t ref_dim(const IrRef *r, int i) {
+  int rank = ref_rank(r);
+  if (r->transposed && rank >= 2 && i >= rank - 2)
+    i = (i == rank - 1) ? rank - 2 : rank - 1;
+  return r->t->shape[r->nidx + i];
+}
+
+static int64_t ref_bytes(const IrRef *r) {
+  int64_t n = dtype_bytes(r->t->dtype);
+  for (int i = 0; i < ref_rank(r); i++)
+    n *= ref_dim(r, i);
+  return n;
+}
+
+Value *ev_tensor_attr(Eval *E, Value *tv, const char *name, Span sp) {
+  IrRef r = as_ref(tv);
+  if (strcmp(name, "dtype") == 0) {
+    Value *d = v_new(E, V_DTYPE);
+    d->dt = r.t->dtype;
+    return d;
+  }
+  if (strcmp(name, "transpose") == 0)
+    return v_builtin(E, P_TRANSPOSE, tv);
+  if (strcmp(name, "shape") == 0) {
+    Value *s = v_seq(E, V_TUPLE, ref_rank(&r));
+    for (int i = 0; i < s->n; i++)
+      s->items[i] = r.t->space == MS_GLOBAL && r.t->gshape[i]
+                        ? v_expr(E, r.t->gshape[i])
+                        : v_int(E, ref_dim(&r, i));
+    return s;
+  }
+  if (strcmp(name, "nbytes") == 0) {
+    if (r.t->space == MS_GLOBAL)
+      ev_error(E, sp, "nbytes of a global tensor is not a compile-time "
+                      "constant");
+    return v_int(E, ref_bytes(&r));
+  }
+  ev_error(E, sp, "'%s' object has no attribute '%s'", v_type_name(tv), name);
+}
+
+/* x.transpose(): swaps the last two dimensions of a rank-2 shared view. */
+Value *ev_tensor_transpose(Eval *E, Value *tv, Span sp) {
+  if (tv->kind == V_TENSOR && tv->t->space != MS_SHARED)
+    ev_error(E, sp, "transpose() of a %s is not supported yet",
+             v_type_name(tv));
+  IrRef r = as_ref(tv);
+  if (ref_rank(&r) != 2)
+    ev_error(E, sp, "transpose() needs a rank-2 view, this one has rank %d",
+             ref_rank(&r));
+  Value *v = v_new(E, V_REF);
+  v->ref = r;
+  v->ref.transposed = !r.transposed;
+  return v;
+}
+
+/* sa[i, j]: fixes the leading dimensions of a shared tensor (run-time
+ * indices allowed); mbarriers[i] selects one barrier. */
+Value *ev_tensor_index(Eval *E, Value *tv, Value *idx, Span sp) {
+  IrRef r = as_ref(tv);
+  if (r.t->space != MS_SHARED)
+    ev_error(E, sp, "indexing a %s is not supported yet", v_type_name(tv));
+  if (r.transposed)
+    ev_error(E, sp, "indexing a transposed view is not supported yet");
+  int n = idx->kind == V_TUPLE ? idx->n : 1;
+  if (r.nidx + n > r.t->rank)
+    ev_error(E, sp, "too many indices for a tensor of rank %d", r.t->rank);
+  for (int i = 0; i < n; i++) {
+    Value *x = idx->kind == V_TUPLE ? idx->items[i] : idx;
+    if (!v_is_scalar(x) || x->kind == V_FLOAT)
+      ev_error(E, sp, "tensor index must be an integer, not '%s'",
+               v_type_name(x));
+    int64_t dim = r.t->shape[r.nidx], c;
+    IrExpr *e = ev_scalar_as(E, x, DT_INT32, sp);
+    if (ir_is_const(e, &c) && (c < 0 || c >= dim))
+      ev_error(E, sp, "index %lld is out of bounds for a dimension of size "
+                      "%lld", (long long)c, (long long)dim);
+    r.idx[r.nidx++] = e;
+  }
+  Value *v = v_new(E, V_REF);
+  v->ref = r;
+  return v;
+}
+
+static bool elem_op(int op, IrOp *out) {
+  switch (op) {
+  case '+': *out = OP_ADD; return true;
+  case '-': *out = OP_SUB; return true;
+  case '*': *out = OP_MUL; return true;
+  case '/': *out = OP_DIV; return true;
+  default: return false;
+  }
+}
+
+static IrTensor *like(Eval *E, IrTensor *t, Span sp) {
+  IrTensor *r = ir_new_tensor(E->ar, E->k, ev_hint(E, "t"), MS_REGISTER,
+                              t->dtype, t->rank, t->shape, sp);
+  r->nthreads = t->nthreads;
+  return r;
+}
+
+/* a op b where one side is a register tensor: S_ELEMWISE into dst (a new
+ * tensor when dst is NULL). */
+Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst,
+                       Span sp) {
+  IrOp iop;
+  if (!elem_op(op, &iop))
+    ev_error(E, sp, "operator %s on tensors is not supported yet",
+             op_name(op));
+  if (a->kind != V_TENSOR && (op == '+' || op == '*')) {
+    Value *t = a;
+    a = b;
+    b = t;
+  }
+  if (a->kind != V_TENSOR)
+    ev_error(E, sp, "scalar %s tensor is not supported yet; write it with "
+                    "the tensor first", op_name(op));
+  if (a->t->space != MS_REGISTER ||
+      (b->kind == V_TENSOR && b->t->space != MS_REGISTER))
+    ev_error(E, sp, "arithmetic needs register tensors; load shared or "
+                    "global tensors into registers first");
+  IrStmt *st = ir_stmt_new(E->ar, S_ELEMWISE, sp);
+  st->op = iop;
+  st->t[1] = a->t;
+  if (b->kind == V_TENSOR) {
+    IrTensor *x = a->t, *y = b->t;
+    if (x->rank != y->rank ||
+        memcmp(x->shape, y->shape, sizeof(int64_t) * x->rank) != 0)
+      ev_error(E, sp, "tensor shapes differ (broadcasting is not supported "
+                      "yet)");
+    if (x->dtype != y->dtype)
+      ev_error(E, sp, "tensor dtypes differ: %s and %s; cast one first",
+               dtype_name(x->dtype), dtype_name(y->dtype));
+    st->t[2] = y;
+  } else if (v_is_scalar(b)) {
+    st->e[0] = ev_scalar_as(E, b, a->t->dtype, sp);
+  } else {
+    ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'",
+             op_name(op), v_type_name(a), v_type_name(b));
+  }
+  if (dst && (dst->dtype != a->t->dtype || dst->rank != a->t->rank))
+    ev_error(E, sp, "the result does not fit the tensor it updates");
+  st->t[0] = dst ? dst : like(E, a->t, sp);
+  ev_emit(E, st);
+  return v_tensor(E, st->t[0]);
+}
+
+Value *ev_tensor_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
+  return ev_tensor_binop_to(E, op, a, b, NULL, sp);
+}
