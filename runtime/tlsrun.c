@@ -2,6 +2,7 @@
  * checks it against cuBLAS (or a host reference) and times it beside cuBLAS.
  *
  *   tlsrun FILE.ptx --list
+ *   tlsrun --probe            (exit 0 and the GPU's name, or 3: no GPU)
  *   tlsrun FILE.ptx [--kernel NAME] [-m M -n N -k K | --sizes MxNxK,...]
  *          [--check] [--bench] [--reps R] [--seed S]
  *
@@ -27,7 +28,7 @@ typedef struct Options {
   Size sizes[MAX_SIZES];
   int nsizes;
   Size one; /* from -m/-n/-k */
-  bool check, bench, list;
+  bool check, bench, list, probe;
   int reps;
   uint64_t seed;
 } Options;
@@ -53,6 +54,7 @@ typedef struct Run {
 static void usage(void) {
   fprintf(stderr,
           "usage: tlsrun FILE.ptx --list\n"
+          "       tlsrun --probe\n"
           "       tlsrun FILE.ptx [--kernel NAME] [-m M -n N -k K | --sizes MxNxK,...]\n"
           "              [--check] [--bench] [--reps R] [--seed S]\n");
 }
@@ -86,6 +88,7 @@ static bool parse_options(int argc, char **argv, Options *o) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
     if (!strcmp(a, "--list")) o->list = true;
+    else if (!strcmp(a, "--probe")) o->probe = true;
     else if (!strcmp(a, "--check")) o->check = true;
     else if (!strcmp(a, "--bench")) o->bench = true;
     else if (!strcmp(a, "--kernel") && has_value) o->kernel = argv[++i];
@@ -104,7 +107,17 @@ static bool parse_options(int argc, char **argv, Options *o) {
     else return false;
   }
   if (!o->nsizes) o->sizes[o->nsizes++] = o->one;
-  return o->file != NULL;
+  return o->file != NULL || o->probe;
+}
+
+/* --probe: is there a GPU tlsrun can use? */
+static int probe(void) {
+  tls_context *ctx;
+  tls_status st = tls_init(0, &ctx);
+  if (st) fprintf(stderr, "tlsrun: %s\n", tls_last_error(ctx));
+  else printf("%s (%s)\n", tls_context_device_name(ctx), tls_context_arch(ctx));
+  tls_context_free(ctx);
+  return st ? EXIT_NO_GPU : EXIT_OK;
 }
 
 /* --------------------------------------------------------------- list */
@@ -461,6 +474,7 @@ static int run_entry(Run *r, const Options *o) {
 int main(int argc, char **argv) {
   Options o;
   if (!parse_options(argc, argv, &o)) return usage(), EXIT_USAGE;
+  if (o.probe) return probe();
   if (o.list) return list_entries(&o);
   static Run r; /* large: rows of timings */
   r.reps = o.reps;
