@@ -100,6 +100,8 @@ struct Value {
   IrExpr *x;
   IrTensor *t;
   IrRef ref;
+  bool owned; /* x is a variable of a finished call: the first binding may
+                 adopt it instead of copying it */
 };
 
 typedef enum ClassKind { CK_USER, CK_SCRIPT_BASE, CK_CLASS_BASE } ClassKind;

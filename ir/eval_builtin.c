@@ -90,8 +90,12 @@ static Value *b_minmax(Eval *E, Args *a, Span sp, bool is_min) {
 /* cdiv(a, b) = (a + b - 1) // b; on run-time values (a + b - 1) / b. */
 static Value *b_cdiv(Eval *E, Args *a, Span sp) {
   arg_count(E, a, sp, "cdiv", 2, 2);
-  Value *num = ev_eval_binop(E, '+', a->pos[0], a->pos[1], sp);
-  num = ev_eval_binop(E, '-', num, v_int(E, 1), sp);
+  Value *num;
+  if (a->pos[1]->kind == V_INT) /* fold b - 1 now: m_size + 127 */
+    num = ev_eval_binop(E, '+', a->pos[0], v_int(E, a->pos[1]->i - 1), sp);
+  else
+    num = ev_eval_binop(E, '-', ev_eval_binop(E, '+', a->pos[0], a->pos[1], sp),
+                        v_int(E, 1), sp);
   return ev_eval_binop(E, TOK_FLOORDIV, num, a->pos[1], sp);
 }
 

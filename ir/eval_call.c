@@ -137,6 +137,27 @@ static void bind_params(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   }
 }
 
+/* A returned value whose variables were locals of the finished call: no
+ * other slot can change them any more, so the caller's binding may adopt
+ * them instead of copying (m_block, n_block = self.coord(...)). */
+static Value *mark_owned(Eval *E, Value *v, Dict *locals) {
+  if (v->kind == V_TUPLE) {
+    Value *t = v_seq(E, V_TUPLE, v->n);
+    for (int i = 0; i < v->n; i++)
+      t->items[i] = mark_owned(E, v->items[i], locals);
+    return t;
+  }
+  if (v->kind != V_EXPR || v->x->kind != X_VAR)
+    return v;
+  for (int i = 0; i < locals->len; i++)
+    if (locals->items[i].var == v->x->var) {
+      Value *o = v_expr(E, v->x);
+      o->owned = true;
+      return o;
+    }
+  return v;
+}
+
 /* Inlines def at the call site sp. */
 Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   if (E->depth >= EV_MAX_CALL_DEPTH)
@@ -160,7 +181,7 @@ Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   E->depth--;
   E->loop_kind = saved_kind;
   E->hint = saved_hint;
-  return f.returned ? f.ret : v_none(E);
+  return f.returned ? mark_owned(E, f.ret, f.locals) : v_none(E);
 }
 
 /* ClassName(args): a new instance, __init__ inlined. */

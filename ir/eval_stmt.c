@@ -100,7 +100,10 @@ void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, bool annotated,
   (void)annotated;
   s->var = NULL;
   s->val = v;
-  if (v->kind == V_EXPR && !ir_is_const(v->x, &c) &&
+  if (v->owned) { /* adopt the finished call's variable, once */
+    v->owned = false;
+    s->var = v->x->var;
+  } else if (v->kind == V_EXPR && !ir_is_const(v->x, &c) &&
       (E->rt_depth > 0 || ev_expr_uses_var(v->x))) {
     s->var = ir_new_var(E->ar, E->k, s->name, v->x->type);
     emit_assign(E, s->var, v->x, sp);
