@@ -20,13 +20,6 @@ static void emit_assign(Emitter *e, const IrStmt *s) {
   emit(e, "mov%s %s, %s;", ptx_btype(dst.type), dst.s, v.s);
 }
 
-/* Forces the next emit_loc to print, for code that returns to a statement
- * after its body (loop increment and test). */
-static void reloc(Emitter *e, Span sp) {
-  e->last_line = -1;
-  emit_loc(e, sp);
-}
-
 /* for var in range(start, stop, step) unroll U: the body is repeated U
  * times per trip, each copy preceded by the exit test, so any run-time trip
  * count is right. stop is evaluated once (Python's range); the step must be
@@ -45,13 +38,13 @@ static void emit_for(Emitter *e, const IrStmt *s) {
   int copies = s->n > 1 ? (int)s->n : 1;
   emit_label(e, top);
   for (int u = 0; u < copies && !e->failed; u++) {
-    reloc(e, s->span);
+    emit_loc(e, s->span); /* back at the loop's line after the body */
     Val done = new_reg(e, DT_BOOL);
     emit(e, "setp.%s%s %s, %s, %s;", step > 0 ? "ge" : "le", ptx_type(var.type), done.s, var.s,
          stop.s);
     emit(e, "@%s bra $L%d;", done.s, end);
     emit_block(e, &s->body);
-    reloc(e, s->span);
+    emit_loc(e, s->span); /* back at the loop's line after the body */
     emit(e, "add%s %s, %s, %s;", ptx_type(var.type), var.s, var.s,
          val_imm(var.type, step).s);
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# v5_shape.sh FILE.ptx: the instruction profile of the compiled V5 kernel,
+# v5_shape.sh FILE.ptx FILE.tls: the instruction profile of the compiled V5 kernel,
 # one count per line, for a golden comparison. What each count must be:
 #   wgmma m64n256k16   2 groups x (1 before the loop + 4 unrolled copies)
 #                      x 4 k16 steps per 64-wide K tile = 40
@@ -7,8 +7,9 @@
 #   cp.async.bulk.tensor  3 loads x 4 unrolled copies = 12
 #   elect.sync         one per single-thread region / TMA issue
 #   try_wait .relaxed  the seed's sem="relaxed" waits
-#   .loc lines         the lines of the .tls that the PTX maps back to
-f=$1
+#   .loc               for each primitive call of the .tls, how many of its
+#                      lines have a `.loc` in the PTX (all of them must)
+f=$1 tls=$2
 count() { grep -cE "$1" "$f"; }
 echo "wgmma.mma_async m64n256k16.f32.f16.f16: $(count 'wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16')"
 echo "wgmma.fence: $(count 'wgmma\.fence\.sync\.aligned')"
@@ -24,4 +25,13 @@ echo "elect.sync: $(count 'elect\.sync _\|%p[0-9]+, -1;')"
 echo "cvt.rn.f16x2.f32: $(count 'cvt\.rn\.f16x2\.f32')"
 echo ".target: $(grep -E '^\.target' "$f")"
 echo ".maxntid: $(grep -E '^\.maxntid' "$f")"
-echo ".loc lines: $(grep -oE '^\s*\.loc 1 [0-9]+' "$f" | awk '{print $3}' | sort -n | uniq | tr '\n' ' ')"
+locs=$(grep -oE '^\s*\.loc 1 [0-9]+' "$f" | awk '{print $3}' | sort -nu)
+for call in wgmma.mma wgmma.wait_group tma.global_to_shared mbarrier.wait mbarrier.arrive store_global cast; do
+  lines=$(grep -nF "self.$call(" "$tls" | cut -d: -f1)
+  n=0 mapped=0
+  for l in $lines; do
+    n=$((n + 1))
+    if echo "$locs" | grep -qx "$l"; then mapped=$((mapped + 1)); fi
+  done
+  echo ".loc for self.$call(: $mapped of $n lines"
+done
