@@ -17,6 +17,7 @@
  */
 #include "frontend/parse.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,17 +239,22 @@ static void dump_string(FILE *out, const char *s) {
   fputc('"', out);
 }
 
-/* The shortest %g form that reads back as the same double. */
+/* A double as Python's repr writes it: the fewest digits that read back
+ * as the same value, fixed notation for exponents -4..15, else 1e+20. */
 static void dump_float(FILE *out, double v) {
-  char buf[40];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, v);
+  char buf[64];
+  int prec = 0;
+  for (prec = 0; prec < 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*e", prec, v);
     if (strtod(buf, NULL) == v)
       break;
   }
+  int exp10 = atoi(strchr(buf, 'e') + 1);
+  if (isfinite(v) && exp10 >= -4 && exp10 < 16) {
+    int decimals = prec - exp10 > 1 ? prec - exp10 : 1;
+    snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  }
   fputs(buf, out);
-  if (!strpbrk(buf, ".eEin"))
-    fputs(".0", out);
 }
 
 /* Kind, span and the scalar fields of a node, on one line. */

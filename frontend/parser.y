@@ -858,6 +858,8 @@ static const char *expected_name(yysymbol_kind_t t, char *buf, size_t cap) {
   const char *name = yysymbol_name(t);
   switch (t) {
   case YYSYMBOL_NAME: return "a name";
+  case YYSYMBOL_STRING: return "a string";
+  case YYSYMBOL_INT: case YYSYMBOL_FLOAT: return "a number";
   case YYSYMBOL_NEWLINE: return "end of line";
   case YYSYMBOL_INDENT: return "an indented block";
   case YYSYMBOL_DEDENT: return "end of block";
@@ -866,14 +868,33 @@ static const char *expected_name(yysymbol_kind_t t, char *buf, size_t cap) {
   default: break;
   }
   size_t n = strlen(name);
-  if (n >= 2 && name[0] == '"') /* "def" -> 'def' */
+  if (name[0] == '\'') /* a character token: already quoted */
+    snprintf(buf, cap, "%s", name);
+  else if (n >= 2 && name[0] == '"') /* "def" -> 'def' */
     snprintf(buf, cap, "'%.*s'", (int)(n - 2), name + 1);
   else
-    snprintf(buf, cap, "%s", name);
+    snprintf(buf, cap, "'%s'", name);
   return buf;
 }
 
 enum { MAX_EXPECTED_SHOWN = 5 };
+
+/* Tokens that would continue the expression before the error: when the
+ * full list is too long, it is shown without them (after `for x in y`
+ * the useful word is ':', not the twenty binary operators). */
+static bool continues_expression(yysymbol_kind_t t) {
+  static const char *const ops[] = {
+      "'+'", "'-'", "'*'", "'/'", "'%'", "'@'", "'&'", "'|'", "'^'", "'<'",
+      "'>'", "'.'", "'('", "'['", "\"**\"", "\"//\"", "\"<<\"", "\">>\"",
+      "\"<=\"", "\">=\"", "\"==\"", "\"!=\"", "\"in\"", "\"not\"",
+      "\"is\"", "\"if\"", "\"and\"", "\"or\"", "**", "//", "<<", ">>",
+      "<=", ">=", "==", "!=", "in", "not", "is", "if", "and", "or"};
+  const char *name = yysymbol_name(t);
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(name, ops[i]) == 0)
+      return true;
+  return false;
+}
 
 /* invalid syntax: unexpected X, expected A, B or C */
 static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
@@ -891,6 +912,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
   }
   char unexpected[64];
   describe_unexpected(lx, tok, sp, unexpected, sizeof unexpected);
+  if (strcmp(unexpected, "'{'") == 0) {
+    diag_error(lx->d, sp, "dict and set displays ('{') are not supported");
+    return 0;
+  }
   yysymbol_kind_t exp[YYNTOKENS];
   int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
   /* Collapse the tokens that start an expression into one phrase. */
@@ -906,6 +931,14 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
   for (int i = 0; i < n; i++)
     if (!(expr && starts_expression(exp[i])))
       shown[nshown++] = expected_name(exp[i], bufs[i], sizeof bufs[i]);
+  if (nshown > MAX_EXPECTED_SHOWN) {
+    nshown = 0;
+    if (expr)
+      shown[nshown++] = "an expression";
+    for (int i = 0; i < n; i++)
+      if (!(expr && starts_expression(exp[i])) && !continues_expression(exp[i]))
+        shown[nshown++] = expected_name(exp[i], bufs[i], sizeof bufs[i]);
+  }
   if (n <= 0 || nshown > MAX_EXPECTED_SHOWN) {
     diag_error(lx->d, sp, "invalid syntax: unexpected %s", unexpected);
     return 0;
