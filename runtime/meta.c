@@ -520,8 +520,13 @@ tls_status meta_parse(tls_module *mod, char *msg, size_t msglen) {
   /* Sized by counting metadata lines first (a bound on the entries), so kernels never move. */
   int entries = 1;
   for (const char *p = strstr(mod->text, "//@tls"); p; p = strstr(p + 1, "//@tls")) entries++;
-  mod->kernels = calloc((size_t)(entries < MAX_KERNELS ? entries : MAX_KERNELS), sizeof *mod->kernels);
+  /* aligned_alloc: the cached CUtensorMaps inside must be 64-byte aligned
+   * for cuTensorMapEncodeTiled (calloc guarantees only 16). */
+  size_t bytes = (size_t)(entries < MAX_KERNELS ? entries : MAX_KERNELS) * sizeof *mod->kernels;
+  bytes = (bytes + 63) / 64 * 64;
+  mod->kernels = aligned_alloc(64, bytes);
   if (!mod->kernels) abort();
+  memset(mod->kernels, 0, bytes);
   mp.max_kernels = entries < MAX_KERNELS ? entries : MAX_KERNELS;
   const char *ptx = NULL;
   tls_status st = parse_block(&mp, &ptx);

@@ -14,7 +14,9 @@ static CUevent ev_start, ev_stop;
 bool bench_setup(tls_context *ctx, void **stream) {
   CudaApi *cu = &ctx->api;
   CUstream s = NULL;
-  CUresult r = cu->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  /* A blocking stream: it waits for the synchronous memsets and copies on
+   * the legacy default stream (poisoning C, uploads) and they for it. */
+  CUresult r = cu->cuStreamCreate(&s, 0);
   if (!r) r = cu->cuEventCreate(&ev_start, CU_EVENT_DEFAULT);
   if (!r) r = cu->cuEventCreate(&ev_stop, CU_EVENT_DEFAULT);
   if (r) {

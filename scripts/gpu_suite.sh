@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# gpu_suite.sh [BUILD_DIR]: the GPU test suite, run from the repo root on a
+# machine with a GPU, using a build folder configured and built elsewhere
+# (default build-rt; the GPU machine has no flex/bison, so carry it).
+#   1. compiles every example with the carried tlsc
+#   2. runs ctest's gpu_* tests (libtlsrt fixtures, tlsrun vector adds,
+#      matmul_v5 against cuBLAS)
+#   3. tlsrun --check on matmul_v5 at 4096^3, 8192^3, 1000x1016x1032 and
+#      128x256x64 with another seed
+#   4. compute-sanitizer memcheck, racecheck and synccheck on a small matmul
+# Logs go to $OUT (default out/gpu): suite.log, sanitizer.log, ctest.log and
+# the compiled PTX. Exit status: the number of failed steps (0 = all passed).
+set -u
+build=${1:-build-rt}
+out=${OUT:-out/gpu}
+mkdir -p "$out"
+log=$out/suite.log
+: >"$log"
+fails=0
+say() { echo "$*" | tee -a "$log"; }
+step() { # step NAME COMMAND...: runs it, logs it, counts a failure
+  local name=$1; shift
+  say "== $name: $*"
+  "$@" >>"$log" 2>&1
+  local rc=$?
+  if [ "$rc" = 0 ]; then say "-- $name: ok"; else say "-- $name: FAILED (exit $rc)"; fails=$((fails + 1)); fi
+}
+
+# The build folder holds absolute paths to the tree it was configured from;
+# point that path at this checkout when it is elsewhere.
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+if [ -n "$src" ] && [ ! -e "$src" ]; then
+  mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src" && say "linked $src -> $PWD"
+fi
+tlsc=$build/driver/tlsc tlsrun=$build/runtime/tlsrun
+
+say "== $(date -u) on $(hostname)"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >>"$log" 2>&1
+"$tlsrun" --probe >>"$log" 2>&1 || { say "no GPU: tlsrun --probe failed"; exit 3; }
+
+for tls in examples/*.tls; do
+  name=$(basename "$tls" .tls)
+  step "tlsc $name" "$tlsc" "$tls" -o "$out/$name.ptx"
+done
+
+say "== ctest gpu_*"
+ctest --test-dir "$build" -R '^gpu_' --timeout 120 --output-on-failure >"$out/ctest.log" 2>&1
+rc=$?
+grep -E "tests passed|Passed|Failed|Skipped|\*\*\*" "$out/ctest.log" | tee -a "$log"
+[ "$rc" = 0 ] || { say "-- ctest: FAILED"; fails=$((fails + 1)); }
+
+if [ -f "$out/matmul_v5.ptx" ]; then
+  for size in 4096x4096x4096 8192x8192x8192 1000x1016x1032 128x256x64; do
+    step "check $size" timeout 120 "$tlsrun" "$out/matmul_v5.ptx" --kernel MatmulWGMMAV5 --sizes "$size" --check --seed 7
+  done
+  san=$out/sanitizer.log
+  : >"$san"
+  for tool in memcheck racecheck synccheck; do
+    say "== compute-sanitizer --tool $tool (128x256x128, host reference)"
+    TLSC_NO_CUBLAS=1 timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      "$tlsrun" "$out/matmul_v5.ptx" --kernel MatmulWGMMAV5 --sizes 128x256x128 --check >>"$san" 2>&1
+    rc=$?
+    tail -3 "$san" | tee -a "$log"
+    if [ "$rc" = 0 ]; then say "-- $tool: ok"; else say "-- $tool: FAILED (exit $rc)"; fails=$((fails + 1)); fi
+  done
+else
+  say "-- no matmul_v5.ptx: skipped the checks and the sanitizers"
+  fails=$((fails + 1))
+fi
+
+say "== done: $fails failed step(s)"
+exit "$fails"
