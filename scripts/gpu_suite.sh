@@ -44,7 +44,7 @@ for tls in examples/*.tls; do
 done
 
 say "== ctest gpu_*"
-ctest --test-dir "$build" -R '^gpu_' --timeout 120 --output-on-failure >"$out/ctest.log" 2>&1
+ctest --test-dir "$build" -R "^gpu_" --timeout "${CTEST_TIMEOUT:-120}" --output-on-failure >"$out/ctest.log" 2>&1
 rc=$?
 grep -E "tests passed|Passed|Failed|Skipped|\*\*\*" "$out/ctest.log" | tee -a "$log"
 [ "$rc" = 0 ] || { say "-- ctest: FAILED"; fails=$((fails + 1)); }
@@ -57,7 +57,7 @@ if [ -f "$out/matmul_v5.ptx" ]; then
   : >"$san"
   for tool in memcheck racecheck synccheck; do
     say "== compute-sanitizer --tool $tool (128x256x128, host reference)"
-    TLSC_NO_CUBLAS=1 timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    TLSC_NO_CUBLAS=1 timeout "${SAN_TIMEOUT:-120}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
       "$tlsrun" "$out/matmul_v5.ptx" --kernel MatmulWGMMAV5 --sizes 128x256x128 --check >>"$san" 2>&1
     rc=$?
     tail -3 "$san" | tee -a "$log"
