@@ -3,8 +3,12 @@
  *
  *   tlsrun FILE.ptx --list
  *   tlsrun --probe            (exit 0 and the GPU's name, or 3: no GPU)
- *   tlsrun FILE.ptx [--kernel NAME] [-m M -n N -k K | --sizes MxNxK,...]
- *          [--check] [--bench] [--reps R] [--seed S]
+ *   tlsrun FILE.ptx [--kernel NAME] [--config k=v,...]
+ *          [-m M -n N -k K | --sizes MxNxK,...] [--check] [--bench]
+ *          [--reps R] [--seed S]
+ *
+ * --config picks an autotune point: the entry of script NAME (--kernel, else
+ * the first entry's script) whose config holds every k=v given.
  *
  * Known entry shapes: matmul (m_size n_size k_size a_ptr b_ptr c_ptr, fp16,
  * C[M,N] = A[M,K] . B[N,K]^T row-major) and vector add (n a_ptr b_ptr c_ptr
@@ -24,7 +28,7 @@ enum { MAX_SIZES = 16, HOST_SAMPLE_ROWS = 16 };
 typedef struct Size { int64_t m, n, k; } Size;
 
 typedef struct Options {
-  const char *file, *kernel;
+  const char *file, *kernel, *config;
   Size sizes[MAX_SIZES];
   int nsizes;
   Size one; /* from -m/-n/-k */
@@ -55,7 +59,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: tlsrun FILE.ptx --list\n"
           "       tlsrun --probe\n"
-          "       tlsrun FILE.ptx [--kernel NAME] [-m M -n N -k K | --sizes MxNxK,...]\n"
+          "       tlsrun FILE.ptx [--kernel NAME] [--config k=v,...] [-m M -n N -k K | --sizes MxNxK,...]\n"
           "              [--check] [--bench] [--reps R] [--seed S]\n");
 }
 
@@ -92,6 +96,7 @@ static bool parse_options(int argc, char **argv, Options *o) {
     else if (!strcmp(a, "--check")) o->check = true;
     else if (!strcmp(a, "--bench")) o->bench = true;
     else if (!strcmp(a, "--kernel") && has_value) o->kernel = argv[++i];
+    else if (!strcmp(a, "--config") && has_value) o->config = argv[++i];
     else if (!strcmp(a, "--sizes") && has_value) {
       if (!parse_sizes(o, argv[++i])) return false;
     } else if ((!strcmp(a, "-m") || !strcmp(a, "-n") || !strcmp(a, "-k")) && has_value) {
@@ -445,11 +450,16 @@ static int run_vadd(Run *r, const Options *o, const char *dtype, int64_t n) {
 
 /* ---------------------------------------------------------------- main */
 
-static const tls_kernel *pick_kernel(tls_module *mod, const char *name, tls_context *ctx) {
-  if (name) return tls_kernel_find(mod, name);
+/* --kernel names an entry, or with --config a script; alone in the file,
+ * an entry needs neither. */
+static const tls_kernel *pick_kernel(tls_module *mod, const Options *o) {
+  if (o->config) {
+    const char *script = o->kernel ? o->kernel : tls_kernel_script(tls_module_kernel(mod, 0));
+    return tls_kernel_find_config(mod, script, o->config);
+  }
+  if (o->kernel) return tls_kernel_find(mod, o->kernel);
   if (tls_module_num_kernels(mod) == 1) return tls_module_kernel(mod, 0);
   fprintf(stderr, "tlsrun: the file has %d entries: name one with --kernel (see --list)\n", tls_module_num_kernels(mod));
-  (void)ctx;
   return NULL;
 }
 
@@ -491,8 +501,8 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   int rc = EXIT_USAGE;
-  r.k = pick_kernel(mod, o.kernel, r.ctx);
-  if (!r.k && o.kernel) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+  r.k = pick_kernel(mod, &o);
+  if (!r.k && (o.kernel || o.config)) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
   if (r.k && bench_setup(r.ctx, &r.stream)) {
     fprintf(stderr, "tlsrun: %s on %s (%s), compiled by %s\n", tls_kernel_name(r.k), tls_context_device_name(r.ctx),
             tls_context_arch(r.ctx), tls_module_compiled_by(mod));
