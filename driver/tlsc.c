@@ -335,9 +335,10 @@ static int run(const Options *o) {
   Node *module = parse_source(ar, src, &d);
   timer_mark(&timer, "lex+parse");
   bool ok = module != NULL;
-  if (ok && o->emit == EMIT_AST)
+  if (ok && o->emit == EMIT_AST) {
     ast_dump(out, module);
-  else if (ok)
+    timer_mark(&timer, "dump-ast");
+  } else if (ok)
     ok = compile_module(o, ar, src, module, &d, out, &timer, &no_stage);
   fclose(out);
   if (ok)

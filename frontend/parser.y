@@ -957,7 +957,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
 /* Bison calls this only when its stack is exhausted: too deep nesting. */
 static void tls_error(Span *loc, Lexer *lx, const char *msg) {
   if (strcmp(msg, "memory exhausted") == 0)
-    diag_error(lx->d, *loc, "too deeply nested");
+    diag_error(lx->d, *loc, "expression too deeply nested (more than %d "
+               "pending operators)", YYMAXDEPTH);
   else
     diag_error(lx->d, *loc, "%s", msg);
 }
