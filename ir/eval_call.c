@@ -175,7 +175,9 @@ Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   E->depth++;
   E->loop_kind = 0;
   E->hint = NULL;
+  f.has_site = false; /* argument errors point at the call itself */
   bind_params(E, def, self, a, sp);
+  f.has_site = sp.line > 0;
   ev_exec_block(E, &def->list2);
   E->frame = f.up;
   E->depth--;

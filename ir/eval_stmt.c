@@ -485,8 +485,14 @@ static void exec_assign(Eval *E, Node *s) {
   Node *t0 = s->list.items[0];
   E->hint = s->list.len == 1 && (t0->kind == N_NAME || t0->kind == N_ATTR)
                 ? t0->name : NULL;
+  const char *name = E->hint;
+  int first_new = E->k ? E->k->ntensors : 0;
   Value *v = ev_eval_expr(E, s->a);
   E->hint = NULL;
+  /* c = a + b * 2: the tensor the statement produced takes the name, not
+   * the first temporary made on the way */
+  if (name && v->kind == V_TENSOR && E->k && v->t->id >= first_new)
+    v->t->name = (char *)name;
   for (int i = 0; i < s->list.len; i++)
     ev_assign_to(E, s->list.items[i], v, s->b, s->span);
 }

@@ -113,7 +113,7 @@ static bool elem_op(int op, IrOp *out) {
 }
 
 static IrTensor *like(Eval *E, IrTensor *t, Span sp) {
-  IrTensor *r = ir_new_tensor(E->ar, E->k, ev_hint(E, "t"), MS_REGISTER,
+  IrTensor *r = ir_new_tensor(E->ar, E->k, "t", MS_REGISTER,
                               t->dtype, t->rank, t->shape, sp);
   r->nthreads = t->nthreads;
   return r;

@@ -11,9 +11,20 @@ void ev_error(Eval *E, Span sp, const char *fmt, ...) {
   va_start(ap, fmt);
   diag_verror(E->d, sp, fmt, ap);
   va_end(ap);
+  enum { SHOWN = 9 }; /* deep recursion: the innermost calls + the first */
+  int nsites = 0, i = 0;
   for (Frame *f = E->frame; f; f = f->up)
-    if (f->has_site)
+    nsites += f->has_site;
+  for (Frame *f = E->frame; f; f = f->up) {
+    if (!f->has_site)
+      continue;
+    i++;
+    if (i <= SHOWN || nsites <= SHOWN + 1)
       diag_note(E->d, f->call_site, "in call from here");
+    else if (i == nsites)
+      diag_note(E->d, f->call_site, "in call from here (%d calls in between "
+                "not shown)", nsites - SHOWN - 1);
+  }
   longjmp(E->fail, 1);
 }
 
