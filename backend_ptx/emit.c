@@ -124,13 +124,21 @@ static void emit_prologue(Emitter *e) {
 /* One kernel: prologue and body into a buffer, then header and
  * declarations and that buffer into out. */
 static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const PtxOptions *opt,
-                        Diag *d) {
-  Emitter e = {.m = m, .k = k, .d = d, .line_info = opt->line_info};
-  char *body = NULL;
-  size_t body_len = 0;
+                        bool *vprintf_declared, Diag *d) {
+  Emitter e = {.m = m, .k = k, .d = d, .line_info = opt->line_info,
+               .vprintf_declared = vprintf_declared};
+  char *body = NULL, *globals = NULL;
+  size_t body_len = 0, globals_len = 0;
   e.out = open_memstream(&body, &body_len);
-  if (!e.out) {
+  e.globals = open_memstream(&globals, &globals_len);
+  if (!e.out || !e.globals) {
     diag_plain_error(d, "out of memory while emitting PTX");
+    if (e.out)
+      fclose(e.out);
+    if (e.globals)
+      fclose(e.globals);
+    free(body);
+    free(globals);
     return false;
   }
   char **regs = xmalloc(sizeof(char *) * (size_t)(k->nparams + 1));
@@ -142,13 +150,17 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   emit_block(&e, &k->body);
   fprintf(e.out, "\tret;\n");
   fclose(e.out);
+  fclose(e.globals);
   if (!e.failed) {
+    if (globals_len)
+      fprintf(out, "%s\n", globals);
     emit_entry_params(out, k);
     emit_reg_decls(&e, out);
     fputs(body, out);
     fprintf(out, "}\n");
   }
   free(body);
+  free(globals);
   free(regs);
   return !e.failed;
 }
@@ -190,8 +202,9 @@ bool ptx_emit(FILE *out, const IrModule *m, const PtxOptions *opt, Diag *d) {
   }
   if (any_smem(m))
     fprintf(buf, ".extern .shared .align 1024 .b8 tls_smem[];\n\n");
+  bool vprintf_declared = false;
   for (int i = 0; ok && i < m->nkernels; i++) {
-    ok = emit_kernel(buf, m, m->kernels[i], opt, d);
+    ok = emit_kernel(buf, m, m->kernels[i], opt, &vprintf_declared, d);
     fputc('\n', buf);
   }
   fclose(buf);

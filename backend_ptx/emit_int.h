@@ -44,6 +44,9 @@ typedef struct Emitter {
   Span span;            /* the statement being emitted (for errors) */
   Group group;
   const char **param_regs; /* register holding each user parameter */
+  FILE *globals;        /* module-scope declarations the kernel needs */
+  bool *vprintf_declared; /* module-wide: `.extern .func vprintf` printed */
+  int nprintf;
 } Emitter;
 
 /* ---- emit.c: printing helpers */
@@ -82,6 +85,9 @@ void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const vo
 void emit_mbar_init(Emitter *e);
 void emit_mbar_stmt(Emitter *e, const IrStmt *s);
 void emit_tma_stmt(Emitter *e, const IrStmt *s);
+
+/* ---- printf.c */
+void emit_printf(Emitter *e, const IrStmt *s);
 
 /* ---- wgmma.c */
 void emit_wgmma_stmt(Emitter *e, const IrStmt *s);

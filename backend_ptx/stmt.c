@@ -176,6 +176,6 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
   case S_STORE_GLOBAL:
   case S_LOAD_SHARED:
   case S_STORE_SHARED: emit_regtile_stmt(e, s); break;
-  case S_PRINTF: unsupported(e, "printf"); break;
+  case S_PRINTF: emit_printf(e, s); break;
   }
 }
