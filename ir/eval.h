@@ -20,7 +20,8 @@
 enum {
   EV_MAX_CALL_DEPTH = 64,     /* inlined calls deep */
   EV_MAX_LOOP_ITERS = 1 << 20, /* iterations of one compile-time loop */
-  EV_MAX_LIST_LEN = 1 << 20    /* elements of one compile-time list */
+  EV_MAX_LIST_LEN = 1 << 20,   /* elements of one compile-time list */
+  EV_MAX_STEPS = 2000000       /* statements + comprehension steps, all */
 };
 
 typedef enum VKind {
@@ -171,6 +172,7 @@ typedef struct Eval {
   const char *hint; /* name for the next tensor or variable created */
   IrDefine *defs;
   int ndefs;
+  long steps;         /* evaluation work done: nested loops cannot hang */
   ClassDef **classes; /* user classes in definition order */
   int nclasses;
 } Eval;
@@ -206,6 +208,9 @@ IrTensor *v_to_tensor(Eval *E, Value *v, Span sp, MemSpace space,
                       const char *what);
 DType v_to_dtype(Eval *E, Value *v, Span sp, const char *what);
 const char *ev_hint(Eval *E, const char *fallback);
+
+/* Counts one unit of compile-time work; an error past EV_MAX_STEPS. */
+void ev_step(Eval *E, Span sp);
 
 /* eval_expr.c: expressions */
 Value *ev_eval_expr(Eval *E, Node *n);

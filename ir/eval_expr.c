@@ -475,6 +475,7 @@ static void comp_clause(Eval *E, Node *n, int clause, Value *out);
 static void comp_run(Eval *E, Node *n, Node *cl, int clause, Value *out) {
   Value *seq = ev_iterate_list(E, ev_eval_expr(E, cl->c), cl->c->span);
   for (int i = 0; i < seq->n; i++) {
+    ev_step(E, cl->span);
     ev_assign_to(E, cl->b, seq->items[i], NULL, cl->b->span);
     bool keep = true;
     for (int j = 0; j < cl->list.len && keep; j++)

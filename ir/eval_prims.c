@@ -84,7 +84,7 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
   if (obj->bi == NS_ATTRS && E->k && strcmp(name, "blocks") == 0 &&
       E->k->grid[0])
     return v_expr(E, E->k->grid[0]);
-  if (obj->kind == V_NS && obj->bi <= NS_WGMMA)
+  if (obj->kind == V_NS && obj->bi >= NS_ATTRS && obj->bi <= NS_WGMMA)
     ev_error(E, sp, "'%s' has no attribute '%s'", ns_name(obj->bi), name);
   ev_error(E, sp, "'%s' object has no attribute '%s'", v_type_name(obj), name);
 }

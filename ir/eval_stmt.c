@@ -57,6 +57,9 @@ void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, bool annotated,
   int64_t c;
   if (v->kind == V_UNDEF)
     ev_error(E, sp, "value is not defined on every path");
+  if (ann != DT_VOID && !E->k)
+    ev_error(E, sp, "run-time variables ('%s: %s') exist only inside a "
+                    "kernel", s->name, dtype_name(ann));
   if (ann != DT_VOID) {
     if (!v_is_scalar(v))
       ev_error(E, sp, "'%s' is annotated %s but the value is '%s'", s->name,
@@ -502,6 +505,9 @@ static void exec_anndecl(Eval *E, Node *s) {
   DType t = eval_ann_type(E, s->b);
   if (t == DT_VOID || s->a->kind != N_NAME)
     return;
+  if (!E->k)
+    ev_error(E, s->span, "run-time variables ('%s: %s') exist only inside a "
+                         "kernel", s->a->name, dtype_name(t));
   Slot *slot = target_slot(E, ev_cur_scope(E), s->a->name);
   if (!slot->var || slot->var->type != t)
     slot->var = ir_new_var(E->ar, E->k, s->a->name, t);
@@ -509,6 +515,7 @@ static void exec_anndecl(Eval *E, Node *s) {
 }
 
 Ctrl ev_exec_stmt(Eval *E, Node *s) {
+  ev_step(E, s->span);
   switch (s->kind) {
   case N_EXPR_STMT: ev_eval_expr(E, s->a); return C_NEXT;
   case N_ASSIGN: exec_assign(E, s); return C_NEXT;

@@ -311,3 +311,9 @@ const char *ev_hint(Eval *E, const char *fallback) {
   E->hint = NULL;
   return h;
 }
+
+void ev_step(Eval *E, Span sp) {
+  if (++E->steps > EV_MAX_STEPS)
+    ev_error(E, sp, "compile-time evaluation does not finish (more than %d "
+                    "steps)", EV_MAX_STEPS);
+}
