@@ -7,6 +7,9 @@
  *                            producer warp: mbarrier pipeline, TMA loads,
  *                            m64n256k16 WGMMA with wait_group(1), and the
  *                            f16 epilogue store
+ *   hand_ir serial OUT.ptx   the wgmma kernel with the accumulator refilled
+ *                            between an mma and its wait: ptxas must
+ *                            serialize it, and the suite must notice
  *   hand_ir bad OUT.ptx      a kernel the backend cannot emit (a
  *                            non-constant range step): must fail with a
  *                            diagnostic and leave OUT.ptx unwritten
@@ -196,6 +199,8 @@ static void producer(IrBlock *b, Pipe p, IrVar *om, IrVar *on, IrVar *k) {
   advance(lb, 36, p);
 }
 
+static bool serialize; /* hand_ir serial */
+
 static void consumer(IrBlock *b, Pipe p, IrVar *om, IrVar *on, IrVar *k) {
   IrStmt *s = stmt(b, S_FILL, 40);
   s->t[0] = acc, s->e[0] = ir_const_f(ar, DT_FLOAT32, 0.0);
@@ -208,6 +213,10 @@ static void consumer(IrBlock *b, Pipe p, IrVar *om, IrVar *on, IrVar *k) {
   IrBlock *lb = &loop->body;
   wait_on(lb, 48, full, p);
   mma(lb, 49, var(p.stage));
+  if (serialize) { /* touches the accumulator while an mma is in flight */
+    IrStmt *f = stmt(lb, S_FILL, 51);
+    f->t[0] = acc, f->e[0] = ir_const_f(ar, DT_FLOAT32, 1.0);
+  }
   stmt(lb, S_WGMMA_WAIT, 52)->n = 1;
   arrive_prev(lb, 53, p);
   advance(lb, 55, p);
@@ -306,7 +315,7 @@ static void build_bad(IrModule *m) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: hand_ir vecadd|wgmma|bad OUT.ptx\n");
+    fprintf(stderr, "usage: hand_ir vecadd|wgmma|serial|bad OUT.ptx\n");
     return 2;
   }
   ar = arena_new();
@@ -316,8 +325,10 @@ int main(int argc, char **argv) {
   IrModule m = {.ar = ar, .src = src};
   if (!strcmp(argv[1], "vecadd"))
     build_vecadd(&m);
-  else if (!strcmp(argv[1], "wgmma"))
+  else if (!strcmp(argv[1], "wgmma") || !strcmp(argv[1], "serial")) {
+    serialize = !strcmp(argv[1], "serial");
     build_wgmma(&m);
+  }
   else
     build_bad(&m);
   Diag d;
