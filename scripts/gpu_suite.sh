@@ -3,7 +3,7 @@
 # machine with a GPU, using a build folder configured and built elsewhere
 # (default build-rt; the GPU machine has no flex/bison, so carry it).
 #   1. compiles every example with the carried tlsc
-#   2. runs ctest's gpu_* tests (libtlsrt fixtures, tlsrun vector adds,
+#   2. runs the libtlsrt fixture test, then ctest's gpu_* tests (libtlsrt fixtures, tlsrun vector adds,
 #      matmul_v5 against cuBLAS)
 #   3. tlsrun --check on matmul_v5 at 4096^3, 8192^3, 1000x1016x1032 and
 #      128x256x64 with another seed
@@ -42,6 +42,9 @@ for tls in examples/*.tls; do
   name=$(basename "$tls" .tls)
   step "tlsc $name" "$tlsc" "$tls" -o "$out/$name.ptx"
 done
+
+# libtlsrt alone on nvcc-built fixtures (prints the host cost of a launch).
+step "libtlsrt fixtures" "$build/tests/gpu/test_gpu_runtime" tests/gpu/fixtures/fixtures.ptx
 
 say "== ctest gpu_*"
 ctest --test-dir "$build" -R "^gpu_" --timeout "${CTEST_TIMEOUT:-120}" --output-on-failure >"$out/ctest.log" 2>&1
