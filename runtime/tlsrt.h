@@ -206,6 +206,14 @@ tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args,
 tls_status tls_launch(const tls_kernel *k, const tls_arg *args, int nargs,
                       void *stream);
 
+/* Autotuning: times every entry of `script` (its autotune points, which
+ * share one signature) on these arguments, `reps` runs each after one
+ * warm-up, with CUDA events on `stream`, and returns the fastest with its
+ * median time. ms_each (may be NULL) receives each entry's median, in
+ * module order, -1 for entries of other scripts. */
+tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg *args, int nargs, void *stream,
+                        int reps, const tls_kernel **best, float *best_ms, float *ms_each);
+
 #ifdef __cplusplus
 }
 #endif

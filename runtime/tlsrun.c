@@ -8,7 +8,8 @@
  *          [--reps R] [--seed S]
  *
  * --config picks an autotune point: the entry of script NAME (--kernel, else
- * the first entry's script) whose config holds every k=v given.
+ * the first entry's script) whose config holds every k=v given. --autotune
+ * times every point of that script (tls_autotune) and names the fastest.
  *
  * Known entry shapes: matmul (m_size n_size k_size a_ptr b_ptr c_ptr, fp16,
  * C[M,N] = A[M,K] . B[N,K]^T row-major) and vector add (n a_ptr b_ptr c_ptr
@@ -32,7 +33,7 @@ typedef struct Options {
   Size sizes[MAX_SIZES];
   int nsizes;
   Size one; /* from -m/-n/-k */
-  bool check, bench, list, probe;
+  bool check, bench, list, probe, autotune;
   int reps;
   uint64_t seed;
 } Options;
@@ -43,6 +44,7 @@ typedef struct Row { Size s; Timing mine, ref; bool have_ref; } Row;
 /* Everything a run of one entry needs. */
 typedef struct Run {
   tls_context *ctx;
+  const tls_module *mod;
   const tls_kernel *k;
   void *stream;
   Cublas *cb;
@@ -60,7 +62,7 @@ static void usage(void) {
           "usage: tlsrun FILE.ptx --list\n"
           "       tlsrun --probe\n"
           "       tlsrun FILE.ptx [--kernel NAME] [--config k=v,...] [-m M -n N -k K | --sizes MxNxK,...]\n"
-          "              [--check] [--bench] [--reps R] [--seed S]\n");
+          "              [--check] [--bench] [--autotune] [--reps R] [--seed S]\n");
 }
 
 /* ------------------------------------------------------------ options */
@@ -93,6 +95,7 @@ static bool parse_options(int argc, char **argv, Options *o) {
     bool has_value = i + 1 < argc;
     if (!strcmp(a, "--list")) o->list = true;
     else if (!strcmp(a, "--probe")) o->probe = true;
+    else if (!strcmp(a, "--autotune")) o->autotune = true;
     else if (!strcmp(a, "--check")) o->check = true;
     else if (!strcmp(a, "--bench")) o->bench = true;
     else if (!strcmp(a, "--kernel") && has_value) o->kernel = argv[++i];
@@ -327,6 +330,23 @@ static int bench_matmul(Run *r) {
   return EXIT_OK;
 }
 
+/* Times every autotune point of the entry's script on these buffers. */
+static int autotune_matmul(Run *r) {
+  const tls_module *mod = r->mod;
+  float ms[256], best_ms = 0;
+  const tls_kernel *best = NULL;
+  if (tls_autotune(mod, tls_kernel_script(r->k), r->args, r->nargs, r->stream, r->reps, &best, &best_ms, ms)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+    return EXIT_CHECK;
+  }
+  for (int i = 0; i < tls_module_num_kernels(mod) && i < 256; i++)
+    if (ms[i] >= 0)
+      printf("autotune %s [%s] M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": %.3f ms %.1f TFLOPS%s\n",
+             tls_kernel_name(tls_module_kernel(mod, i)), tls_kernel_config(tls_module_kernel(mod, i)), r->s.m, r->s.n,
+             r->s.k, ms[i], tflops(r->s, ms[i]), tls_module_kernel(mod, i) == best ? "  <- fastest" : "");
+  return EXIT_OK;
+}
+
 static void fill_half(uint16_t *h, int64_t count, Rng *rng) {
   for (int64_t i = 0; i < count; i++) h[i] = float_to_half(rng_uniform(rng));
 }
@@ -369,7 +389,8 @@ static int run_matmul(Run *r, const Options *o, Size s) {
   bind_args(r, MATMUL_NAMES, ints, 3, real);
   if (!rc && o->check) rc = check_matmul(r, a, b);
   if (!rc && o->bench) rc = bench_matmul(r);
-  if (!rc && !o->check && !o->bench) {
+  if (!rc && o->autotune) rc = autotune_matmul(r);
+  if (!rc && !o->check && !o->bench && !o->autotune) {
     if (!launch_entry(r) || tls_synchronize(r->ctx)) rc = (fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx)), EXIT_CHECK);
     else printf("ran %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " grid=%u\n", tls_kernel_name(r->k), s.m, s.n, s.k, plan.grid[0]);
   }
@@ -461,15 +482,18 @@ static int run_vadd(Run *r, const Options *o, const char *dtype, int64_t n) {
 
 /* ---------------------------------------------------------------- main */
 
-/* --kernel names an entry, or with --config a script; alone in the file,
- * an entry needs neither. */
+/* --kernel names an entry, or (with --config or --autotune) a script; an
+ * entry alone in its file needs neither. */
 static const tls_kernel *pick_kernel(tls_module *mod, const Options *o) {
   if (o->config) {
     const char *script = o->kernel ? o->kernel : tls_kernel_script(tls_module_kernel(mod, 0));
     return tls_kernel_find_config(mod, script, o->config);
   }
-  if (o->kernel) return tls_kernel_find(mod, o->kernel);
-  if (tls_module_num_kernels(mod) == 1) return tls_module_kernel(mod, 0);
+  if (o->kernel) {
+    const tls_kernel *k = tls_kernel_find(mod, o->kernel);
+    return k || !o->autotune ? k : tls_kernel_find_config(mod, o->kernel, "");
+  }
+  if (tls_module_num_kernels(mod) == 1 || o->autotune) return tls_module_kernel(mod, 0);
   fprintf(stderr, "tlsrun: the file has %d entries: name one with --kernel (see --list)\n", tls_module_num_kernels(mod));
   return NULL;
 }
@@ -512,6 +536,7 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   int rc = EXIT_USAGE;
+  r.mod = mod;
   r.k = pick_kernel(mod, &o);
   if (!r.k && (o.kernel || o.config)) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
   if (r.k && bench_setup(r.ctx, &r.stream)) {

@@ -191,6 +191,10 @@ static void test_refusals(tls_context *ctx, const tls_kernel *k) {
   CHECK(tls_launch(k, args, 6, NULL) == TLS_ERR_NO_DEVICE && strstr(tls_last_error(ctx), "no GPU"),
         "a valid launch offline: %s", tls_last_error(ctx));
   CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "valid after refusals");
+  const tls_kernel *best = NULL;
+  float ms = 0;
+  CHECK(tls_autotune(k->mod, "MatmulWGMMAV5", args, 6, NULL, 5, &best, &ms, NULL) == TLS_ERR_NO_DEVICE && !best,
+        "autotune offline: %s", tls_last_error(ctx));
 }
 
 /* Grid expressions that divide by zero or overflow at launch time. */
