@@ -22,6 +22,9 @@
  */
 #include "ir/ir.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #define BASE_ROUNDING 1024 /* the backend's run-time base alignment */
 
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
@@ -42,30 +45,36 @@ static int64_t tensor_align(const IrTensor *t) {
 
 /* ------------------------------------------------------- view checks */
 
-/* A TMA or WGMMA view must start on its tensor's alignment. */
-static bool check_view(const IrRef *r, const IrStmt *s, Diag *d) {
+/* A TMA or WGMMA view must start on its tensor's alignment. Reported once
+ * per tensor (an unrolled loop repeats the same view). */
+static bool check_view(const IrRef *r, const IrStmt *s, bool *reported,
+                       Diag *d) {
   if (!r->t || r->nidx == 0 || r->t->align <= 16)
     return true;
   int64_t bytes = ir_ref_nbytes(r);
   if (bytes % r->t->align == 0)
     return true;
-  diag_error(d, s->span, "a view of '%s' is %lld bytes, so it does not "
-             "always start on the %lld-byte boundary its %d-byte swizzle "
-             "needs", r->t->name, (long long)bytes, (long long)r->t->align,
-             r->t->swizzle_bytes);
+  if (!reported[r->t->id])
+    diag_error(d, s->span, "a view of '%s' is %lld bytes, so it does not "
+               "always start on the %lld-byte boundary its %d-byte swizzle "
+               "needs", r->t->name, (long long)bytes, (long long)r->t->align,
+               r->t->swizzle_bytes);
+  reported[r->t->id] = true;
   return false;
 }
 
-static bool check_views(const IrBlock *b, Diag *d) {
+static bool check_views(const IrBlock *b, bool *reported, Diag *d) {
   bool ok = true;
   for (int i = 0; i < b->len; i++) {
     const IrStmt *s = b->items[i];
     if (s->kind == S_TMA_LOAD || s->kind == S_TMA_STORE)
-      ok = check_view(&s->ref[0], s, d) && ok;
-    if (s->kind == S_WGMMA_MMA)
-      ok = check_view(&s->ref[0], s, d) && check_view(&s->ref[1], s, d) && ok;
-    ok = check_views(&s->body, d) && ok;
-    ok = check_views(&s->orelse, d) && ok;
+      ok = check_view(&s->ref[0], s, reported, d) && ok;
+    if (s->kind == S_WGMMA_MMA) {
+      ok = check_view(&s->ref[0], s, reported, d) && ok;
+      ok = check_view(&s->ref[1], s, reported, d) && ok;
+    }
+    ok = check_views(&s->body, reported, d) && ok;
+    ok = check_views(&s->orelse, reported, d) && ok;
   }
   return ok;
 }
@@ -117,7 +126,11 @@ static bool plan_kernel(IrKernel *k, Diag *d) {
     report_overflow(k, k->smem_bytes, slack, d);
     return false;
   }
-  return check_views(&k->body, d);
+  bool *reported = xmalloc((size_t)k->ntensors + 1);
+  memset(reported, 0, (size_t)k->ntensors + 1);
+  bool ok = check_views(&k->body, reported, d);
+  free(reported);
+  return ok;
 }
 
 bool ir_plan_smem(IrModule *m, Diag *d) {
