@@ -289,6 +289,7 @@ static bool compile_module(const Options *o, Arena *ar, const Source *src,
   timer_mark(timer, "passes");
   if (o->emit == EMIT_IR) {
     ir_print(out, m);
+    timer_mark(timer, "print-ir");
     return true;
   }
 #ifdef TLSC_HAVE_PTX
