@@ -496,7 +496,8 @@ static void comp_clause(Eval *E, Node *n, int clause, Value *out) {
   if (out->n == out->i) { /* i holds the capacity while building */
     int cap = out->i ? (int)out->i * 2 : 8;
     Value **items = arena_alloc(E->ar, sizeof(Value *) * cap);
-    memcpy(items, out->items, sizeof(Value *) * out->n);
+    if (out->n)
+      memcpy(items, out->items, sizeof(Value *) * out->n);
     out->items = items;
     out->i = cap;
   }

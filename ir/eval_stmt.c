@@ -252,7 +252,8 @@ static Dict dict_copy(Eval *E, const Dict *src) {
   Dict d = {0};
   d.cap = src->len ? src->len : 1;
   d.items = arena_alloc(E->ar, sizeof(Slot) * d.cap);
-  memcpy(d.items, src->items, sizeof(Slot) * src->len);
+  if (src->len)
+    memcpy(d.items, src->items, sizeof(Slot) * src->len);
   d.len = src->len;
   return d;
 }
