@@ -2,7 +2,8 @@
  *
  * Checks the bytes (UTF-8, no NUL), runs the flex scanner and the bison
  * parser over the whole text, then bounds the depth of the tree so that
- * every later recursive walk is safe.
+ * every later recursive walk is safe, and checks where return, break and
+ * continue stand.
  */
 #include "frontend/parse.h"
 #include "parser.h"
@@ -85,7 +86,7 @@ Node *parse_source(Arena *ar, const Source *src, Diag *d) {
       diag_plain_error(d, "%s: invalid syntax", src->path);
     return NULL;
   }
-  if (!ast_check_depth(lx.module, d))
+  if (!ast_check_depth(lx.module, d) || !ast_check_context(lx.module, d))
     return NULL;
   return lx.module;
 }

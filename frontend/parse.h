@@ -70,4 +70,7 @@ Span span_join(Span first, Span last);
  * stack, so that every later recursive walk is bounded. */
 bool ast_check_depth(const Node *root, Diag *d);
 
+/* return/break/continue/import * where Python allows them (context.c). */
+bool ast_check_context(const Node *module, Diag *d);
+
 #endif

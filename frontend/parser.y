@@ -49,6 +49,7 @@ static NodeList list1(Lexer *lx, Node *item);
 static bool check_target(Lexer *lx, Node *target);
 static bool check_single_target(Lexer *lx, Node *target, const char *what);
 static bool check_call_args(Lexer *lx, Node *call);
+static bool check_params(Lexer *lx, NodeList params);
 static Node *mk_with(Lexer *lx, NodeList items, NodeList body, Span sp);
 static Node *last_stmt(NodeList body);
 static Node *mk_compound(Lexer *lx, NodeKind kind, Span head, NodeList body);
@@ -232,7 +233,6 @@ dotted_name:
 
 import_targets:
     import_as_names { $$ = $1; }
-  | import_as_names ',' { $$ = $1; }
   | '(' import_as_names ')' { $$ = $2; }
   | '(' import_as_names ',' ')' { $$ = $2; }
   ;
@@ -312,6 +312,7 @@ with_item:
 /* def name(params) -> ret: body */
 funcdef:
     DEF NAME '(' params_opt ')' ret_opt ':' suite {
+      if (!check_params(lx, $4)) YYABORT;
       $$ = mk_compound(lx, N_DEF, @1, $8); $$->name = $2;
       $$->list = $4; $$->a = $6; $$->list2 = $8;
     }
@@ -796,6 +797,40 @@ static bool check_call_args(Lexer *lx, Node *call) {
                    "keyword argument repeated: %s", call->list2.items[k]->name);
         return false;
       }
+  return true;
+}
+
+/* Python's rules for parameters: no name twice; after a parameter with a
+ * default, every plain parameter has one too; at most one *args and one
+ * **kwargs, **kwargs last. */
+static bool check_params(Lexer *lx, NodeList params) {
+  bool seen_default = false, seen_star = false, seen_kwargs = false;
+  for (int i = 0; i < params.len; i++) {
+    Node *p = params.items[i];
+    for (int j = 0; j < i; j++)
+      if (strcmp(params.items[j]->name, p->name) == 0) {
+        diag_error(lx->d, p->span, "duplicate parameter '%s'", p->name);
+        return false;
+      }
+    if (seen_kwargs) {
+      diag_error(lx->d, p->span, "parameter after **%s",
+                 params.items[i - 1]->name);
+      return false;
+    }
+    if (p->op == '*' && seen_star) {
+      diag_error(lx->d, p->span, "more than one *parameter");
+      return false;
+    }
+    seen_star |= p->op == '*';
+    seen_kwargs |= p->op == TOK_POW;
+    if (p->op == 0 && p->b)
+      seen_default = true;
+    else if (p->op == 0 && seen_default && !seen_star) {
+      diag_error(lx->d, p->span, "parameter without a default follows a "
+                 "parameter with a default");
+      return false;
+    }
+  }
   return true;
 }
 
