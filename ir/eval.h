@@ -235,8 +235,7 @@ Ctrl ev_exec_stmt(Eval *E, Node *s);
 void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp);
 void ev_emit(Eval *E, IrStmt *s);
 Dict *ev_cur_scope(Eval *E);
-void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, bool annotated,
-               Span sp);
+void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp);
 
 /* eval_prims.c: builtins and the Tilus primitives */
 Value *ev_call_builtin(Eval *E, Value *fn, Args *a, Span sp); /* builtin.c */

@@ -63,7 +63,7 @@ static Value *param_value(Eval *E, Node *p, Value *v, Span sp) {
 static void bind_param(Eval *E, Node *p, Value *v, Span sp) {
   v = param_value(E, p, v, sp);
   Slot *s = ev_dict_set(E, E->frame->locals, p->name, NULL);
-  ev_bind_slot(E, s, v, DT_VOID, false, sp);
+  ev_bind_slot(E, s, v, DT_VOID, sp);
 }
 
 /* Binds self and the arguments of a call to the parameters of def, Python's

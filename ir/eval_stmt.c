@@ -52,8 +52,7 @@ static Value *capture_ref(Eval *E, const char *name, Value *v, Span sp) {
 
 /* Binds v to slot s (see the rules at the top of the file). ann is the
  * run-time dtype of an annotation, DT_VOID for none. */
-void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, bool annotated,
-               Span sp) {
+void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
   int64_t c;
   if (v->kind == V_UNDEF)
     ev_error(E, sp, "value is not defined on every path");
@@ -100,7 +99,6 @@ void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, bool annotated,
     ev_error(E, sp, "'%s' holds a compile-time value and cannot be assigned "
                     "in a run-time loop or branch; annotate it (%s: int32 = "
                     "...)", s->name, s->name);
-  (void)annotated;
   s->var = NULL;
   s->val = v;
   if (v->owned) { /* adopt the finished call's variable, once */
@@ -133,8 +131,8 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
   switch (target->kind) {
   case N_NAME: {
     DType ann = eval_ann_type(E, annotation);
-    ev_bind_slot(E, target_slot(E, ev_cur_scope(E), target->name), v, ann,
-              annotation != NULL, sp);
+    Slot *slot = target_slot(E, ev_cur_scope(E), target->name);
+    ev_bind_slot(E, slot, v, ann, sp);
     return;
   }
   case N_ATTR: {
@@ -147,8 +145,8 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
     if (obj->kind != V_INST)
       ev_error(E, target->span, "cannot set attribute '%s' of '%s'",
                target->name, v_type_name(obj));
-    ev_bind_slot(E, target_slot(E, &obj->inst->attrs, target->name), v, ann,
-              annotation != NULL, sp);
+    Slot *slot = target_slot(E, &obj->inst->attrs, target->name);
+    ev_bind_slot(E, slot, v, ann, sp);
     return;
   }
   case N_TUPLE: case N_LIST: {

@@ -312,6 +312,21 @@ static bool check_register(Verifier *v, const IrTensor *t, Region rg, Span sp,
 
 /* ------------------------------------------------------ tile statements */
 
+/* The statement's tensor map describes its global tensor, with the shared
+ * view's shape as the box and the shared tensor's swizzle. */
+static bool tmap_matches(const Verifier *v, const IrStmt *s) {
+  if (s->tmap < 0 || s->tmap >= v->k->ntmaps)
+    return false;
+  const IrTmap *m = v->k->tmaps[s->tmap];
+  if (m->index != s->tmap || m->global != s->t[0] ||
+      m->swizzle_bytes != s->ref[0].t->swizzle_bytes)
+    return false;
+  for (int i = 0; i < ir_ref_rank(&s->ref[0]); i++)
+    if (m->box[i] != ir_ref_dim(&s->ref[0], i))
+      return false;
+  return true;
+}
+
 /* TMA copy: global view rank == shared view rank == number of offsets. */
 static bool check_tma(Verifier *v, const IrStmt *s, const bool *assigned) {
   const char *dir = s->kind == S_TMA_LOAD ? "tma.global_to_shared"
@@ -335,8 +350,9 @@ static bool check_tma(Verifier *v, const IrStmt *s, const bool *assigned) {
     diag_error(v->d, s->span, "%s cannot copy a transposed view", dir);
     return false;
   }
-  if (v->layouts_done && (s->tmap < 0 || s->tmap >= v->k->ntmaps)) {
-    diag_error(v->d, s->span, "internal error: %s has no tensor map", dir);
+  if (v->layouts_done && !tmap_matches(v, s)) {
+    diag_error(v->d, s->span, "internal error: %s has no tensor map of its "
+               "global tensor and box", dir);
     return false;
   }
   return true;
@@ -693,6 +709,39 @@ static bool check_tensor_decl(Verifier *v, const IrTensor *t) {
   return true;
 }
 
+/* After layout inference, an accumulator-layout tensor is a [64k, N] tile
+ * of one warp group. */
+static bool check_layout(Verifier *v, const IrTensor *t) {
+  if (t->layout != LAYOUT_WGMMA_ACC)
+    return true;
+  if (t->space == MS_REGISTER && t->rank == 2 && t->shape[0] % 64 == 0 &&
+      t->nthreads == 128)
+    return true;
+  diag_error(v->d, t->span, "internal error: '%s' has the WGMMA accumulator "
+             "layout but is not a [64k, N] tile of a warp group", t->name);
+  return false;
+}
+
+/* After planning, shared tensors lie in creation order without overlap,
+ * inside the kernel's dynamic shared memory. */
+static bool check_smem_plan(Verifier *v) {
+  int64_t end = 0;
+  for (int i = 0; i < v->k->ntensors; i++) {
+    const IrTensor *t = v->k->tensors[i];
+    if (t->space != MS_SHARED)
+      continue;
+    if (t->smem_offset < end ||
+        t->smem_offset + ir_tensor_nbytes(t) > v->k->smem_bytes) {
+      diag_error(v->d, t->span, "internal error: shared tensor '%s' overlaps "
+                 "another or lies outside the planned shared memory",
+                 t->name);
+      return false;
+    }
+    end = t->smem_offset + ir_tensor_nbytes(t);
+  }
+  return true;
+}
+
 /* Launch attributes: 1..32 warps, a grid over parameters. */
 static bool check_launch(Verifier *v) {
   IrKernel *k = v->k;
@@ -731,8 +780,11 @@ static bool verify_kernel(IrKernel *k, Arena *ar, Diag *d) {
   if (!check_launch(&v))
     return false;
   for (int i = 0; i < k->ntensors; i++)
-    if (!check_tensor_decl(&v, k->tensors[i]))
+    if (!check_tensor_decl(&v, k->tensors[i]) ||
+        !check_layout(&v, k->tensors[i]))
       return false;
+  if (v.planned && !check_smem_plan(&v))
+    return false;
   bool *assigned = arena_alloc(ar, (size_t)k->nvars + 1);
   Region block = {0, (int64_t)k->warps * 32, false};
   return check_block(&v, &k->body, assigned, block);
