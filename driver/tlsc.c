@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,12 +259,30 @@ static bool write_file(const char *path, const char *data, size_t len) {
   return ok;
 }
 
+/* Writes straight into a stream (stdout, or a device such as /dev/null
+ * that must not be replaced by a rename). */
+static bool write_stream(FILE *f, const char *name, const char *data,
+                         size_t len) {
+  bool ok = fwrite(data, 1, len, f) == len && fflush(f) == 0;
+  if (!ok)
+    fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", name,
+            strerror(errno));
+  return ok;
+}
+
 static bool write_output(const Options *o, const char *data, size_t len) {
-  if (!o->output || strcmp(o->output, "-") == 0) {
-    bool ok = fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0;
-    if (!ok)
-      fprintf(stderr, "tlsc: error: cannot write to stdout\n");
-    return ok;
+  if (!o->output || strcmp(o->output, "-") == 0)
+    return write_stream(stdout, "<stdout>", data, len);
+  struct stat st;
+  if (stat(o->output, &st) == 0 && !S_ISREG(st.st_mode)) {
+    FILE *f = fopen(o->output, "wb");
+    if (!f) {
+      fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", o->output,
+              strerror(errno));
+      return false;
+    }
+    bool ok = write_stream(f, o->output, data, len);
+    return fclose(f) == 0 && ok;
   }
   return write_file(o->output, data, len);
 }

@@ -24,4 +24,10 @@ printf 'x = 1\n' > good.tls
 "$tlsc" --emit=ast good.tls > expected.txt
 cmp -s good.txt expected.txt || fail "-o wrote something else than stdout"
 [ -z "$(ls | grep '\.tmp\.')" ] || fail "success left a temporary file"
+mkdir sub
+"$tlsc" --emit=ast -o sub good.tls 2>/dev/null
+[ $? -eq 1 ] || fail "writing onto a directory did not fail with status 1"
+[ -z "$(ls sub)" ] || fail "writing onto a directory left a file in it"
+"$tlsc" --emit=ast -o /dev/null good.tls || fail "-o /dev/null failed"
+[ -c /dev/null ] || fail "/dev/null was replaced"
 echo ok
