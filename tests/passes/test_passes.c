@@ -545,6 +545,36 @@ static void test_side_tensors(Arena *ar, const Source *src) {
   CHECK(scaled->layout == LAYOUT_WGMMA_ACC && sum->layout == LAYOUT_WGMMA_ACC);
 }
 
+/* The verifier catches pass bugs: a wrong tensor map, overlapping shared
+ * tensors, an accumulator layout on a tensor that cannot hold it. */
+static void test_verifier_catches(Arena *ar, const Source *src) {
+  FILE *sink = tmpfile();
+  Diag d;
+  diag_init(&d, src, sink ? sink : stderr);
+  IrModule *m = build_v5(ar, src, &V5);
+  IrKernel *k = m->kernels[0];
+  CHECK(ir_run_passes(m, &d) && ir_verify(m, &d));
+  IrStmt *load = nth_stmt(k, S_TMA_LOAD, 0);
+  load->tmap = 1; /* gb's map for a load from ga */
+  CHECK(!ir_verify(m, &d));
+  load->tmap = 0;
+  k->tensors[4]->smem_offset = 1024; /* sb over sa */
+  CHECK(!ir_verify(m, &d));
+  k->tensors[4]->smem_offset = 65536;
+  k->tensors[0]->layout = LAYOUT_NONE; /* layouts half done */
+  k->tensors[7]->layout = LAYOUT_NONE;
+  CHECK(!ir_verify(m, &d));
+  k->tensors[7]->layout = LAYOUT_WGMMA_ACC;
+  k->tensors[7]->nthreads = 32;
+  CHECK(!ir_verify(m, &d));
+  k->tensors[7]->nthreads = 128;
+  k->tensors[0]->layout = LAYOUT_ROW_MAJOR;
+  int errors = d.nerrors;
+  CHECK(ir_verify(m, &d) && d.nerrors == errors);
+  if (sink)
+    fclose(sink);
+}
+
 /* ------------------------------------------------------------ driver */
 
 static int run_unit(const Source *src) {
@@ -554,6 +584,7 @@ static int run_unit(const Source *src) {
   test_print_expr(ar);
   test_v5_passes(ar, src);
   test_side_tensors(ar, src);
+  test_verifier_catches(ar, src);
   arena_free(ar);
   if (failures)
     fprintf(stderr, "%d check(s) failed\n", failures);
