@@ -131,7 +131,8 @@ typedef enum NodeKind {
                   op = '*' for *args, TOK_POW for **kwargs, 0 otherwise */
   N_CLASS,     /* class name(list = bases): list2 = body; list3 = decorators */
   N_IMPORT,    /* import str (dotted name); name = `as` alias or NULL */
-  N_FROM_IMPORT /* from str import list (N_NAME nodes; ival=1 for `*`) */
+  N_FROM_IMPORT /* from str import list (N_NAME nodes, an `as` alias in the
+                   N_NAME's str; ival=1 for `*`) */
 } NodeKind;
 
 /* Token codes shared with the parser for multi-character operators. Single

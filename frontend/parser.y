@@ -3,8 +3,10 @@
  * Tokens come from tls_lex (layout.c), which adds NEWLINE/INDENT/DEDENT to
  * flex's tokens. Expression levels follow Python's grammar one nonterminal
  * per precedence level, lowest first, so the precedence is Python's exactly.
- * Lists are left-recursive, so the parser stack grows only with nesting,
- * which the lexer (brackets, blocks) and ast_check_depth bound.
+ * Lists are left-recursive, so the parser stack grows only with nesting
+ * (brackets and blocks, bounded by the lexer; prefix operators and elif
+ * chains, bounded by bison's YYMAXDEPTH), and ast_check_depth bounds the
+ * tree for every later recursive walk.
  *
  * Syntax errors are reported once, by yyreport_syntax_error below, naming
  * the unexpected token and what was expected; there are no error-recovery
@@ -992,8 +994,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
 /* Bison calls this only when its stack is exhausted: too deep nesting. */
 static void tls_error(Span *loc, Lexer *lx, const char *msg) {
   if (strcmp(msg, "memory exhausted") == 0)
-    diag_error(lx->d, *loc, "expression too deeply nested (more than %d "
-               "pending operators)", YYMAXDEPTH);
+    diag_error(lx->d, *loc, "too deeply nested (more than %d levels on the "
+               "parser's stack)", YYMAXDEPTH);
   else
     diag_error(lx->d, *loc, "%s", msg);
 }
