@@ -53,6 +53,7 @@ typedef struct Run {
   Size s;
   uint64_t a, b, c, cref;
   int reps;
+  tls_status launch_status; /* of the entry's last launch */
   Row rows[MAX_SIZES];
   int nrows;
 } Run;
@@ -218,7 +219,14 @@ static const char *vadd_dtype(const tls_kernel *k) {
 
 static bool launch_entry(void *arg) {
   Run *r = arg;
-  return tls_launch(r->k, r->args, r->nargs, r->stream) == TLS_OK;
+  r->launch_status = tls_launch(r->k, r->args, r->nargs, r->stream);
+  return r->launch_status == TLS_OK;
+}
+
+/* Exit 4 when the runtime refused the launch, else 1 (a GPU failure). */
+static int failure_code(const Run *r) {
+  tls_status st = r->launch_status;
+  return st >= TLS_ERR_ARG_COUNT && st <= TLS_ERR_TMAP ? EXIT_REFUSED : EXIT_CHECK;
 }
 
 static bool launch_cublas(void *arg) {
@@ -290,7 +298,7 @@ static int check_matmul(Run *r, const uint16_t *a, const uint16_t *b) {
   if (!ok) fprintf(stderr, "tlsrun: out of host memory\n");
   ok = ok && run_poisoned(r, launch_entry, r->c, c, c_bytes, tls_kernel_name(r->k));
   ok = ok && (!r->cb || run_poisoned(r, launch_cublas, r->cref, cref, c_bytes, "the cuBLAS reference"));
-  if (!ok) return free(c), free(cref), EXIT_CHECK;
+  if (!ok) return free(c), free(cref), failure_code(r);
   int64_t sample = r->cb ? 4 : HOST_SAMPLE_ROWS;
   Compare host = host_check(r, a, b, c, sample), blas = {0, 0, 0};
   printf("check %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": rel_err", tls_kernel_name(r->k), s.m, s.n, s.k);
@@ -391,7 +399,7 @@ static int run_matmul(Run *r, const Options *o, Size s) {
   if (!rc && o->bench) rc = bench_matmul(r);
   if (!rc && o->autotune) rc = autotune_matmul(r);
   if (!rc && !o->check && !o->bench && !o->autotune) {
-    if (!launch_entry(r) || tls_synchronize(r->ctx)) rc = (fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx)), EXIT_CHECK);
+    if (!launch_entry(r) || tls_synchronize(r->ctx)) rc = (fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx)), failure_code(r));
     else printf("ran %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " grid=%u\n", tls_kernel_name(r->k), s.m, s.n, s.k, plan.grid[0]);
   }
   free(a), free(b);
