@@ -261,11 +261,74 @@ static void spatial_global(Emitter *e, const IrStmt *s, const IrTensor *g, const
   }
 }
 
-/* Stores a WGMMA fragment tensor to a rank-2 global tensor at offsets
- * (row, col): per thread, each fragment row pair of adjacent columns is one
- * 2-element store when both are in bounds and the address is aligned to
- * it (the row length and column offset are even), else (predicated)
+/* Where one thread's part of a WGMMA fragment store starts: its first
+ * row and column in the global tensor, their address, and whether pairs of
+ * adjacent columns are aligned for one 2-element store (the row length and
+ * the column offset are even). */
+typedef struct FragStore {
+  GView g;
+  Val row0, col0, base, aligned;
+} FragStore;
+
+static FragStore frag_store_origin(Emitter *e, const IrStmt *s, const IrTensor *g) {
+  FragStore f = {.g = global_view(e, g)};
+  Val tid = emit_group_tid(e);
+  Val orow = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[0]), DT_INT32));
+  Val ocol = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[1]), DT_INT32));
+  Val warp = new_reg(e, DT_INT32), quad = new_reg(e, DT_INT32), lane4 = new_reg(e, DT_INT32);
+  f.row0 = new_reg(e, DT_INT32), f.col0 = new_reg(e, DT_INT32);
+  /* row0 = orow + 16 * (tid / 32) + (tid % 32) / 4; col0 = ocol + 2 * (tid % 4) */
+  emit(e, "shr.u32 %s, %s, 5;", warp.s, tid.s);
+  emit(e, "bfe.u32 %s, %s, 2, 3;", quad.s, tid.s);
+  emit(e, "mad.lo.s32 %s, %s, 16, %s;", f.row0.s, warp.s, quad.s);
+  emit(e, "add.s32 %s, %s, %s;", f.row0.s, f.row0.s, orow.s);
+  emit(e, "and.b32 %s, %s, 3;", lane4.s, tid.s);
+  emit(e, "mad.lo.s32 %s, %s, 2, %s;", f.col0.s, lane4.s, ocol.s);
+  Val coords[2] = {f.row0, f.col0}, unused;
+  f.base = global_elem(e, &f.g, coords, &unused);
+  Val odd = new_reg(e, DT_INT32);
+  f.aligned = new_reg(e, DT_BOOL);
+  emit(e, "or.b32 %s, %s, %s;", odd.s, f.g.dims[1].s, ocol.s);
+  emit(e, "and.b32 %s, %s, 1;", odd.s, odd.s);
+  emit(e, "setp.eq.s32 %s, %s, 0;", f.aligned.s, odd.s);
+  return f;
+}
+
+/* Stores the pair of slots (slot, slot + 1) = columns col0 + col (+1) of
+ * the row whose address is addr and in-bounds predicate prow: one
+ * 2-element store when both columns are in and aligned, else predicated
  * element stores. */
+static void store_pair(Emitter *e, const FragStore *f, const IrTensor *t, int64_t slot, Val addr,
+                       Val prow, int64_t col) {
+  int64_t cb = col * dtype_bytes(t->dtype);
+  Val lim0 = new_reg(e, DT_INT32), lim1 = new_reg(e, DT_INT32);
+  Val p0 = new_reg(e, DT_BOOL), p1 = new_reg(e, DT_BOOL), full = new_reg(e, DT_BOOL);
+  /* column col0 + col (+1) < N  <=>  col0 < N - col (- 1) */
+  emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim0.s, f->g.dims[1].s, col);
+  emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim1.s, f->g.dims[1].s, col + 1);
+  emit(e, "setp.lt.and.s32 %s, %s, %s, %s;", p0.s, f->col0.s, lim0.s, prow.s);
+  emit(e, "setp.lt.and.s32 %s, %s, %s, %s;", p1.s, f->col0.s, lim1.s, prow.s);
+  emit(e, "and.pred %s, %s, %s;", full.s, p1.s, f->aligned.s);
+  Val x = slot_reg(t, slot), y = slot_reg(t, slot + 1);
+  if (is_packed(t)) {
+    emit(e, "@%s st.global.b32 [%s+%" PRId64 "], %s;", full.s, addr.s, cb, x.s);
+    x = new_reg(e, DT_FLOAT16), y = new_reg(e, DT_FLOAT16);
+    emit(e, "mov.b32 {%s, %s}, %s;", x.s, y.s, slot_reg(t, slot).s);
+  } else {
+    emit(e, "@%s st.global.v2.f32 [%s+%" PRId64 "], {%s, %s};", full.s, addr.s, cb, x.s, y.s);
+  }
+  const char *bt = is_packed(t) ? ".b16" : ".f32";
+  emit(e, "and.pred %s, %s, !%s;", p0.s, p0.s, full.s);
+  emit(e, "and.pred %s, %s, !%s;", p1.s, p1.s, full.s);
+  emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p0.s, bt, addr.s, cb, x.s);
+  emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p1.s, bt, addr.s, cb + dtype_bytes(t->dtype),
+       y.s);
+}
+
+/* Stores a WGMMA fragment tensor to a rank-2 global tensor at offsets
+ * (row, col), bounds-checked against the global shape: thread t holds, in
+ * fragment r, rows row0 + 64r + 8h (h = 0, 1) and column pairs
+ * col0 + 8j (see the layout at the top of this file). */
 static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, const IrTensor *t) {
   if (g->rank != 2 || s->noffsets != 2 || g->dtype != t->dtype ||
       (t->dtype != DT_FLOAT32 && !is_packed(t))) {
@@ -277,64 +340,20 @@ static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, c
     unsupported(e, "storing a WGMMA fragment outside its 128-thread warp group");
     return;
   }
-  GView gv = global_view(e, g);
-  Val tid = emit_group_tid(e);
-  Val orow = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[0]), DT_INT32));
-  Val ocol = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[1]), DT_INT32));
-  Val t1 = new_reg(e, DT_INT32), t2 = new_reg(e, DT_INT32);
-  Val row0 = new_reg(e, DT_INT32), col0 = new_reg(e, DT_INT32);
-  /* row0 = orow + 16 * (tid / 32) + (tid % 32) / 4; col0 = ocol + 2 * (tid % 4) */
-  emit(e, "shr.u32 %s, %s, 5;", t1.s, tid.s);
-  emit(e, "bfe.u32 %s, %s, 2, 3;", t2.s, tid.s);
-  emit(e, "mad.lo.s32 %s, %s, 16, %s;", row0.s, t1.s, t2.s);
-  emit(e, "add.s32 %s, %s, %s;", row0.s, row0.s, orow.s);
-  emit(e, "and.b32 %s, %s, 3;", t1.s, tid.s);
-  emit(e, "mad.lo.s32 %s, %s, 2, %s;", col0.s, t1.s, ocol.s);
-  Val coords[2] = {row0, col0}, unused;
-  Val base = global_elem(e, &gv, coords, &unused);
-  Val odd = new_reg(e, DT_INT32), aligned = new_reg(e, DT_BOOL);
-  emit(e, "or.b32 %s, %s, %s;", odd.s, gv.dims[1].s, ocol.s);
-  emit(e, "and.b32 %s, %s, 1;", odd.s, odd.s);
-  emit(e, "setp.eq.s32 %s, %s, 0;", aligned.s, odd.s);
+  FragStore f = frag_store_origin(e, s, g);
   int64_t m = t->shape[0], n = t->shape[1];
-  int bytes = dtype_bytes(t->dtype);
   for (int64_t r = 0; r < m / 64; r++) {
     for (int h = 0; h < 2; h++) {
       int64_t rr = 64 * r + 8 * h;
-      Val prow = new_reg(e, DT_BOOL), rrow = new_reg(e, DT_INT32), addr = new_reg(e, DT_UINT64);
-      emit(e, "add.s32 %s, %s, %" PRId64 ";", rrow.s, row0.s, rr);
-      emit(e, "setp.lt.s32 %s, %s, %s;", prow.s, rrow.s, gv.dims[0].s);
-      Val step = new_reg(e, DT_INT64);
-      emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", step.s, gv.dims[1].s, rr * bytes);
-      emit(e, "add.s64 %s, %s, %s;", addr.s, base.s, step.s);
-      for (int64_t j = 0; j < n / 8; j++) {
-        int64_t slot = r * (n / 2) + 4 * j + 2 * h, cb = 8 * j * bytes;
-        Val lim0 = new_reg(e, DT_INT32), lim1 = new_reg(e, DT_INT32);
-        Val p0 = new_reg(e, DT_BOOL), p1 = new_reg(e, DT_BOOL), full = new_reg(e, DT_BOOL);
-        /* column col0 + 8j (+1) < N  <=>  col0 < N - 8j (- 1) */
-        emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim0.s, gv.dims[1].s, 8 * j);
-        emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim1.s, gv.dims[1].s, 8 * j + 1);
-        emit(e, "setp.lt.and.s32 %s, %s, %s, %s;", p0.s, col0.s, lim0.s, prow.s);
-        emit(e, "setp.lt.and.s32 %s, %s, %s, %s;", p1.s, col0.s, lim1.s, prow.s);
-        emit(e, "and.pred %s, %s, %s;", full.s, p1.s, aligned.s);
-        if (is_packed(t)) {
-          Val pair = slot_reg(t, slot), lo = new_reg(e, DT_FLOAT16), hi = new_reg(e, DT_FLOAT16);
-          emit(e, "@%s st.global.b32 [%s+%" PRId64 "], %s;", full.s, addr.s, cb, pair.s);
-          emit(e, "and.pred %s, %s, !%s;", p0.s, p0.s, full.s);
-          emit(e, "and.pred %s, %s, !%s;", p1.s, p1.s, full.s);
-          emit(e, "mov.b32 {%s, %s}, %s;", lo.s, hi.s, pair.s);
-          emit(e, "@%s st.global.b16 [%s+%" PRId64 "], %s;", p0.s, addr.s, cb, lo.s);
-          emit(e, "@%s st.global.b16 [%s+%" PRId64 "], %s;", p1.s, addr.s, cb + 2, hi.s);
-        } else {
-          Val x = slot_reg(t, slot), y = slot_reg(t, slot + 1);
-          emit(e, "@%s st.global.v2.f32 [%s+%" PRId64 "], {%s, %s};", full.s, addr.s, cb, x.s,
-               y.s);
-          emit(e, "and.pred %s, %s, !%s;", p0.s, p0.s, full.s);
-          emit(e, "and.pred %s, %s, !%s;", p1.s, p1.s, full.s);
-          emit(e, "@%s st.global.f32 [%s+%" PRId64 "], %s;", p0.s, addr.s, cb, x.s);
-          emit(e, "@%s st.global.f32 [%s+%" PRId64 "], %s;", p1.s, addr.s, cb + 4, y.s);
-        }
-      }
+      Val prow = new_reg(e, DT_BOOL), row = new_reg(e, DT_INT32);
+      Val step = new_reg(e, DT_INT64), addr = new_reg(e, DT_UINT64);
+      emit(e, "add.s32 %s, %s, %" PRId64 ";", row.s, f.row0.s, rr);
+      emit(e, "setp.lt.s32 %s, %s, %s;", prow.s, row.s, f.g.dims[0].s);
+      emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", step.s, f.g.dims[1].s,
+           rr * dtype_bytes(t->dtype));
+      emit(e, "add.s64 %s, %s, %s;", addr.s, f.base.s, step.s);
+      for (int64_t j = 0; j < n / 8; j++)
+        store_pair(e, &f, t, r * (n / 2) + 4 * j + 2 * h, addr, prow, 8 * j);
     }
   }
 }
