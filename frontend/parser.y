@@ -778,12 +778,12 @@ static bool check_single_target(Lexer *lx, Node *t, const char *what) {
   return false;
 }
 
-/* Python's rules: no positional argument after a keyword argument, and no
- * keyword given twice. */
+/* Python's rules: no positional argument after a keyword argument (a *xs
+ * may follow one), and no keyword given twice. */
 static bool check_call_args(Lexer *lx, Node *call) {
   for (int i = 0; i < call->list.len; i++) {
     Node *pos = call->list.items[i];
-    for (int k = 0; k < call->list2.len; k++)
+    for (int k = 0; k < call->list2.len && pos->kind != N_STAR; k++)
       if (call->list2.items[k]->span.line < pos->span.line
           || (call->list2.items[k]->span.line == pos->span.line
               && call->list2.items[k]->span.col < pos->span.col)) {
