@@ -8,6 +8,8 @@
  *   test_passes print-v5    print the hand-built V5 kernel after the passes
  *   test_passes diag NAME   run the passes on a broken variant NAME; the
  *                           diagnostics go to stderr, exit 1 on error
+ *   test_passes mutate N    run the passes on N random corruptions of the
+ *                           kernel: no crash, no failure without an error
  *
  * The kernel mirrors examples/matmul_v5.tls (one consumer warp group); its
  * spans point into FAKE_SCRIPT below, so diagnostics print real lines.
@@ -575,6 +577,84 @@ static void test_verifier_catches(Arena *ar, const Source *src) {
     fclose(sink);
 }
 
+/* ------------------------------------------------------- mutation */
+
+/* Random corruptions of the V5 IR (xorshift, fixed seed: reproducible).
+ * The passes must never crash on them, and never fail without saying
+ * why. */
+static uint64_t rng_state = 88172645463325252ULL;
+
+static uint64_t rng(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static int64_t any_size(void) {
+  static const int64_t sizes[] = {-1, 0, 1, 2, 3, 8, 16, 63, 64, 128, 256,
+                                  512, 1 << 20, INT64_MAX / 2};
+  return sizes[rng() % (sizeof sizes / sizeof sizes[0])];
+}
+
+static void mutate_stmts(IrKernel *k, IrBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    IrStmt *s = b->items[i];
+    switch (rng() % 12) {
+    case 0: s->n = any_size(); break;
+    case 1: s->n2 = any_size(); break;
+    case 2: s->ref[0].nidx = (int)(rng() % 6) - 1; break;
+    case 3: s->ref[1].transposed = !s->ref[1].transposed; break;
+    case 4: s->noffsets = (int)(rng() % 4); break;
+    case 5: s->t[rng() % 3] = k->tensors[rng() % k->ntensors]; break;
+    case 6: s->ref[rng() % 2].t = k->tensors[rng() % k->ntensors]; break;
+    case 7: s->tmap = (int)any_size(); break;
+    default: break;
+    }
+    mutate_stmts(k, &s->body);
+  }
+}
+
+static void mutate_tensors(IrKernel *k) {
+  for (int i = 0; i < k->ntensors; i++) {
+    IrTensor *t = k->tensors[i];
+    switch (rng() % 8) {
+    case 0: t->shape[rng() % IR_MAX_RANK] = any_size(); break;
+    case 1: t->rank = (int)(rng() % (IR_MAX_RANK + 1)) - 1; break;
+    case 2: t->nthreads = (int)any_size(); break;
+    case 3: t->dtype = (DType)(rng() % (DT_FLOAT64 + 1)); break;
+    case 4: t->space = (MemSpace)(rng() % 3); break;
+    default: break;
+    }
+  }
+}
+
+static int run_mutate(const Source *src, int count) {
+  FILE *sink = fopen("/dev/null", "w");
+  int silent = 0, accepted = 0;
+  for (int i = 0; i < count && sink; i++) {
+    Arena *ar = arena_new();
+    IrModule *m = build_v5(ar, src, &V5);
+    if (rng() % 2)
+      mutate_tensors(m->kernels[0]);
+    mutate_stmts(m->kernels[0], &m->kernels[0]->body);
+    Diag d;
+    diag_init(&d, src, sink);
+    if (ir_run_passes(m, &d)) {
+      accepted++;
+      ir_print(sink, m);
+    } else if (d.nerrors == 0) {
+      silent++;
+    }
+    arena_free(ar);
+  }
+  if (sink)
+    fclose(sink);
+  printf("%d mutants: %d accepted, %d failed silently\n", count, accepted,
+         silent);
+  return !sink || silent ? 1 : 0;
+}
+
 /* ------------------------------------------------------------ driver */
 
 static int run_unit(const Source *src) {
@@ -652,8 +732,11 @@ int main(int argc, char **argv) {
     rc = run_print(src);
   else if (argc == 3 && !strcmp(argv[1], "diag"))
     rc = run_diag(src, argv[2]);
+  else if (argc == 3 && !strcmp(argv[1], "mutate"))
+    rc = run_mutate(src, atoi(argv[2]));
   else
-    fprintf(stderr, "usage: test_passes unit | print-v5 | diag NAME\n");
+    fprintf(stderr,
+            "usage: test_passes unit | print-v5 | diag NAME | mutate N\n");
   source_free(src);
   return rc;
 }
