@@ -71,12 +71,14 @@ static const char *ab_type(DType t) {
   return t == DT_FLOAT16 ? ".f16" : t == DT_BFLOAT16 ? ".bf16" : NULL;
 }
 
-/* The accumulator register list of fragment r: "{%t3_0, ..., %t3_127}". */
-static void acc_list(Emitter *e, const IrTensor *acc, int64_t first, int64_t count) {
-  fputs(" {", e->out);
-  for (int64_t i = 0; i < count; i++)
-    fprintf(e->out, "%s%%t%d_%" PRId64, i ? ", " : "", acc->id, first + i);
-  fputs("}", e->out);
+/* The accumulator register list of fragment r, "{%t3_0, ..., %t3_127}",
+ * built once per fragment (every k16 step repeats it). */
+static void acc_list(const IrTensor *acc, int64_t first, int64_t count, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "{");
+  for (int64_t i = 0; i < count && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%%t%d_%" PRId64, i ? ", " : "", acc->id, first + i);
+  if (n < size)
+    snprintf(buf + n, size - n, "}");
 }
 
 static void emit_mma(Emitter *e, const IrStmt *s) {
@@ -104,7 +106,9 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   Val da = make_desc(e, emit_smem_addr(e, a), a->t->swizzle_bytes);
   Val db = make_desc(e, emit_smem_addr(e, b), b->t->swizzle_bytes);
   int64_t row_bytes = a->t->swizzle_bytes;
+  char regs[128 * 24]; /* N/2 <= 128 names of at most 22 characters */
   for (int64_t r = 0; r < m / 64; r++) {
+    acc_list(acc, r * n / 2, n / 2, regs, sizeof regs);
     for (int64_t kk = 0; kk < k / 16; kk++) {
       Val dak = da, dbk = db;
       int64_t aoff = (64 * r * row_bytes + 32 * kk) >> 4, boff = (32 * kk) >> 4;
@@ -116,10 +120,8 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
         dbk = new_reg(e, DT_UINT64);
         emit(e, "add.s64 %s, %s, %" PRId64 ";", dbk.s, db.s, boff);
       }
-      fprintf(e->out, "\twgmma.mma_async.sync.aligned.m64n%" PRId64 "k16.f32%s%s", n,
-              ab_type(a->t->dtype), ab_type(b->t->dtype));
-      acc_list(e, acc, r * n / 2, n / 2);
-      fprintf(e->out, ", %s, %s, %%ptrue, 1, 1, 0, 0;\n", dak.s, dbk.s);
+      emit(e, "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k16.f32%s%s %s, %s, %s, %%ptrue, 1, 1, 0, 0;",
+           n, ab_type(a->t->dtype), ab_type(b->t->dtype), regs, dak.s, dbk.s);
     }
   }
 }
