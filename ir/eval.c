@@ -347,11 +347,36 @@ static void add_kernel(Eval *E, IrModule *m, IrKernel *k) {
   m->kernels = ks;
 }
 
+/* A decorator whose every name is fixed by -D to values that none of its
+ * points has is replaced by that one point: `-D num_stages=2` builds the
+ * 2-stage variant of a script that lists only [4] (the seed's depth table).
+ * When some point matches, -D only selects, below. */
+static Autotune *override_tune(Eval *E, Autotune *at) {
+  int64_t *want = arena_alloc(E->ar, sizeof(int64_t) * (at->nnames + 1));
+  for (int i = 0; i < at->nnames; i++) {
+    IrDefine *d = find_define(E, at->names[i]);
+    if (!d)
+      return at;
+    want[i] = d->value;
+  }
+  for (int p = 0; p < at->npoints; p++)
+    if (!memcmp(at->points[p], want, sizeof(int64_t) * at->nnames))
+      return at;
+  Autotune *fixed = arena_alloc(E->ar, sizeof(Autotune));
+  *fixed = *at;
+  fixed->npoints = 1;
+  fixed->points = arena_alloc(E->ar, sizeof(int64_t *));
+  fixed->points[0] = want;
+  return fixed;
+}
+
 /* The cross product of the autotune decorators (outermost varies slowest),
  * filtered by -D; one kernel per point. */
 static void build_script(Eval *E, IrModule *m, ClassDef *c) {
   int n = 0;
   int64_t total = 1;
+  for (int t = 0; t < c->ntunes; t++)
+    c->tunes[t] = override_tune(E, c->tunes[t]);
   for (int t = 0; t < c->ntunes; t++) {
     n += c->tunes[t]->nnames;
     total *= c->tunes[t]->npoints;
