@@ -179,14 +179,18 @@ static void for_each_child(const Node *n, void (*visit)(const Node *, void *),
 
 typedef struct DepthItem {
   const Node *node;
+  const Node *stmt; /* the innermost statement holding node */
   int depth;
 } DepthItem;
 
 typedef struct DepthStack {
   DepthItem *items;
   size_t len, cap;
+  const Node *stmt; /* for the children being pushed */
   int child_depth;
 } DepthStack;
+
+static bool is_statement(NodeKind k) { return k >= N_MODULE; }
 
 static void push_child(const Node *child, void *ctx) {
   DepthStack *st = ctx;
@@ -194,22 +198,27 @@ static void push_child(const Node *child, void *ctx) {
     st->cap = st->cap ? st->cap * 2 : 256;
     st->items = xrealloc(st->items, st->cap * sizeof *st->items);
   }
-  st->items[st->len++] = (DepthItem){child, st->child_depth};
+  const Node *stmt = is_statement(child->kind) ? child : st->stmt;
+  st->items[st->len++] = (DepthItem){child, stmt, st->child_depth};
 }
 
+/* Too deep an expression is reported at its statement (the deepest leaf
+ * of `a + a + ... + a` would be an odd place); too deep a statement at
+ * itself. */
 bool ast_check_depth(const Node *root, Diag *d) {
   DepthStack st = {0};
-  st.child_depth = 0;
   push_child(root, &st);
   bool ok = true;
   while (st.len > 0) {
     DepthItem it = st.items[--st.len];
     if (it.depth > TLS_MAX_NESTING) {
-      diag_error(d, it.node->span, "too deeply nested (more than %d levels)",
+      const Node *where = is_statement(it.node->kind) ? it.node : it.stmt;
+      diag_error(d, where->span, "too deeply nested (more than %d levels)",
                  TLS_MAX_NESTING);
       ok = false;
       break;
     }
+    st.stmt = it.stmt;
     st.child_depth = it.depth + 1;
     for_each_child(it.node, push_child, &st);
   }
