@@ -63,8 +63,17 @@ static bool check_bytes(const Source *src, Diag *d) {
   return true;
 }
 
+/* Positions are ints and flex takes an int length: a bound far above any
+ * script keeps both exact. */
+enum { MAX_SOURCE_BYTES = 256 << 20 };
+
 Node *parse_source(Arena *ar, const Source *src, Diag *d) {
   int errors_before = d->nerrors;
+  if (src->len > MAX_SOURCE_BYTES) {
+    diag_error(d, (Span){0}, "source file too large (%zu bytes; the limit "
+               "is %d)", src->len, MAX_SOURCE_BYTES);
+    return NULL;
+  }
   if (!check_bytes(src, d))
     return NULL;
   Lexer lx = {0};
