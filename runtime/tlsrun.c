@@ -229,12 +229,26 @@ static int failure_code(const Run *r) {
   return st >= TLS_ERR_ARG_COUNT && st <= TLS_ERR_TMAP ? EXIT_REFUSED : EXIT_CHECK;
 }
 
-static bool launch_cublas(void *arg) {
-  Run *r = arg;
+static bool launch_cublas_path(Run *r, CublasPath path) {
   char msg[256];
-  if (cublas_gemm(r->cb, (int)r->s.m, (int)r->s.n, (int)r->s.k, r->a, r->b, r->cref, msg, sizeof msg)) return true;
+  if (cublas_gemm(r->cb, path, (int)r->s.m, (int)r->s.n, (int)r->s.k, r->a, r->b, r->cref, msg, sizeof msg))
+    return true;
   fprintf(stderr, "tlsrun: %s\n", msg);
   return false;
+}
+
+static bool launch_cublas(void *arg) { return launch_cublas_path(arg, CUBLAS_PATH_GEMMEX); }
+static bool launch_cublas_lt(void *arg) { return launch_cublas_path(arg, CUBLAS_PATH_LT); }
+
+/* cuBLAS timed both ways (cublasGemmEx, and cublasLtMatmul with the
+ * heuristic's algorithm); the faster is the baseline. */
+static bool bench_cublas(Run *r, Timing *best, const char **which) {
+  Timing lt;
+  bool have_ex = bench_time(r->ctx, r->stream, launch_cublas, r, r->reps, best);
+  bool have_lt = cublas_has_lt(r->cb) && bench_time(r->ctx, r->stream, launch_cublas_lt, r, r->reps, &lt);
+  *which = "cublasGemmEx";
+  if (have_lt && (!have_ex || lt.median_ms < best->median_ms)) *best = lt, *which = "cublasLt";
+  return have_ex || have_lt;
 }
 
 /* Relative error over the given rows of C (all when rows == NULL). */
@@ -325,13 +339,14 @@ static int bench_matmul(Run *r) {
     fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
     return EXIT_CHECK;
   }
-  row->have_ref = r->cb && bench_time(r->ctx, r->stream, launch_cublas, r, r->reps, &row->ref);
+  const char *which = "";
+  row->have_ref = r->cb && bench_cublas(r, &row->ref, &which);
   printf("bench %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": tlsc %.3f ms (min %.3f max %.3f) %.1f TFLOPS",
          tls_kernel_name(r->k), r->s.m, r->s.n, r->s.k, row->mine.median_ms, row->mine.min_ms, row->mine.max_ms,
          tflops(r->s, row->mine.median_ms));
   if (row->have_ref)
-    printf(" | cuBLAS %.3f ms (min %.3f max %.3f) %.1f TFLOPS | tlsc/cuBLAS %.3f\n", row->ref.median_ms,
-           row->ref.min_ms, row->ref.max_ms, tflops(r->s, row->ref.median_ms),
+    printf(" | cuBLAS (%s) %.3f ms (min %.3f max %.3f) %.1f TFLOPS | tlsc/cuBLAS %.3f\n", which,
+           row->ref.median_ms, row->ref.min_ms, row->ref.max_ms, tflops(r->s, row->ref.median_ms),
            row->ref.median_ms / row->mine.median_ms);
   else
     printf(" | cuBLAS unavailable\n");
@@ -515,7 +530,7 @@ static int run_entry(Run *r, const Options *o) {
   }
   char msg[256] = "";
   if (vdt) return run_vadd(r, o, vdt, o->sizes[0].n);
-  r->cb = cublas_open(r->stream, msg, sizeof msg);
+  r->cb = cublas_open(r->ctx, r->stream, msg, sizeof msg);
   if (!r->cb) fprintf(stderr, "tlsrun: no cuBLAS (%s): using the host reference\n", msg);
   int rc = EXIT_OK;
   for (int i = 0; i < o->nsizes && !rc; i++) rc = run_matmul(r, o, o->sizes[i]);

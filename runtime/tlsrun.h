@@ -29,8 +29,11 @@ typedef struct Compare {
 /* tlsrun_cublas.c: cuBLAS opened with dlopen; row-major fp16 GEMM
  * C[M,N] = A[M,K] . B[N,K]^T with fp32 accumulation. */
 typedef struct Cublas Cublas;
-Cublas *cublas_open(void *stream, char *msg, size_t msglen);
-bool cublas_gemm(Cublas *cb, int m, int n, int k, uint64_t a, uint64_t b, uint64_t c, char *msg, size_t msglen);
+typedef enum CublasPath { CUBLAS_PATH_GEMMEX, CUBLAS_PATH_LT } CublasPath;
+Cublas *cublas_open(tls_context *ctx, void *stream, char *msg, size_t msglen);
+bool cublas_has_lt(const Cublas *cb);
+bool cublas_gemm(Cublas *cb, CublasPath path, int m, int n, int k, uint64_t a, uint64_t b, uint64_t c, char *msg,
+                 size_t msglen);
 void cublas_close(Cublas *cb);
 
 /* tlsrun_bench.c: timings under the DESIGN.md §8 protocol. */
