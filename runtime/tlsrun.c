@@ -12,8 +12,9 @@
  * times every point of that script (tls_autotune) and names the fastest.
  *
  * Known entry shapes: matmul (m_size n_size k_size a_ptr b_ptr c_ptr, fp16,
- * C[M,N] = A[M,K] . B[N,K]^T row-major) and vector add (n a_ptr b_ptr c_ptr
- * over f32 or f16). Exit: 0 ok, 1 check failed, 2 usage or bad file, 3 no
+ * C[M,N] = A[M,K] . B[N,K]^T row-major), vector add (n a_ptr b_ptr c_ptr
+ * over f32 or f16) and copy (m_size n_size src_ptr dst_ptr over f32 or f16,
+ * dst = src, an [m, n] matrix from -m and -n). Exit: 0 ok, 1 check failed, 2 usage or bad file, 3 no
  * GPU/driver, 4 launch refused. */
 #include <errno.h>
 #include <inttypes.h>
@@ -503,6 +504,69 @@ static int run_vadd(Run *r, const Options *o, const char *dtype, int64_t n) {
   return rc;
 }
 
+/* ------------------------------------------------------------- copy */
+
+static const char *const COPY_NAMES[] = {"m_size", "n_size", "src_ptr", "dst_ptr", NULL};
+
+/* Element size of a copy entry (m_size n_size src_ptr dst_ptr, both
+ * pointers f16 or both f32), 0 for any other shape. */
+static size_t copy_elem_size(const tls_kernel *k) {
+  if (tls_kernel_num_params(k) != 4 || param_index(k, "m_size") < 0 || param_index(k, "n_size") < 0) return 0;
+  int src = param_index(k, "src_ptr"), dst = param_index(k, "dst_ptr");
+  if (src < 0 || dst < 0) return 0;
+  const char *st = tls_kernel_param_type(k, src), *dt = tls_kernel_param_type(k, dst);
+  if (strcmp(st, dt)) return 0;
+  return !strcmp(st, "ptr f16") ? 2 : !strcmp(st, "ptr f32") ? 4 : 0;
+}
+
+/* dst = src over an [m, n] matrix (-m, -n), checked byte for byte; dst
+ * starts as 0xFF so an unwritten element counts as wrong. */
+static int run_copy(Run *r, const Options *o, size_t esz, Size s) {
+  int64_t ints[2] = {s.m, s.n};
+  uint64_t fake[2] = {1 << 20, 1 << 20};
+  tls_launch_plan plan;
+  bind_args(r, COPY_NAMES, ints, 2, fake);
+  if (s.m < 1 || s.n < 1 || tls_prepare_launch(r->k, r->args, r->nargs, &plan)) {
+    fprintf(stderr, "tlsrun: %s\n", s.m < 1 || s.n < 1 ? "-m and -n must be positive" : tls_last_error(r->ctx));
+    return EXIT_REFUSED;
+  }
+  size_t count = (size_t)s.m * (size_t)s.n, bytes = count * esz;
+  unsigned char *src = malloc(bytes), *dst = malloc(bytes);
+  Rng rng;
+  rng_seed(&rng, o->seed);
+  int rc = src && dst ? EXIT_OK : EXIT_CHECK;
+  for (size_t i = 0; !rc && i < count; i++) {
+    float x = rng_uniform(&rng);
+    if (esz == 2) ((uint16_t *)src)[i] = float_to_half(x);
+    else ((float *)src)[i] = x;
+  }
+  if (!rc && (tls_mem_alloc(r->ctx, &r->a, bytes) || tls_mem_alloc(r->ctx, &r->c, bytes) ||
+              tls_mem_upload(r->ctx, r->a, src, bytes) || tls_mem_set8(r->ctx, r->c, 0xFF, bytes)))
+    rc = EXIT_CHECK;
+  uint64_t real[2] = {r->a, r->c};
+  bind_args(r, COPY_NAMES, ints, 2, real);
+  if (!rc && (!launch_entry(r) || tls_synchronize(r->ctx) || tls_mem_download(r->ctx, dst, r->c, bytes)))
+    rc = failure_code(r);
+  if (rc) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+  int64_t wrong = 0;
+  for (size_t i = 0; !rc && i < count; i++) wrong += memcmp(src + i * esz, dst + i * esz, esz) != 0;
+  if (!rc && o->check) {
+    printf("check %s M=%" PRId64 " N=%" PRId64 ": %" PRId64 " wrong elements: %s\n", tls_kernel_name(r->k), s.m, s.n,
+           wrong, wrong ? "FAIL" : "PASS");
+    if (wrong) rc = EXIT_CHECK;
+  }
+  if (!rc && o->bench) {
+    Timing t;
+    if (!bench_time(r->ctx, r->stream, launch_entry, r, r->reps, &t)) rc = EXIT_CHECK;
+    else printf("bench %s M=%" PRId64 " N=%" PRId64 ": %.4f ms (min %.4f max %.4f) %.1f GB/s\n", tls_kernel_name(r->k),
+                s.m, s.n, t.median_ms, t.min_ms, t.max_ms, 2.0 * (double)bytes / (t.median_ms * 1e-3) / 1e9);
+  }
+  if (!rc && !o->check && !o->bench) printf("ran %s M=%" PRId64 " N=%" PRId64 "\n", tls_kernel_name(r->k), s.m, s.n);
+  free(src), free(dst);
+  free_buffers(r);
+  return rc;
+}
+
 /* ---------------------------------------------------------------- main */
 
 /* --kernel names an entry, or (with --config or --autotune) a script; an
@@ -523,13 +587,16 @@ static const tls_kernel *pick_kernel(tls_module *mod, const Options *o) {
 
 static int run_entry(Run *r, const Options *o) {
   const char *vdt = vadd_dtype(r->k);
-  if (!is_matmul(r->k) && !vdt) {
+  size_t copy_esz = copy_elem_size(r->k);
+  if (!is_matmul(r->k) && !vdt && !copy_esz) {
     fprintf(stderr, "tlsrun: entry '%s' has no shape tlsrun knows (matmul: m_size n_size k_size a_ptr b_ptr c_ptr "
-                    "over f16; vector add: n a_ptr b_ptr c_ptr over f32/f16)\n", tls_kernel_name(r->k));
+                    "over f16; vector add: n a_ptr b_ptr c_ptr over f32/f16; copy: m_size n_size src_ptr dst_ptr "
+                    "over f32/f16)\n", tls_kernel_name(r->k));
     return EXIT_USAGE;
   }
   char msg[256] = "";
   if (vdt) return run_vadd(r, o, vdt, o->sizes[0].n);
+  if (copy_esz) return run_copy(r, o, copy_esz, o->sizes[0]);
   r->cb = cublas_open(r->ctx, r->stream, msg, sizeof msg);
   if (!r->cb) fprintf(stderr, "tlsrun: no cuBLAS (%s): using the host reference\n", msg);
   int rc = EXIT_OK;
