@@ -253,7 +253,11 @@ static void spatial_global(Emitter *e, const IrStmt *s, const IrTensor *g, const
     Val r = slot_reg(t, i);
     const char *bt = dtype_bytes(t->dtype) == 2 ? ".b16" : ptx_btype(t->dtype);
     if (load) {
-      emit(e, "mov%s %s, 0;", bt, r.s);
+      /* A float register's zero must be a float literal for ptxas. */
+      const char *zero = t->dtype == DT_FLOAT32   ? "0f00000000"
+                         : t->dtype == DT_FLOAT64 ? "0d0000000000000000"
+                                                  : "0";
+      emit(e, "mov%s %s, %s;", bt, r.s, zero);
       emit(e, "@%s ld.global%s %s, [%s];", inb.s, bt, r.s, addr.s);
     } else {
       emit(e, "@%s st.global%s [%s], %s;", inb.s, bt, addr.s, r.s);
