@@ -200,15 +200,6 @@ static IrRef barrier_ref(Eval *E, Value *v, Span sp) {
   return r;
 }
 
-static int ref_rank(const IrRef *r) { return r->t->rank - r->nidx; }
-
-static int64_t ref_dim(const IrRef *r, int i) {
-  int rank = ref_rank(r);
-  if (r->transposed && rank >= 2 && i >= rank - 2)
-    i = (i == rank - 1) ? rank - 2 : rank - 1;
-  return r->t->shape[r->nidx + i];
-}
-
 static IrExpr *u32(Eval *E, Value *v, Span sp, const char *what) {
   if (!v_is_scalar(v) || v->kind == V_FLOAT)
     ev_error(E, sp, "%s must be an integer, not '%s'", what, v_type_name(v));
@@ -260,6 +251,31 @@ static Value *p_fast_divmod(Eval *E, Args *a, Span sp) {
 
 /* ------------------------------------------------------------ tensors */
 
+/* A compile-time global dimension must be a positive int32 (dimensions
+ * are int32 in the IR): a larger one would wrap silently, a negative or
+ * zero one would describe no memory. */
+static void check_global_dim(Eval *E, int64_t dim, Span sp) {
+  if (dim < 1 || dim > INT32_MAX)
+    ev_error(E, sp, "global shape dimension %lld is out of range (1 to "
+             "2147483647)", (long long)dim);
+}
+
+/* The bytes of a global tensor whose dimensions are all compile-time
+ * constants must fit in int64: its strides are folded at compile time. */
+static void check_global_bytes(Eval *E, const int64_t *shape, int rank,
+                               DType dt, Span sp) {
+  int64_t bytes = dtype_bytes(dt);
+  bool overflow = false;
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 0) /* a run-time dimension: checked at launch */
+      return;
+    overflow |= __builtin_mul_overflow(bytes, shape[i], &bytes);
+  }
+  if (overflow)
+    ev_error(E, sp, "global tensor is too large: its size in bytes overflows "
+             "int64");
+}
+
 /* self.global_view(ptr, dtype=, shape=[...]): a global tensor over a
  * pointer parameter, shape may be run-time. */
 static Value *p_global_view(Eval *E, Args *a, Span sp) {
@@ -285,6 +301,8 @@ static Value *p_global_view(Eval *E, Args *a, Span sp) {
     Value *d = v[2]->items[i];
     if (!v_is_scalar(d) || d->kind == V_FLOAT)
       ev_error(E, sp, "shape must be integers, not '%s'", v_type_name(d));
+    if (d->kind == V_INT)
+      check_global_dim(E, d->i, sp);
     g[i] = ev_scalar_as(E, d, DT_INT32, sp);
     int64_t c;
     shape[i] = ir_is_const(g[i], &c) ? c : -1;
@@ -292,6 +310,7 @@ static Value *p_global_view(Eval *E, Args *a, Span sp) {
       ev_error(E, sp, "global shapes must be computed from kernel "
                       "parameters and constants only");
   }
+  check_global_bytes(E, shape, rank, dt, sp);
   IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "g"), MS_GLOBAL, dt,
                               rank, shape, sp);
   t->gptr = p;
@@ -414,9 +433,9 @@ static Value *p_store_shared(Eval *E, Args *a, Span sp) {
   IrRef r = v_to_ref(E, v[0], sp, "store_shared() dst");
   IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_shared() x");
   int64_t dims[IR_MAX_RANK];
-  for (int i = 0; i < ref_rank(&r); i++)
-    dims[i] = ref_dim(&r, i);
-  same_shape(E, sp, "store_shared()", ref_rank(&r), dims, x);
+  for (int i = 0; i < ir_ref_rank(&r); i++)
+    dims[i] = ir_ref_dim(&r, i);
+  same_shape(E, sp, "store_shared()", ir_ref_rank(&r), dims, x);
   if (x->dtype != r.t->dtype)
     ev_error(E, sp, "store_shared(): dtype %s into a %s tensor; cast it "
                     "first", dtype_name(x->dtype), dtype_name(r.t->dtype));
@@ -432,12 +451,12 @@ static Value *p_load_shared(Eval *E, Args *a, Span sp) {
   Value *v[1];
   ev_bind_args(E, a, sp, "load_shared", names, 1, v);
   IrRef r = v_to_ref(E, v[0], sp, "load_shared() src");
-  if (r.t->is_mbarrier || ref_rank(&r) < 1)
+  if (r.t->is_mbarrier || ir_ref_rank(&r) < 1)
     ev_error(E, sp, "load_shared() needs a tensor view, not a barrier");
   int64_t dims[IR_MAX_RANK];
-  for (int i = 0; i < ref_rank(&r); i++)
-    dims[i] = ref_dim(&r, i);
-  IrTensor *t = reg_tensor(E, r.t->dtype, ref_rank(&r), dims, sp);
+  for (int i = 0; i < ir_ref_rank(&r); i++)
+    dims[i] = ir_ref_dim(&r, i);
+  IrTensor *t = reg_tensor(E, r.t->dtype, ir_ref_rank(&r), dims, sp);
   IrStmt *s = stmt(E, S_LOAD_SHARED, sp);
   s->t[0] = t;
   s->ref[0] = r;
@@ -540,17 +559,17 @@ static void check_tma(Eval *E, Span sp, IrTensor *g, IrRef *r) {
     ev_error(E, sp, "a TMA copy needs a tensor view, not a barrier");
   if (r->transposed)
     ev_error(E, sp, "a TMA copy of a transposed view is not supported");
-  if (ref_rank(r) != g->rank)
+  if (ir_ref_rank(r) != g->rank)
     ev_error(E, sp, "the shared view has rank %d but the global tensor has "
-                    "rank %d", ref_rank(r), g->rank);
+                    "rank %d", ir_ref_rank(r), g->rank);
   if (r->t->dtype != g->dtype)
     ev_error(E, sp, "TMA copy between %s and %s tensors",
              dtype_name(g->dtype), dtype_name(r->t->dtype));
-  for (int i = 0; i < ref_rank(r); i++)
-    if (ref_dim(r, i) > 256)
+  for (int i = 0; i < ir_ref_rank(r); i++)
+    if (ir_ref_dim(r, i) > 256)
       ev_error(E, sp, "TMA box dimension %lld exceeds 256",
-               (long long)ref_dim(r, i));
-  int64_t inner = ref_dim(r, ref_rank(r) - 1) * dtype_bytes(g->dtype);
+               (long long)ir_ref_dim(r, i));
+  int64_t inner = ir_ref_dim(r, ir_ref_rank(r) - 1) * dtype_bytes(g->dtype);
   if (inner % 16 != 0)
     ev_error(E, sp, "TMA box inner dimension must span a multiple of 16 "
                     "bytes, not %lld", (long long)inner);
@@ -632,13 +651,13 @@ static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
   IrRef ra = v_to_ref(E, v[0], sp, "wgmma a");
   IrRef rb = v_to_ref(E, v[1], sp, "wgmma b");
   IrTensor *acc = v_to_tensor(E, v[2], sp, MS_REGISTER, "wgmma accumulator");
-  if (ref_rank(&ra) != 2 || ref_rank(&rb) != 2 || acc->rank != 2)
+  if (ir_ref_rank(&ra) != 2 || ir_ref_rank(&rb) != 2 || acc->rank != 2)
     ev_error(E, sp, "wgmma operands must have rank 2");
-  int64_t m = ref_dim(&ra, 0), k = ref_dim(&ra, 1), n = ref_dim(&rb, 1);
-  if (ref_dim(&rb, 0) != k || acc->shape[0] != m || acc->shape[1] != n)
+  int64_t m = ir_ref_dim(&ra, 0), k = ir_ref_dim(&ra, 1), n = ir_ref_dim(&rb, 1);
+  if (ir_ref_dim(&rb, 0) != k || acc->shape[0] != m || acc->shape[1] != n)
     ev_error(E, sp, "wgmma shapes do not match: a is [%lld, %lld], b is "
                     "[%lld, %lld], acc is [%lld, %lld]",
-             (long long)m, (long long)k, (long long)ref_dim(&rb, 0),
+             (long long)m, (long long)k, (long long)ir_ref_dim(&rb, 0),
              (long long)n, (long long)acc->shape[0],
              (long long)acc->shape[1]);
   if (!wgmma_input(ra.t->dtype) || ra.t->dtype != rb.t->dtype)

@@ -15,21 +15,10 @@ static IrRef as_ref(const Value *v) {
   return r;
 }
 
-/* View dimensions (transpose applied), computed here so the evaluator does
- * not depend on the IR helpers' order of landing. */
-static int ref_rank(const IrRef *r) { return r->t->rank - r->nidx; }
-
-static int64_t ref_dim(const IrRef *r, int i) {
-  int rank = ref_rank(r);
-  if (r->transposed && rank >= 2 && i >= rank - 2)
-    i = (i == rank - 1) ? rank - 2 : rank - 1;
-  return r->t->shape[r->nidx + i];
-}
-
 static int64_t ref_bytes(const IrRef *r) {
   int64_t n = dtype_bytes(r->t->dtype);
-  for (int i = 0; i < ref_rank(r); i++)
-    n *= ref_dim(r, i);
+  for (int i = 0; i < ir_ref_rank(r); i++)
+    n *= ir_ref_dim(r, i);
   return n;
 }
 
@@ -43,11 +32,11 @@ Value *ev_tensor_attr(Eval *E, Value *tv, const char *name, Span sp) {
   if (strcmp(name, "transpose") == 0)
     return v_builtin(E, P_TRANSPOSE, tv);
   if (strcmp(name, "shape") == 0) {
-    Value *s = v_seq(E, V_TUPLE, ref_rank(&r));
+    Value *s = v_seq(E, V_TUPLE, ir_ref_rank(&r));
     for (int i = 0; i < s->n; i++)
       s->items[i] = r.t->space == MS_GLOBAL && r.t->gshape[i]
                         ? v_expr(E, r.t->gshape[i])
-                        : v_int(E, ref_dim(&r, i));
+                        : v_int(E, ir_ref_dim(&r, i));
     return s;
   }
   if (strcmp(name, "nbytes") == 0) {
@@ -65,9 +54,9 @@ Value *ev_tensor_transpose(Eval *E, Value *tv, Span sp) {
     ev_error(E, sp, "transpose() of a %s is not supported yet",
              v_type_name(tv));
   IrRef r = as_ref(tv);
-  if (ref_rank(&r) != 2)
+  if (ir_ref_rank(&r) != 2)
     ev_error(E, sp, "transpose() needs a rank-2 view, this one has rank %d",
-             ref_rank(&r));
+             ir_ref_rank(&r));
   Value *v = v_new(E, V_REF);
   v->ref = r;
   v->ref.transposed = !r.transposed;
