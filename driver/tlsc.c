@@ -3,11 +3,14 @@
  *   read -> lex+parse -> [evaluate -> passes -> emit PTX]
  *
  * --emit picks where the pipeline stops: the AST dump, the IR text or PTX.
+ * --verify stops after the passes and simulates the kernel's warps on the
+ * CPU for the -p parameter values (ir_simulate, docs/verify.md).
  * The output is built in memory and written only when every stage
  * succeeded: to a temporary file beside the target, renamed into place, so
  * an error never leaves a partial file (nor partial text on stdout).
  *
- * Exit status: 0 success, 1 after a diagnostic, 2 for bad usage.
+ * Exit status: 0 success, 1 after a diagnostic (--verify: a problem
+ * found), 2 for bad usage (--verify: a parameter value missing).
  */
 #include "frontend/frontend.h"
 #ifdef TLSC_HAVE_IR
@@ -40,6 +43,9 @@ typedef struct Options {
   Emit emit;
   Define defines[MAX_DEFINES];
   int ndefines;
+  bool verify;     /* --verify: simulate instead of emitting */
+  Define params[MAX_DEFINES]; /* -p NAME=VALUE for --verify */
+  int nparams;
   bool line_info; /* .loc/.file in the PTX */
   bool time;      /* per-stage wall times on stderr */
   bool verbose;
@@ -54,6 +60,11 @@ static const char usage_text[] =
     "  --emit=KIND       ast, ir or ptx (default: ptx)\n"
     "  -D NAME=VALUE     fix an integer parameter or autotune name\n"
     "                    (repeatable)\n"
+    "  --verify          simulate the kernel's warps on the CPU and report\n"
+    "                    deadlocks, shared-memory races and mbarrier misuse\n"
+    "                    (docs/verify.md); emits nothing else\n"
+    "  -p, --param NAME=VALUE\n"
+    "                    a run-time parameter value for --verify (repeatable)\n"
     "  --no-line-info    no .file/.loc directives in the PTX\n"
     "  --time            print the time of each stage on stderr\n"
     "  -v, --verbose     say what is being done on stderr\n"
@@ -105,6 +116,30 @@ static int parse_define(Options *o, const char *arg) {
   memcpy(name, arg, n);
   name[n] = '\0';
   o->defines[o->ndefines++] = (Define){name, v};
+  return 0;
+}
+
+/* -p NAME=VALUE (--verify's run-time parameter values): an integer VALUE
+ * as -D takes it; a name given twice is refused. */
+static int parse_param(Options *o, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || !is_identifier(arg, (size_t)(eq - arg)))
+    return usage_error("bad -p '%s': expected -p NAME=INTEGER", arg);
+  char *end;
+  errno = 0;
+  long long v = strtoll(eq + 1, &end, 0);
+  if (eq[1] == '\0' || *end != '\0' || errno == ERANGE)
+    return usage_error("bad -p '%s': the value must be an integer", arg);
+  if (o->nparams == MAX_DEFINES)
+    return usage_error("too many -p options (the limit is 64): '%s'", arg);
+  size_t n = (size_t)(eq - arg);
+  for (int i = 0; i < o->nparams; i++)
+    if (strlen(o->params[i].name) == n && strncmp(o->params[i].name, arg, n) == 0)
+      return usage_error("-p '%s' given twice", o->params[i].name);
+  char *name = xmalloc(n + 1);
+  memcpy(name, arg, n);
+  name[n] = '\0';
+  o->params[o->nparams++] = (Define){name, v};
   return 0;
 }
 
@@ -160,6 +195,16 @@ static int parse_args(Options *o, int argc, char **argv) {
       rc = parse_define(o, argv[++i]);
     } else if (strncmp(a, "-D", 2) == 0) {
       rc = parse_define(o, a + 2);
+    } else if (strcmp(a, "--verify") == 0) {
+      o->verify = true;
+    } else if (strcmp(a, "-p") == 0 || strcmp(a, "--param") == 0) {
+      if (!next)
+        return usage_error("%s needs NAME=INTEGER", a);
+      rc = parse_param(o, argv[++i]);
+    } else if (strncmp(a, "--param=", 8) == 0) {
+      rc = parse_param(o, a + 8);
+    } else if (strncmp(a, "-p", 2) == 0) {
+      rc = parse_param(o, a + 2);
     } else if (strcmp(a, "--no-line-info") == 0) {
       o->line_info = false;
     } else if (strcmp(a, "--time") == 0) {
@@ -289,11 +334,27 @@ static bool write_output(const Options *o, const char *data, size_t len) {
 
 /* ------------------------------------------------------------ pipeline */
 
-/* Everything after parsing: evaluate, run the passes, print IR or PTX.
- * False after a diagnostic; *no_stage names the stage this build lacks. */
+#ifdef TLSC_HAVE_IR
+/* --verify: simulates the planned module with the -p values; the summary
+ * goes to `out`. Sets *usage when a value is missing or unknown. */
+static bool verify_module(const Options *o, const IrModule *m, Diag *d, FILE *out,
+                          bool *usage) {
+  IrSimParam params[MAX_DEFINES];
+  for (int i = 0; i < o->nparams; i++)
+    params[i] = (IrSimParam){o->params[i].name, o->params[i].value};
+  IrSimOptions sopt = {.params = params, .nparams = o->nparams, .summary = out};
+  IrSimStatus st = ir_simulate(m, &sopt, d);
+  *usage = st == IR_SIM_USAGE;
+  return st == IR_SIM_OK;
+}
+#endif
+
+/* Everything after parsing: evaluate, run the passes, print IR or PTX (or
+ * simulate, --verify). False after a diagnostic; *no_stage names the stage
+ * this build lacks; *usage is set after a --verify usage error. */
 static bool compile_module(const Options *o, Arena *ar, const Source *src,
                            const Node *module, Diag *d, FILE *out,
-                           Timer *timer, const char **no_stage) {
+                           Timer *timer, const char **no_stage, bool *usage) {
 #ifdef TLSC_HAVE_IR
   (void)no_stage; /* set only in builds that lack a stage */
   IrDefine defs[MAX_DEFINES];
@@ -306,6 +367,11 @@ static bool compile_module(const Options *o, Arena *ar, const Source *src,
   if (!ir_run_passes(m, d))
     return false;
   timer_mark(timer, "passes");
+  if (o->verify) {
+    bool ok = verify_module(o, m, d, out, usage);
+    timer_mark(timer, "verify");
+    return ok;
+  }
   if (o->emit == EMIT_IR) {
     ir_print(out, m);
     timer_mark(timer, "print-ir");
@@ -322,7 +388,7 @@ static bool compile_module(const Options *o, Arena *ar, const Source *src,
 #endif
 #else
   (void)o, (void)ar, (void)src, (void)module, (void)d, (void)out;
-  (void)timer;
+  (void)timer, (void)usage;
   *no_stage = "IR";
   return false;
 #endif
@@ -352,6 +418,7 @@ static int run(const Options *o) {
     abort();
   }
   const char *no_stage = NULL;
+  bool usage = false;
   Node *module = parse_source(ar, src, &d);
   timer_mark(&timer, "lex+parse");
   bool ok = module != NULL;
@@ -359,7 +426,7 @@ static int run(const Options *o) {
     ast_dump(out, module);
     timer_mark(&timer, "dump-ast");
   } else if (ok)
-    ok = compile_module(o, ar, src, module, &d, out, &timer, &no_stage);
+    ok = compile_module(o, ar, src, module, &d, out, &timer, &no_stage, &usage);
   fclose(out);
   if (ok)
     ok = write_output(o, text, len);
@@ -371,6 +438,8 @@ static int run(const Options *o) {
     fprintf(stderr, "tlsc: error: this build has no %s stage\n", no_stage);
     return EXIT_USAGE;
   }
+  if (usage)
+    return EXIT_USAGE;
   return ok ? 0 : EXIT_DIAG;
 }
 
@@ -382,5 +451,7 @@ int main(int argc, char **argv) {
   rc = run(&opts);
   for (int i = 0; i < opts.ndefines; i++)
     free((char *)opts.defines[i].name);
+  for (int i = 0; i < opts.nparams; i++)
+    free((char *)opts.params[i].name);
   return rc;
 }

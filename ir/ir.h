@@ -295,6 +295,35 @@ bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */
 /* Runs verify, layouts, verify, smem planning, verify. */
 bool ir_run_passes(IrModule *m, Diag *d);
 
+/* The synchronisation simulator (ir/simulate*.c, `tlsc --verify`): runs
+ * each planned kernel's warps on the CPU for the given run-time parameter
+ * values, with mbarrier phases, TMA copies, WGMMA commit groups and bulk
+ * stores, and reports deadlocks, shared-memory races, mbarrier misuse and
+ * asynchronous work left in flight at the .tls lines involved.
+ * docs/verify.md describes the model. */
+typedef struct IrSimParam {
+  const char *name;
+  int64_t value;
+} IrSimParam;
+
+typedef struct IrSimOptions {
+  const IrSimParam *params; /* a value for every run-time scalar parameter */
+  int nparams;
+  const int64_t *blocks;    /* linear block indices to run; NULL: the first,
+                               the middle and the last of the grid */
+  int nblocks;
+  FILE *summary;            /* one line per kernel found sound; NULL: none */
+} IrSimOptions;
+
+typedef enum IrSimStatus {
+  IR_SIM_OK,      /* no problem found */
+  IR_SIM_PROBLEM, /* a problem was reported through the Diag */
+  IR_SIM_USAGE    /* a missing or unknown parameter, a bad block, an empty
+                     grid: reported with diag_plain_error */
+} IrSimStatus;
+
+IrSimStatus ir_simulate(const IrModule *m, const IrSimOptions *opt, Diag *d);
+
 /* Stable text form (`tlsc --emit=ir`). */
 void ir_print(FILE *out, const IrModule *m);
 
