@@ -94,6 +94,26 @@ static bool same_wait(const SimWarp *a, const SimWarp *b) {
          (a->wait != WAIT_MBAR || (a->wait_bar == b->wait_bar && a->wait_parity == b->wait_parity));
 }
 
+/* In a deadlock no copy is in flight: a waited-on barrier that still
+ * expects transaction bytes was promised more than its copies deliver. */
+static void note_missing_bytes(Sim *S) {
+  for (int i = 0; i < S->nwarps; i++) {
+    const SimWarp *w = &S->warps[i];
+    if (w->exited || w->wait != WAIT_MBAR)
+      continue;
+    SimBarrier *b = &S->bars[w->wait_bar];
+    if (b->tx <= 0 || !b->last_expect)
+      continue;
+    char name[96];
+    sim_bar_name(S, w->wait_bar, name, sizeof name);
+    diag_note(S->d, b->last_expect->span,
+              "%s expects %" PRId64 " more transaction bytes than the copies completing on it "
+              "deliver; they are declared here",
+              name, b->tx);
+    b->last_expect = NULL; /* one note per barrier */
+  }
+}
+
 /* Nothing can move: an error at the first waiting warp, a note for each
  * other run of warps waiting alike. */
 static void report_deadlock(Sim *S) {
@@ -119,6 +139,7 @@ static void report_deadlock(Sim *S) {
     first = false;
     i = j + 1;
   }
+  note_missing_bytes(S);
   S->failed = true;
 }
 

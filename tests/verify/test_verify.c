@@ -1,0 +1,187 @@
+/* test_verify.c: the ir_simulate C API on examples/matmul_v5.tls.
+ *
+ *   test_verify PATH/matmul_v5.tls
+ *
+ * Checks the statuses (usage errors for missing or unknown parameters and
+ * blocks outside the grid, OK with the summary line), and the reports on
+ * IR changed after the passes: empty barriers that count 1 (a deadlock),
+ * consumers that never wait for their data (a read of bytes a copy is still
+ * writing), and a producer left alone (copies in flight at the end).
+ * Exits non-zero on the first failed check.
+ */
+#include "ir/ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond)                                                                    \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);         \
+      failures++;                                                                      \
+    }                                                                                  \
+  } while (0)
+
+static const IrSimParam SIZES_1024[] = {{"m_size", 1024}, {"n_size", 1024}, {"k_size", 1024}};
+
+/* A freshly built and planned module (each test mutates its own). */
+static IrModule *build(Arena *ar, const Source *src) {
+  Diag d;
+  diag_init(&d, src, stderr);
+  Node *module = parse_source(ar, src, &d);
+  IrModule *m = module ? ir_build(ar, module, src, NULL, 0, &d) : NULL;
+  if (!m || !ir_run_passes(m, &d)) {
+    fprintf(stderr, "test_verify: cannot build %s\n", src->path);
+    exit(2);
+  }
+  return m;
+}
+
+/* Runs ir_simulate with its diagnostics and summary caught in *text. */
+static IrSimStatus simulate(const IrModule *m, const Source *src, IrSimOptions opt,
+                            char **text) {
+  size_t len;
+  FILE *f = open_memstream(text, &len);
+  Diag d;
+  diag_init(&d, src, f);
+  opt.summary = f;
+  IrSimStatus st = ir_simulate(m, &opt, &d);
+  fclose(f);
+  return st;
+}
+
+static void test_usage(const Source *src) {
+  Arena *ar = arena_new();
+  IrModule *m = build(ar, src);
+  char *text;
+  IrSimOptions missing = {.params = SIZES_1024, .nparams = 2};
+  CHECK(simulate(m, src, missing, &text) == IR_SIM_USAGE);
+  CHECK(strstr(text, "needs a value for the parameter 'k_size'"));
+  free(text);
+  IrSimParam unknown[] = {{"m_size", 1}, {"n_size", 1}, {"k_size", 1}, {"q_size", 1}};
+  IrSimOptions extra = {.params = unknown, .nparams = 4};
+  CHECK(simulate(m, src, extra, &text) == IR_SIM_USAGE);
+  CHECK(strstr(text, "no kernel has a run-time parameter 'q_size'"));
+  free(text);
+  int64_t outside[] = {32};
+  IrSimOptions far = {.params = SIZES_1024, .nparams = 3, .blocks = outside, .nblocks = 1};
+  CHECK(simulate(m, src, far, &text) == IR_SIM_USAGE);
+  CHECK(strstr(text, "block 32 is outside the grid"));
+  free(text);
+  arena_free(ar);
+}
+
+static void test_sound(const Source *src) {
+  Arena *ar = arena_new();
+  IrModule *m = build(ar, src);
+  char *text;
+  int64_t blocks[] = {0, 7, 31};
+  IrSimOptions opt = {.params = SIZES_1024, .nparams = 3, .blocks = blocks, .nblocks = 3};
+  CHECK(simulate(m, src, opt, &text) == IR_SIM_OK);
+  CHECK(strncmp(text, "verify: MatmulWGMMAV5: no problem in blocks 0, 7, 31 of 32", 58) == 0);
+  free(text);
+  arena_free(ar);
+}
+
+static IrTensor *tensor_named(IrKernel *k, const char *name) {
+  for (int i = 0; i < k->ntensors; i++)
+    if (strcmp(k->tensors[i]->name, name) == 0)
+      return k->tensors[i];
+  return NULL;
+}
+
+static void test_deadlock(const Source *src) {
+  Arena *ar = arena_new();
+  IrModule *m = build(ar, src);
+  IrTensor *empty = tensor_named(m->kernels[0], "empty_barriers");
+  CHECK(empty != NULL);
+  for (int64_t i = 0; empty && i < empty->shape[0]; i++)
+    empty->mbar_counts[i] = 1;
+  char *text;
+  IrSimOptions opt = {.params = SIZES_1024, .nparams = 3};
+  CHECK(simulate(m, src, opt, &text) == IR_SIM_PROBLEM);
+  CHECK(strstr(text, "error: deadlock in block 0 of MatmulWGMMAV5"));
+  free(text);
+  arena_free(ar);
+}
+
+/* Removes every statement of kind `kind` under block b, recursively. */
+static void drop_kind(IrBlock *b, SKind kind) {
+  int n = 0;
+  for (int i = 0; i < b->len; i++) {
+    IrStmt *s = b->items[i];
+    if (s->kind == kind)
+      continue;
+    drop_kind(&s->body, kind);
+    drop_kind(&s->orelse, kind);
+    b->items[n++] = s;
+  }
+  b->len = n;
+}
+
+/* The thread group statement of the body that starts at thread `begin`. */
+static IrStmt *group_at(IrKernel *k, int64_t begin) {
+  for (int i = 0; i < k->body.len; i++)
+    if (k->body.items[i]->kind == S_THREAD_GROUP && k->body.items[i]->n == begin)
+      return k->body.items[i];
+  return NULL;
+}
+
+static void test_read_before_copy(const Source *src) {
+  Arena *ar = arena_new();
+  IrModule *m = build(ar, src);
+  IrStmt *consumer = group_at(m->kernels[0], 0);
+  CHECK(consumer != NULL);
+  if (consumer)
+    drop_kind(&consumer->body, S_MBAR_WAIT);
+  char *text;
+  IrSimOptions opt = {.params = SIZES_1024, .nparams = 3};
+  CHECK(simulate(m, src, opt, &text) == IR_SIM_PROBLEM);
+  CHECK(strstr(text, "error: shared-memory race in block 0 of MatmulWGMMAV5: this wgmma reads "
+                     "sa[0, 0] (bytes 0..8191) while a TMA copy still writes sa[0, 0]"));
+  free(text);
+  arena_free(ar);
+}
+
+static void test_copies_left(const Source *src) {
+  Arena *ar = arena_new();
+  IrModule *m = build(ar, src);
+  IrKernel *k = m->kernels[0];
+  IrStmt *producer = group_at(k, 256);
+  CHECK(producer != NULL && producer->body.len == 2);
+  if (producer)
+    producer->body.len = 1; /* no drain loop */
+  int n = 0;
+  for (int i = 0; i < k->body.len; i++)
+    if (k->body.items[i]->kind != S_THREAD_GROUP || k->body.items[i]->n == 256)
+      k->body.items[n++] = k->body.items[i];
+  k->body.len = n; /* no consumers */
+  IrSimParam sizes[] = {{"m_size", 1024}, {"n_size", 1024}, {"k_size", 256}};
+  char *text;
+  IrSimOptions opt = {.params = sizes, .nparams = 3};
+  CHECK(simulate(m, src, opt, &text) == IR_SIM_PROBLEM);
+  CHECK(strstr(text, "this TMA copy into sa[0, 0] is still in flight when every warp has exited"));
+  free(text);
+  arena_free(ar);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: test_verify PATH/matmul_v5.tls\n");
+    return 2;
+  }
+  Source *src = source_read(argv[1]);
+  if (!src)
+    return 2;
+  test_usage(src);
+  test_sound(src);
+  test_deadlock(src);
+  test_read_before_copy(src);
+  test_copies_left(src);
+  source_free(src);
+  if (failures)
+    fprintf(stderr, "test_verify: %d check(s) failed\n", failures);
+  return failures != 0;
+}
