@@ -166,8 +166,8 @@ static bool check_copies(Sim *S, const SimView *v, const IrStmt *s, bool writes)
     const IrTensor *t = bar_tensor(S, c->bar, &index);
     char state[160];
     snprintf(state, sizeof state,
-             "is in flight until the phase of %s[%" PRId64 "] it completes completes; "
-             "no wait on that phase came first",
+             "is in flight until it completes on %s[%" PRId64 "]; no warp has waited for "
+             "that phase",
              t->name, index);
     return report_race(S, s, v, writes, c->s, &c->dst, c->warp, c->warp, state);
   }

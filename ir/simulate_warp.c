@@ -188,8 +188,36 @@ static SimStep exec_plain(Sim *S, SimWarp *w, const IrStmt *s) {
                                                : sim_shared_write(S, &v, s));
 }
 
+static bool is_bar(const IrRef *r) { return r->t && r->t->is_mbarrier && r->nidx == 1; }
+
+static bool is_shared(const IrRef *r) {
+  return r->t && r->t->space == MS_SHARED && !r->t->is_mbarrier;
+}
+
+/* The operands the simulation reads must be what planned IR holds (the
+ * verifier guarantees it after ir_run_passes; a hand-built module may not). */
+static bool operands_ok(const Sim *S, const IrStmt *s) {
+  switch (s->kind) {
+  case S_MBAR_WAIT:
+  case S_MBAR_ARRIVE:
+  case S_MBAR_EXPECT_TX: return is_bar(&s->ref[0]);
+  case S_TMA_LOAD:
+    return is_shared(&s->ref[0]) && is_bar(&s->ref[1]) && s->tmap >= 0 && s->tmap < S->k->ntmaps;
+  case S_WGMMA_MMA: return is_shared(&s->ref[0]) && is_shared(&s->ref[1]);
+  case S_TMA_STORE:
+  case S_LOAD_SHARED:
+  case S_STORE_SHARED: return is_shared(&s->ref[0]);
+  default: return true;
+  }
+}
+
 /* Runs statement s; STEP_RAN means it is done and the pc moves on. */
 static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
+  if (!operands_ok(S, s)) {
+    diag_error(S->d, s->span, "the simulation needs planned IR: this statement's operands are "
+                              "not (run the passes first)");
+    return failed(S);
+  }
   switch (s->kind) {
   case S_ASSIGN: return exec_assign(S, w, s);
   case S_FOR: return exec_for(S, w, s);
