@@ -28,12 +28,15 @@ enum { MAX_SAMPLES = 64 };
 
 /* ------------------------------------------------------------- set-up */
 
+/* Zeroed memory for n objects of `size` bytes. */
 void *sim_zalloc(size_t n, size_t size) {
   void *p = xmalloc(n * size);
   memset(p, 0, n * size);
   return p;
 }
 
+/* Numbers every barrier of every mbarrier array and initialises it
+ * with its count (mbarrier.init at kernel entry). */
 static void setup_barriers(Sim *S) {
   const IrKernel *k = S->k;
   S->bar_base = sim_zalloc((size_t)k->ntensors + 1, sizeof *S->bar_base);
@@ -56,6 +59,8 @@ static void setup_barriers(Sim *S) {
   }
 }
 
+/* The state of block `block` at launch: its coordinates, warps at the
+ * start, warp groups, barriers. */
 static void setup_block(Sim *S, int64_t block) {
   S->block = block;
   S->ctaid[0] = block % S->nctaid[0];
@@ -73,6 +78,7 @@ static void setup_block(Sim *S, int64_t block) {
   setup_barriers(S);
 }
 
+/* Frees a block's state (the Sim keeps its kernel and parameters). */
 static void free_block(Sim *S) {
   for (int i = 0; i < S->nwarps; i++)
     sim_warp_free(&S->warps[i]);
@@ -89,6 +95,7 @@ static void free_block(Sim *S) {
 
 /* ------------------------------------------------------------ reports */
 
+/* Whether two warps wait at the same statement for the same thing. */
 static bool same_wait(const SimWarp *a, const SimWarp *b) {
   return a->wait == b->wait && a->wait_at == b->wait_at &&
          (a->wait != WAIT_MBAR || (a->wait_bar == b->wait_bar && a->wait_parity == b->wait_parity));
@@ -143,6 +150,7 @@ static void report_deadlock(Sim *S) {
   S->failed = true;
 }
 
+/* A block ran more statements than SIM_MAX_STEPS. */
 static void report_runaway(Sim *S) {
   diag_error(S->d, S->k->span,
              "the simulation of block %" PRId64 " of %s stopped after %lld statements", S->block,
@@ -196,6 +204,7 @@ static bool run_block(Sim *S, int64_t block) {
 
 /* ------------------------------------------------------------ entry */
 
+/* The -p value given for `name`, or NULL. */
 static const IrSimParam *find_param(const IrSimOptions *opt, const char *name) {
   for (int i = 0; i < opt->nparams; i++)
     if (strcmp(opt->params[i].name, name) == 0)
@@ -279,6 +288,7 @@ static int pick_blocks(const Sim *S, const IrSimOptions *opt, int64_t *out, Diag
   return n;
 }
 
+/* "verify: NAME: no problem in blocks ..." for a sound kernel. */
 static void print_summary(const Sim *S, const IrSimOptions *opt, const int64_t *blocks, int n) {
   if (!opt->summary)
     return;
@@ -289,6 +299,7 @@ static void print_summary(const Sim *S, const IrSimOptions *opt, const int64_t *
           S->k->warps, S->steps);
 }
 
+/* One kernel: parameters, grid, blocks; stops at its first report. */
 static IrSimStatus simulate_kernel(const IrKernel *k, const IrSimOptions *opt, Diag *d) {
   int64_t *values = sim_zalloc((size_t)k->nparams + 1, sizeof *values);
   Sim S = {.k = k, .d = d, .params = values, .block = -1};

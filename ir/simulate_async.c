@@ -36,6 +36,7 @@ static const IrTensor *bar_tensor(Sim *S, int bar, int64_t *index) {
 
 /* ------------------------------------------------------------ mbarriers */
 
+/* The index in Sim.bars of a barrier view bars[i]. */
 int sim_bar_index(Sim *S, const SimView *v) {
   return S->bar_base[v->t->id] + (int)v->idx[0];
 }
@@ -57,6 +58,7 @@ static void phase_check(SimBarrier *b) {
   b->last_expect = NULL;
 }
 
+/* try_wait.parity: the phase of parity `parity` has completed. */
 bool sim_mbar_ready(Sim *S, int bar, int64_t parity) {
   return (S->bars[bar].phase & 1) != (parity & 1);
 }
@@ -123,10 +125,12 @@ bool sim_mbar_arrive(Sim *S, SimWarp *w, const IrStmt *s, int64_t lanes) {
 
 /* --------------------------------------------------------------- races */
 
+/* Whether two byte ranges of shared memory share a byte. */
 static bool overlaps(const SimView *a, const SimView *b) {
   return a->lo < b->hi && b->lo < a->hi;
 }
 
+/* The access a statement makes, as reports name it. */
 static const char *access_name(const IrStmt *s) {
   switch (s->kind) {
   case S_TMA_LOAD: return "TMA copy";
@@ -162,13 +166,10 @@ static bool check_copies(Sim *S, const SimView *v, const IrStmt *s, bool writes)
     const SimCopy *c = &S->copies[i];
     if (!overlaps(v, &c->dst))
       continue;
-    int64_t index = 0;
-    const IrTensor *t = bar_tensor(S, c->bar, &index);
-    char state[160];
+    char bar[NAME], state[200];
+    sim_bar_name(S, c->bar, bar, sizeof bar);
     snprintf(state, sizeof state,
-             "is in flight until it completes on %s[%" PRId64 "]; no warp has waited for "
-             "that phase",
-             t->name, index);
+             "is in flight until it completes on %s; no warp has waited for that phase", bar);
     return report_race(S, s, v, writes, c->s, &c->dst, c->warp, c->warp, state);
   }
   return true;
@@ -207,6 +208,7 @@ bool sim_shared_write(Sim *S, const SimView *v, const IrStmt *s) {
 
 /* ------------------------------------------------------- commit groups */
 
+/* Adds a read to the open (uncommitted) group. */
 static void groups_push(SimGroups *g, const SimView *v, const IrStmt *s, int first, int last) {
   if (g->nreads == g->cap) {
     g->cap = g->cap ? 2 * g->cap : 8;
@@ -226,6 +228,7 @@ void sim_retire(SimGroups *g, int64_t keep) {
   g->nreads = n;
 }
 
+/* Frees the reads of a group list and empties it. */
 void sim_groups_free(SimGroups *g) {
   free(g->reads);
   *g = (SimGroups){0};
@@ -233,6 +236,7 @@ void sim_groups_free(SimGroups *g) {
 
 /* ------------------------------------------------------------------ TMA */
 
+/* Bytes a copy through tensor map m delivers: the whole box. */
 static int64_t box_bytes(const IrTmap *m) {
   int64_t n = dtype_bytes(m->global->dtype);
   for (int i = 0; i < m->global->rank; i++)

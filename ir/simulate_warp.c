@@ -31,6 +31,7 @@ static bool is_issuer(const SimRegion *r, int warp) {
   return r->begin >= 32 * (int64_t)warp && r->begin < 32 * (int64_t)warp + 32;
 }
 
+/* Enters a block; the region in force now is restored on leaving it. */
 static void push_frame(SimWarp *w, const IrBlock *blk, const IrStmt *owner, int64_t stop,
                        int64_t step) {
   if (w->nframes == w->cap) {
@@ -40,6 +41,7 @@ static void push_frame(SimWarp *w, const IrBlock *blk, const IrStmt *owner, int6
   w->frames[w->nframes++] = (SimFrame){blk, 0, owner, stop, step, w->region};
 }
 
+/* Warp `id` at the start of the kernel body, over the whole block. */
 void sim_warp_start(Sim *S, SimWarp *w, int id) {
   *w = (SimWarp){.id = id, .meet_gen = -1};
   w->region = (SimRegion){0, 32 * (int64_t)S->nwarps, false};
@@ -48,6 +50,7 @@ void sim_warp_start(Sim *S, SimWarp *w, int id) {
   push_frame(w, &S->k->body, NULL, 0, 0);
 }
 
+/* Frees what sim_warp_start and the run allocated. */
 void sim_warp_free(SimWarp *w) {
   free(w->frames);
   free(w->ivals);
@@ -79,11 +82,13 @@ static void leave_frame(SimWarp *w) {
   w->nframes--;
 }
 
+/* A report was made: the block stops. */
 static SimStep failed(Sim *S) {
   S->failed = true;
   return STEP_FAILED;
 }
 
+/* range(start, stop, step): stop is read once, as the backend does. */
 static SimStep exec_for(Sim *S, SimWarp *w, const IrStmt *s) {
   DType t = s->var->type;
   int64_t start = sim_wrap(t, sim_eval_int(S, w, s->e[0], s->span));
@@ -102,6 +107,8 @@ static SimStep exec_for(Sim *S, SimWarp *w, const IrStmt *s) {
   return STEP_RAN;
 }
 
+/* thread_group() and single_thread(): entered when the warp holds a
+ * thread of the new region, skipped otherwise. */
 static SimStep exec_region(Sim *S, SimWarp *w, const IrStmt *s) {
   SimRegion r = w->region;
   if (s->kind == S_THREAD_GROUP) {
@@ -152,6 +159,7 @@ static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
   return STEP_BLOCKED;
 }
 
+/* mbarrier.wait: goes on when the phase has completed, else blocks. */
 static SimStep exec_wait(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView bv;
   int64_t parity = sim_eval_int(S, w, s->e[0], s->span);
@@ -169,6 +177,7 @@ static SimStep exec_wait(Sim *S, SimWarp *w, const IrStmt *s) {
   return STEP_BLOCKED;
 }
 
+/* var = expression, in the variable's type. */
 static SimStep exec_assign(Sim *S, SimWarp *w, const IrStmt *s) {
   if (dtype_is_float(s->var->type))
     w->fvals[s->var->id] = sim_eval_float(S, w, s->e[0], s->span);
@@ -177,6 +186,7 @@ static SimStep exec_assign(Sim *S, SimWarp *w, const IrStmt *s) {
   return S->failed ? STEP_FAILED : STEP_RAN;
 }
 
+/* A bool result of the async layer as a step. */
 static SimStep ok_or_failed(bool ok) { return ok ? STEP_RAN : STEP_FAILED; }
 
 /* A plain shared access by the warp (load_shared, store_shared). */
@@ -188,8 +198,10 @@ static SimStep exec_plain(Sim *S, SimWarp *w, const IrStmt *s) {
                                                : sim_shared_write(S, &v, s));
 }
 
+/* One barrier of an mbarrier array: bars[i]. */
 static bool is_bar(const IrRef *r) { return r->t && r->t->is_mbarrier && r->nidx == 1; }
 
+/* A view of a data tensor in shared memory. */
 static bool is_shared(const IrRef *r) {
   return r->t && r->t->space == MS_SHARED && !r->t->is_mbarrier;
 }
