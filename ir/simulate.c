@@ -121,6 +121,26 @@ static void note_missing_bytes(Sim *S) {
   }
 }
 
+/* A warp that waits for a phase that completed, and the next one too,
+ * before it looked again: parity cannot tell them apart, so it waits for
+ * a third. The barrier completes phases faster than its waiters expect
+ * (an arrival count too low, a release too many). */
+static void note_skipped_phases(Sim *S) {
+  for (int i = 0; i < S->nwarps; i++) {
+    const SimWarp *w = &S->warps[i];
+    if (w->exited || w->wait != WAIT_MBAR || S->bars[w->wait_bar].phase - w->wait_since < 2)
+      continue;
+    char name[96];
+    sim_bar_name(S, w->wait_bar, name, sizeof name);
+    diag_note(S->d, w->wait_at->span,
+              "while warp %d waited here, %s completed phases %" PRId64 " to %" PRId64
+              ": the phase it waits for completed and so did the next; are the barrier's "
+              "arrivals more than its count?",
+              w->id, name, w->wait_since, S->bars[w->wait_bar].phase - 1);
+    return;
+  }
+}
+
 /* Nothing can move: an error at the first waiting warp, a note for each
  * other run of warps waiting alike. */
 static void report_deadlock(Sim *S) {
@@ -147,6 +167,7 @@ static void report_deadlock(Sim *S) {
     i = j + 1;
   }
   note_missing_bytes(S);
+  note_skipped_phases(S);
   S->failed = true;
 }
 

@@ -106,6 +106,7 @@ typedef struct SimWarp {
   const IrStmt *wait_at;
   int wait_bar;            /* WAIT_MBAR: barrier index */
   int64_t wait_parity;
+  int64_t wait_since;      /* WAIT_MBAR: the barrier's phase when it began */
   int64_t meet_gen;        /* WAIT_MEET: generation it joined, -1 none */
   SimGroups bulk;          /* bulk stores it issued */
 } SimWarp;

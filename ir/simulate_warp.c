@@ -170,6 +170,8 @@ static SimStep exec_wait(Sim *S, SimWarp *w, const IrStmt *s) {
     w->wait = WAIT_NONE;
     return STEP_RAN;
   }
+  if (w->wait != WAIT_MBAR || w->wait_at != s)
+    w->wait_since = S->bars[bar].phase;
   w->wait = WAIT_MBAR;
   w->wait_at = s;
   w->wait_bar = bar;
