@@ -1,13 +1,16 @@
 /* test_verify.c: the ir_simulate C API on examples/matmul_v5.tls.
  *
- *   test_verify PATH/matmul_v5.tls
+ *   test_verify PATH/matmul_v5.tls [N]
  *
  * Checks the statuses (usage errors for missing or unknown parameters and
  * blocks outside the grid, OK with the summary line), and the reports on
  * IR changed after the passes: empty barriers that count 1 (a deadlock),
  * consumers that never wait for their data (a read of bytes a copy is still
  * writing), and a producer left alone (copies in flight at the end).
- * Exits non-zero on the first failed check.
+ * With N, also N random mutations of the planned V5 (statements dropped,
+ * wait_group depths and barrier counts changed): the simulation never
+ * crashes, and reports a problem exactly when it says so.
+ * Exits non-zero when a check failed.
  */
 #include "ir/ir.h"
 
@@ -167,9 +170,69 @@ static void test_copies_left(const Source *src) {
   arena_free(ar);
 }
 
+/* Every block of statements under b, into blocks[*n] (up to max). */
+static void collect_blocks(IrBlock *b, IrBlock **blocks, int *n, int max) {
+  if (*n < max)
+    blocks[(*n)++] = b;
+  for (int i = 0; i < b->len; i++) {
+    collect_blocks(&b->items[i]->body, blocks, n, max);
+    collect_blocks(&b->items[i]->orelse, blocks, n, max);
+  }
+}
+
+/* One random change of the kernel's synchronisation. */
+static void mutate(IrKernel *k, unsigned *seed) {
+  IrBlock *blocks[256];
+  int n = 0;
+  collect_blocks(&k->body, blocks, &n, 256);
+  IrBlock *b = blocks[rand_r(seed) % n];
+  if (b->len == 0)
+    return;
+  int i = rand_r(seed) % b->len;
+  IrStmt *s = b->items[i];
+  switch (rand_r(seed) % 3) {
+  case 0: /* drop the statement */
+    memmove(&b->items[i], &b->items[i + 1], sizeof *b->items * (size_t)(b->len - i - 1));
+    b->len--;
+    break;
+  case 1:
+    if (s->kind == S_WGMMA_WAIT || s->kind == S_TMA_WAIT)
+      s->n = rand_r(seed) % 3;
+    break;
+  default:
+    for (int t = 0; t < k->ntensors; t++)
+      if (k->tensors[t]->is_mbarrier)
+        k->tensors[t]->mbar_counts[rand_r(seed) % k->tensors[t]->shape[0]] = rand_r(seed) % 4;
+  }
+}
+
+/* N mutated kernels: a problem is reported iff an error was printed. */
+static void test_mutations(const Source *src, int runs) {
+  unsigned seed = 12345;
+  IrSimParam sizes[] = {{"m_size", 300}, {"n_size", 700}, {"k_size", 520}};
+  for (int r = 0; r < runs; r++) {
+    Arena *ar = arena_new();
+    IrModule *m = build(ar, src);
+    for (int c = 1 + rand_r(&seed) % 3; c > 0; c--)
+      mutate(m->kernels[0], &seed);
+    char *text;
+    size_t len;
+    FILE *f = open_memstream(&text, &len);
+    Diag d;
+    diag_init(&d, src, f);
+    IrSimOptions opt = {.params = sizes, .nparams = 3};
+    IrSimStatus st = ir_simulate(m, &opt, &d);
+    fclose(f);
+    CHECK(st != IR_SIM_USAGE);
+    CHECK((st == IR_SIM_PROBLEM) == (d.nerrors > 0));
+    free(text);
+    arena_free(ar);
+  }
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: test_verify PATH/matmul_v5.tls\n");
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: test_verify PATH/matmul_v5.tls [N]\n");
     return 2;
   }
   Source *src = source_read(argv[1]);
@@ -180,6 +243,8 @@ int main(int argc, char **argv) {
   test_deadlock(src);
   test_read_before_copy(src);
   test_copies_left(src);
+  if (argc == 3)
+    test_mutations(src, atoi(argv[2]));
   source_free(src);
   if (failures)
     fprintf(stderr, "test_verify: %d check(s) failed\n", failures);
