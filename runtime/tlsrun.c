@@ -241,17 +241,6 @@ static bool launch_cublas_path(Run *r, CublasPath path) {
 static bool launch_cublas(void *arg) { return launch_cublas_path(arg, CUBLAS_PATH_GEMMEX); }
 static bool launch_cublas_lt(void *arg) { return launch_cublas_path(arg, CUBLAS_PATH_LT); }
 
-/* cuBLAS timed both ways (cublasGemmEx, and cublasLtMatmul with the
- * heuristic's algorithm); the faster is the baseline. */
-static bool bench_cublas(Run *r, Timing *best, const char **which) {
-  Timing lt;
-  bool have_ex = bench_time(r->ctx, r->stream, launch_cublas, r, r->reps, best);
-  bool have_lt = cublas_has_lt(r->cb) && bench_time(r->ctx, r->stream, launch_cublas_lt, r, r->reps, &lt);
-  *which = "cublasGemmEx";
-  if (have_lt && (!have_ex || lt.median_ms < best->median_ms)) *best = lt, *which = "cublasLt";
-  return have_ex || have_lt;
-}
-
 /* Relative error over the given rows of C (all when rows == NULL). */
 static Compare compare_rows(const uint16_t *c, const uint16_t *cref16, const double *cref64, int64_t n,
                             const int64_t *rows, int64_t nrows) {
@@ -336,12 +325,21 @@ static double tflops(Size s, double ms) { return 2.0 * (double)s.m * (double)s.n
 static int bench_matmul(Run *r) {
   Row *row = &r->rows[r->nrows++];
   row->s = r->s;
-  if (!bench_time(r->ctx, r->stream, launch_entry, r, r->reps, &row->mine)) {
+  /* The entry, cublasGemmEx and cublasLt (heuristic algorithm), interleaved;
+   * the faster cuBLAS path is the baseline. */
+  RunFn runs[3] = {launch_entry, launch_cublas, launch_cublas_lt};
+  void *args[3] = {r, r, r};
+  int nruns = !r->cb ? 1 : cublas_has_lt(r->cb) ? 3 : 2;
+  Timing t[3];
+  if (!bench_time_many(r->ctx, r->stream, runs, args, nruns, r->reps, t)) {
     fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
     return EXIT_CHECK;
   }
-  const char *which = "";
-  row->have_ref = r->cb && bench_cublas(r, &row->ref, &which);
+  row->mine = t[0];
+  row->have_ref = nruns > 1;
+  const char *which = "cublasGemmEx";
+  row->ref = t[1];
+  if (nruns == 3 && t[2].median_ms < t[1].median_ms) row->ref = t[2], which = "cublasLt";
   printf("bench %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": tlsc %.3f ms (min %.3f max %.3f) %.1f TFLOPS",
          tls_kernel_name(r->k), r->s.m, r->s.n, r->s.k, row->mine.median_ms, row->mine.min_ms, row->mine.max_ms,
          tflops(r->s, row->mine.median_ms));

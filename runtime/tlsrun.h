@@ -41,6 +41,9 @@ typedef struct Timing { double median_ms, min_ms, max_ms; } Timing;
 typedef bool (*RunFn)(void *arg);
 /* Warm-up, then reps runs each after an L2 flush, timed with events. */
 bool bench_time(tls_context *ctx, void *stream, RunFn run, void *arg, int reps, Timing *out);
+/* The same for several candidates, interleaved run by run. */
+bool bench_time_many(tls_context *ctx, void *stream, const RunFn *runs, void *const *args, int nruns, int reps,
+                     Timing *outs);
 /* Stream and the pieces bench_time needs; false with the error in ctx. */
 bool bench_setup(tls_context *ctx, void **stream);
 void bench_teardown(tls_context *ctx, void *stream);

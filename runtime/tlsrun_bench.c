@@ -57,22 +57,35 @@ static bool timed_run(tls_context *ctx, CUstream s, RunFn run, void *arg, int re
   return true;
 }
 
-bool bench_time(tls_context *ctx, void *stream, RunFn run, void *arg, int reps, Timing *out) {
+static void summarize(double *ms, int reps, Timing *out) {
+  qsort(ms, (size_t)reps, sizeof *ms, by_value);
+  out->median_ms = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+  out->min_ms = ms[0];
+  out->max_ms = ms[reps - 1];
+}
+
+/* Interleaved: each repetition runs every candidate once, in turn, so that
+ * a drift of the GPU's clocks or temperature during the measurement weighs
+ * on all of them alike rather than on whichever ran last. */
+bool bench_time_many(tls_context *ctx, void *stream, const RunFn *runs, void *const *args, int nruns, int reps,
+                     Timing *outs) {
   CudaApi *cu = &ctx->api;
   if (!flush_buf) {
     CUresult r = cu->cuMemAlloc(&flush_buf, FLUSH_BYTES);
     if (r) return rt_cuda_error(ctx, r, "cuMemAlloc (L2 flush buffer)"), false;
   }
-  double *ms = calloc((size_t)reps, sizeof *ms), scratch;
+  double *ms = calloc((size_t)(reps * nruns), sizeof *ms), scratch;
   bool ok = ms != NULL;
-  for (int i = 0; ok && i < WARMUP_RUNS; i++) ok = timed_run(ctx, (CUstream)stream, run, arg, i, &scratch);
-  for (int i = 0; ok && i < reps; i++) ok = timed_run(ctx, (CUstream)stream, run, arg, i, &ms[i]);
-  if (ok) {
-    qsort(ms, (size_t)reps, sizeof *ms, by_value);
-    out->median_ms = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
-    out->min_ms = ms[0];
-    out->max_ms = ms[reps - 1];
-  }
+  for (int i = 0; ok && i < WARMUP_RUNS; i++)
+    for (int j = 0; ok && j < nruns; j++) ok = timed_run(ctx, (CUstream)stream, runs[j], args[j], i, &scratch);
+  for (int i = 0; ok && i < reps; i++)
+    for (int j = 0; ok && j < nruns; j++)
+      ok = timed_run(ctx, (CUstream)stream, runs[j], args[j], i, &ms[j * reps + i]);
+  for (int j = 0; ok && j < nruns; j++) summarize(ms + j * reps, reps, &outs[j]);
   free(ms);
   return ok;
+}
+
+bool bench_time(tls_context *ctx, void *stream, RunFn run, void *arg, int reps, Timing *out) {
+  return bench_time_many(ctx, stream, &run, &arg, 1, reps, out);
 }
