@@ -134,7 +134,7 @@ static Value *int_binop(Eval *E, int op, int64_t a, int64_t b, bool both_bool,
     if (b < 0 || b > 62 || (a != 0 && (a > (INT64_MAX >> b) ||
                                        a < (INT64_MIN >> b))))
       ev_error(E, sp, "invalid shift in compile-time arithmetic");
-    r = a << b;
+    r = (int64_t)((uint64_t)a << b); /* -2 << 1: C's << of a negative is UB */
     break;
   case TOK_RSHIFT:
     if (b < 0)
@@ -260,6 +260,16 @@ static bool rt_binop_code(int op, IrOp *out) {
   }
 }
 
+/* A compile-time shift count of a run-time shift must be below the
+ * operand's width: C (and so Tilus) leaves larger ones undefined, and the
+ * count would otherwise be wrapped to the operand type first. */
+static void check_shift_count(Eval *E, int64_t count, DType t, Span sp) {
+  int bits = 8 * dtype_bytes(t);
+  if (count < 0 || count >= bits)
+    ev_error(E, sp, "shift count %lld is out of range for %s (0 to %d)",
+             (long long)count, dtype_name(t), bits - 1);
+}
+
 /* A binary operation with at least one run-time scalar operand. */
 static Value *rt_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
   IrOp iop;
@@ -275,6 +285,8 @@ static Value *rt_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
   if (dtype_is_float(t) && (bitwise || iop == OP_MOD || op == TOK_FLOORDIV))
     ev_error(E, sp, "operator %s on float run-time values is not supported "
                     "yet", op_name(op));
+  if ((iop == OP_SHL || iop == OP_SHR) && b->kind == V_INT)
+    check_shift_count(E, b->i, t, sp);
   IrExpr *x = ev_scalar_as(E, a, t, sp);
   IrExpr *y = ev_scalar_as(E, b, t, sp);
   return v_expr(E, ir_binary(E->ar, iop, x, y));
