@@ -661,6 +661,28 @@ static bool check_block(Verifier *v, const IrBlock *b, bool *assigned,
 
 /* ------------------------------------------------------------- kernel */
 
+
+/* 32-bit registers a thread may hold for one register tensor: the sm_90
+ * limit is 255 per thread in all, so one tensor over it can never be
+ * allocated (and the emitter would write one move per element). */
+#define TLS_MAX_THREAD_REGS 255
+
+/* A register tensor fits the registers of its owning threads: each thread
+ * holds ceil(numel / nthreads) elements, one 32-bit register each (two for
+ * 64-bit types). */
+static bool check_thread_registers(Verifier *v, const IrTensor *t) {
+  if (t->nthreads <= 0)
+    return true; /* reported as an internal error */
+  int64_t per_thread = (ir_tensor_numel(t) + t->nthreads - 1) / t->nthreads;
+  int64_t regs = per_thread * (dtype_bytes(t->dtype) > 4 ? 2 : 1);
+  if (regs <= TLS_MAX_THREAD_REGS)
+    return true;
+  diag_error(v->d, t->span, "register tensor '%s' needs %lld 32-bit "
+             "registers per thread (%lld elements over %d threads), over the "
+             "limit of %d", t->name, (long long)regs,
+             (long long)ir_tensor_numel(t), t->nthreads, TLS_MAX_THREAD_REGS);
+  return false;
+}
 /* A tensor's own fields, and the results of the passes that ran. */
 static bool check_tensor_decl(Verifier *v, const IrTensor *t) {
   bool ok = t->rank >= 1 && t->rank <= IR_MAX_RANK && t->dtype != DT_VOID;
@@ -695,6 +717,8 @@ static bool check_tensor_decl(Verifier *v, const IrTensor *t) {
                "owning threads", t->name);
     return false;
   }
+  if (t->space == MS_REGISTER && !check_thread_registers(v, t))
+    return false;
   if (v->layouts_done && t->layout == LAYOUT_NONE) {
     diag_error(v->d, t->span, "internal error: tensor '%s' has no layout",
                t->name);
@@ -774,10 +798,57 @@ static void detect_stage(Verifier *v) {
     v->layouts_done = true;
 }
 
+/* Statements a kernel may have once its run-time loops are unrolled (each
+ * S_FOR's body is emitted `unroll` times): nested unroll factors multiply,
+ * and past this the PTX would take minutes and gigabytes to write. */
+#define TLS_MAX_UNROLLED_STMTS (1 << 16)
+
+/* The statement count of a block with every loop unrolled, saturating just
+ * past the limit. Reports the innermost loop whose unrolling goes over it
+ * and sets *failed. */
+static int64_t unrolled_size(Verifier *v, const IrBlock *b, bool *failed) {
+  int64_t total = 0;
+  for (int i = 0; i < b->len && !*failed; i++) {
+    const IrStmt *s = b->items[i];
+    int64_t body = unrolled_size(v, &s->body, failed) +
+                   unrolled_size(v, &s->orelse, failed);
+    if (*failed)
+      break;
+    int64_t size = 1 + body;
+    if (s->kind == S_FOR && s->n > 1) {
+      size = 1 + (body > TLS_MAX_UNROLLED_STMTS / s->n
+                      ? TLS_MAX_UNROLLED_STMTS + 1 : body * s->n);
+      if (size > TLS_MAX_UNROLLED_STMTS) {
+        diag_error(v->d, s->span, "unrolling this loop %lld times gives more "
+                   "than %d statements; lower the unroll factors",
+                   (long long)s->n, TLS_MAX_UNROLLED_STMTS);
+        *failed = true;
+      }
+    }
+    total += size;
+    if (total > TLS_MAX_UNROLLED_STMTS)
+      total = TLS_MAX_UNROLLED_STMTS + 1;
+  }
+  return total;
+}
+
+/* The whole kernel body, unrolled, stays under TLS_MAX_UNROLLED_STMTS. */
+static bool check_unrolled_size(Verifier *v) {
+  bool failed = false;
+  int64_t size = unrolled_size(v, &v->k->body, &failed);
+  if (failed)
+    return false;
+  if (size <= TLS_MAX_UNROLLED_STMTS)
+    return true;
+  diag_error(v->d, v->k->span, "kernel '%s' has more than %d statements once "
+             "its loops are unrolled", v->k->name, TLS_MAX_UNROLLED_STMTS);
+  return false;
+}
+
 static bool verify_kernel(IrKernel *k, Arena *ar, Diag *d) {
   Verifier v = {.k = k, .d = d, .ar = ar};
   detect_stage(&v);
-  if (!check_launch(&v))
+  if (!check_launch(&v) || !check_unrolled_size(&v))
     return false;
   for (int i = 0; i < k->ntensors; i++)
     if (!check_tensor_decl(&v, k->tensors[i]) ||
