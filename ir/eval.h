@@ -21,7 +21,8 @@ enum {
   EV_MAX_CALL_DEPTH = 64,     /* inlined calls deep */
   EV_MAX_LOOP_ITERS = 1 << 20, /* iterations of one compile-time loop */
   EV_MAX_LIST_LEN = 1 << 20,   /* elements of one compile-time list */
-  EV_MAX_STEPS = 2000000       /* statements + comprehension steps, all */
+  EV_MAX_STEPS = 2000000,      /* statements + comprehension steps, all */
+  EV_DICT_HASH_MIN = 16        /* names of a scope before it gets a hash */
 };
 
 typedef enum VKind {
@@ -83,6 +84,11 @@ typedef struct Slot {
 typedef struct Dict {
   Slot *items;
   int len, cap;
+  /* Past EV_DICT_HASH_MIN names, a hash index over items (open addressing,
+   * item index + 1, 0 = empty; index_cap a power of two): a script with
+   * 300000 names must not take 300000^2 string compares. */
+  int *index;
+  int index_cap;
 } Dict;
 
 struct Value {

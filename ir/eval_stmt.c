@@ -246,6 +246,10 @@ static void clamp_depths(Eval *E) {
       scope->items[i].depth = E->rt_depth;
 }
 
+/* A copy of a scope, hash index included. Copying is work and memory
+ * proportional to the scope: it counts against the step budget (one step
+ * per name), so run-time ifs in a long loop over a huge scope can neither
+ * hang the build nor fill the memory. */
 static Dict dict_copy(Eval *E, const Dict *src) {
   Dict d = {0};
   d.cap = src->len ? src->len : 1;
@@ -253,6 +257,12 @@ static Dict dict_copy(Eval *E, const Dict *src) {
   if (src->len)
     memcpy(d.items, src->items, sizeof(Slot) * src->len);
   d.len = src->len;
+  if (src->index) { /* same item order: the same index is valid */
+    d.index_cap = src->index_cap;
+    d.index = arena_alloc(E->ar, sizeof(int) * (size_t)d.index_cap);
+    memcpy(d.index, src->index, sizeof(int) * (size_t)d.index_cap);
+  }
+  E->steps += src->len;
   return d;
 }
 

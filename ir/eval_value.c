@@ -117,7 +117,40 @@ const char *v_type_name(const Value *v) {
   return "value";
 }
 
+/* FNV-1a: the hash of a name in a Dict's index. */
+static unsigned name_hash(const char *name) {
+  unsigned h = 2166136261u;
+  for (; *name; name++)
+    h = (h ^ (unsigned char)*name) * 16777619u;
+  return h;
+}
+
+/* The index slot where `name` is, or the empty slot where it would go. */
+static int *index_slot(const Dict *dct, const char *name) {
+  unsigned mask = (unsigned)dct->index_cap - 1;
+  for (unsigned i = name_hash(name) & mask;; i = (i + 1) & mask) {
+    int *slot = &dct->index[i];
+    if (*slot == 0 || strcmp(dct->items[*slot - 1].name, name) == 0)
+      return slot;
+  }
+}
+
+/* Rebuilds the index at a power of two at least twice the item capacity
+ * (load at most 1/2; copied scopes have any capacity). */
+static void index_rebuild(Eval *E, Dict *dct) {
+  dct->index_cap = 16;
+  while (dct->index_cap < 2 * dct->cap)
+    dct->index_cap *= 2;
+  dct->index = arena_alloc(E->ar, sizeof(int) * (size_t)dct->index_cap);
+  for (int i = 0; i < dct->len; i++)
+    *index_slot(dct, dct->items[i].name) = i + 1;
+}
+
 Slot *ev_dict_find(Dict *dct, const char *name) {
+  if (dct->index) {
+    int at = *index_slot(dct, name);
+    return at ? &dct->items[at - 1] : NULL;
+  }
   for (int i = dct->len - 1; i >= 0; i--)
     if (strcmp(dct->items[i].name, name) == 0)
       return &dct->items[i];
@@ -139,12 +172,17 @@ Slot *ev_dict_set(Eval *E, Dict *dct, const char *name, Value *v) {
       memcpy(items, dct->items, sizeof(Slot) * dct->len);
     dct->items = items;
     dct->cap = cap;
+    dct->index = NULL; /* rebuilt below at the new capacity */
   }
   s = &dct->items[dct->len++];
   s->name = name;
   s->val = v;
   s->var = NULL;
   s->depth = E->rt_depth;
+  if (dct->index)
+    *index_slot(dct, name) = dct->len;
+  else if (dct->len > EV_DICT_HASH_MIN)
+    index_rebuild(E, dct);
   return s;
 }
 
