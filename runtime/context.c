@@ -61,6 +61,7 @@ void tls_context_free(tls_context *ctx) {
   if (!ctx) return;
   if (ctx->cuctx) ctx->api.cuDevicePrimaryCtxRelease(ctx->dev);
   cuda_api_close(&ctx->api);
+  free(ctx->buffers);
   free(ctx);
 }
 
@@ -87,12 +88,13 @@ tls_status tls_mem_alloc(tls_context *ctx, uint64_t *dptr, size_t bytes) {
   CUresult r = ctx->api.cuMemAlloc(&p, bytes);
   if (r) return rt_cuda_error(ctx, r, "cuMemAlloc");
   *dptr = p;
-  return TLS_OK;
+  return rt_buffer_add(ctx, p, bytes); /* its size bounds the tensor maps */
 }
 
 tls_status tls_mem_free(tls_context *ctx, uint64_t dptr) {
   tls_status st = need_online(ctx);
   if (st || !dptr) return st;
+  rt_buffer_remove(ctx, dptr);
   CUresult r = ctx->api.cuMemFree(dptr);
   return r ? rt_cuda_error(ctx, r, "cuMemFree") : TLS_OK;
 }

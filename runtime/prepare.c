@@ -143,6 +143,35 @@ static tls_status eval_strides(const tls_kernel *k, int t, const int64_t *values
   return TLS_OK;
 }
 
+/* The bytes a tensor map spans from its base address (the last element's
+ * end); false when that overflows 64 bits. */
+static bool tmap_extent(const tls_tmap_params *tp, uint64_t *out) {
+  uint64_t end = tp->dims[0] * (uint64_t)tp->elem_bytes, step;
+  for (int i = 1; i < tp->rank; i++)
+    if (__builtin_mul_overflow(tp->dims[i] - 1, tp->strides[i - 1], &step) ||
+        __builtin_add_overflow(end, step, &end))
+      return false;
+  *out = end;
+  return true;
+}
+
+/* A tensor map whose base lies in a buffer of known size (tls_mem_alloc,
+ * tls_mem_register) stays inside it: TMA would read or write past its end. */
+static tls_status check_extent(const tls_kernel *k, int t, const tls_tmap_params *tp) {
+  const RtBuffer *b = rt_buffer_find(k->mod->ctx, tp->address);
+  if (!b) return TLS_OK; /* size unknown: not checked */
+  const char *ptr = k->params[k->tmaps[t].ptr_param].name;
+  uint64_t extent, room = b->bytes - (tp->address - b->base);
+  if (!tmap_extent(tp, &extent))
+    return refuse(k, TLS_ERR_ARG_VALUE, "tensor map %d (%s) spans more than 2^64 bytes", t, ptr);
+  if (extent > room)
+    return refuse(k, TLS_ERR_ARG_VALUE,
+                  "tensor map %d (%s) spans %" PRIu64 " bytes from 0x%" PRIx64 ", past the end of its buffer (%" PRIu64
+                  " bytes at 0x%" PRIx64 ")",
+                  t, ptr, extent, tp->address, b->bytes, b->base);
+  return TLS_OK;
+}
+
 static tls_status eval_tmap(const tls_kernel *k, int t, const tls_arg *args, const int64_t *values,
                             tls_tmap_params *tp) {
   const TmapDesc *tm = &k->tmaps[t];
@@ -154,7 +183,8 @@ static tls_status eval_tmap(const tls_kernel *k, int t, const tls_arg *args, con
   tp->swizzle = tm->swizzle;
   memcpy(tp->box, tm->box, sizeof tp->box);
   tls_status st = eval_dims(k, t, values, tp);
-  return st ? st : eval_strides(k, t, values, tp);
+  if (!st) st = eval_strides(k, t, values, tp);
+  return st ? st : check_extent(k, t, tp);
 }
 
 tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int nargs, tls_launch_plan *plan) {

@@ -101,6 +101,11 @@ struct tls_module {
   const char *compiled_by;
 };
 
+/* A device buffer of known size (buffers.c). */
+typedef struct RtBuffer {
+  uint64_t base, bytes;
+} RtBuffer;
+
 struct tls_context {
   CudaApi api;
   bool online;
@@ -111,6 +116,8 @@ struct tls_context {
   int smem_optin;
   tls_compile_mode mode;
   char err[4096];
+  RtBuffer *buffers; /* from tls_mem_alloc and tls_mem_register */
+  int nbuffers, cap_buffers;
 };
 
 /* Records the message as the context's last error; returns status. */
@@ -118,6 +125,11 @@ tls_status rt_error(tls_context *ctx, tls_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Turns a failed driver call into TLS_ERR_CUDA with its name and string. */
 tls_status rt_cuda_error(tls_context *ctx, CUresult r, const char *call);
+
+/* buffers.c: the buffers whose size is known, for the launch checks. */
+tls_status rt_buffer_add(tls_context *ctx, uint64_t base, uint64_t bytes);
+void rt_buffer_remove(tls_context *ctx, uint64_t base);
+const RtBuffer *rt_buffer_find(const tls_context *ctx, uint64_t address);
 
 /* meta.c: parses the metadata block and checks the PTX against it. On error
  * writes "name:line: error: ..." into msg and returns TLS_ERR_FORMAT. */

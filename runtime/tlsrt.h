@@ -78,6 +78,13 @@ tls_status tls_mem_download(tls_context *ctx, void *dst, uint64_t src,
 tls_status tls_mem_set8(tls_context *ctx, uint64_t dst, uint8_t value,
                         size_t bytes);
 tls_status tls_synchronize(tls_context *ctx);
+/* Buffers of known size: tls_mem_alloc records each, and a caller may
+ * declare others (from cudaMalloc, or any address offline). A launch whose
+ * tensor map would read or write past the end of a known buffer is refused
+ * with TLS_ERR_ARG_VALUE; pointers outside every known buffer are not
+ * checked. Registering the same base again replaces its size. */
+tls_status tls_mem_register(tls_context *ctx, uint64_t dptr, size_t bytes);
+void tls_mem_unregister(tls_context *ctx, uint64_t dptr);
 
 /* ------------------------------------------------------------- module */
 
