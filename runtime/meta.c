@@ -443,6 +443,11 @@ static tls_status check_entry_params(MetaParser *mp, const char *ptx, tls_kernel
   }
   if (i != want)
     return perr(mp, line_of(mp->mod->text, open), "'%s' takes %d PTX parameters but the metadata declares %d (%d params + %d tensor maps)", k->name, i, want, k->nparams, k->ntmaps);
+  /* The body follows (after directives such as .maxntid, which have no ';'):
+   * a file cut right after the parameter list has none. */
+  size_t gap = strcspn(close, "{;");
+  if (close[gap] != '{')
+    return perr(mp, line_of(mp->mod->text, close), "entry '%s' has no body (truncated file?)", k->name);
   return TLS_OK;
 }
 

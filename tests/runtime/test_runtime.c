@@ -120,6 +120,32 @@ static void test_load_string(tls_context *ctx) {
         "string cut short: %s", tls_last_error(ctx));
 }
 
+/* Every prefix of matmul.ptx that ends before its last '}' is refused as a
+ * broken file (never loaded, never a crash: the ASan build reads it too). */
+static void test_every_truncation(tls_context *ctx) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/matmul.ptx", data_dir);
+  FILE *f = fopen(path, "rb");
+  CHECK(f != NULL, "open %s", path);
+  if (!f) return;
+  static char text[1 << 16];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  size_t complete = len;
+  while (complete > 0 && text[complete - 1] != '}') complete--;
+  int accepted = 0;
+  for (size_t cut = 0; cut < complete; cut++) {
+    char saved = text[cut];
+    text[cut] = 0;
+    tls_module *mod = NULL;
+    tls_status st = tls_module_load_string(ctx, text, "cut", &mod);
+    if (st != TLS_ERR_FORMAT || mod) accepted++;
+    tls_module_free(mod);
+    text[cut] = saved;
+  }
+  CHECK(complete > 0 && accepted == 0, "%d of %zu truncations were not refused as TLS_ERR_FORMAT", accepted, complete);
+}
+
 /* -------------------------------------------------------------- launch */
 
 enum { A = 0x10000, B = 0x20000, C = 0x30000 };
@@ -197,6 +223,50 @@ static void test_refusals(tls_context *ctx, const tls_kernel *k) {
         "autotune offline: %s", tls_last_error(ctx));
 }
 
+/* Hostile arguments: unknown kinds, a missing array, a grid over the
+ * limit, no kernel. */
+static void test_hostile_args(tls_context *ctx, const tls_kernel *k) {
+  tls_arg args[6];
+  set_args(args, 256, 256, 64);
+  args[2].kind = (tls_arg_kind)99;
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_TYPE, "argument 2 (k_size) must be i32, got an unknown kind");
+  expect_refused(k, ctx, NULL, 6, TLS_ERR_ARG_COUNT, "takes 6 arguments");
+  expect_refused(k, ctx, args, -1, TLS_ERR_ARG_COUNT, "got -1");
+  set_args(args, 2147483647, 2147483647, 64);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "above the limit 2147483647");
+  tls_launch_plan plan;
+  set_args(args, 256, 256, 64);
+  CHECK(tls_prepare_launch(NULL, args, 6, &plan) == TLS_ERR_INVALID, "prepare without a kernel");
+  CHECK(tls_launch(NULL, args, 6, NULL) == TLS_ERR_INVALID, "launch without a kernel");
+  CHECK(tls_prepare_launch(k, args, 6, NULL) == TLS_ERR_INVALID, "prepare without a plan");
+}
+
+/* Buffers of known size bound the tensor maps: a_ptr's map spans
+ * m_size * k_size * 2 bytes, b_ptr's n_size * k_size * 2. */
+static void test_buffer_sizes(tls_context *ctx, const tls_kernel *k) {
+  tls_arg args[6];
+  tls_launch_plan plan;
+  set_args(args, 256, 256, 64);
+  CHECK(tls_mem_register(ctx, A, 256 * 64 * 2) == TLS_OK, "register a");
+  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "a buffer of the exact size: %s", tls_last_error(ctx));
+  CHECK(tls_mem_register(ctx, A, 256 * 64 * 2 - 16) == TLS_OK, "register a again, smaller");
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE,
+                 "tensor map 0 (a_ptr) spans 32768 bytes from 0x10000, past the end of its buffer (32752 bytes at "
+                 "0x10000)");
+  /* A pointer inside a larger buffer: the room left after it counts. */
+  CHECK(tls_mem_register(ctx, A - 0x1000, 256 * 64 * 2 + 0x800) == TLS_OK, "register around a");
+  tls_mem_unregister(ctx, A);
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "past the end of its buffer (34816 bytes at 0xf000)");
+  tls_mem_unregister(ctx, A - 0x1000);
+  CHECK(tls_mem_register(ctx, B, 100) == TLS_OK, "register b");
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "tensor map 1 (b_ptr) spans 32768 bytes");
+  tls_mem_unregister(ctx, B);
+  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "unknown sizes are not checked: %s", tls_last_error(ctx));
+  CHECK(tls_mem_register(ctx, 0, 16) == TLS_ERR_INVALID && strstr(tls_last_error(ctx), "null pointer"), "register 0");
+  CHECK(tls_mem_register(ctx, A, 0) == TLS_ERR_INVALID && strstr(tls_last_error(ctx), "zero bytes"), "zero bytes");
+  CHECK(tls_mem_register(NULL, A, 16) == TLS_ERR_INVALID, "register without a context");
+}
+
 /* Grid expressions that divide by zero or overflow at launch time. */
 static void test_expression_refusals(tls_context *ctx) {
   tls_module *dz = load(ctx, "div_zero.ptx"), *of = load(ctx, "overflow.ptx");
@@ -237,8 +307,11 @@ int main(int argc, char **argv) {
     test_metadata(ctx, mod);
     test_plan(tls_kernel_find(mod, "MatmulWGMMAV5"));
     test_refusals(ctx, tls_kernel_find(mod, "MatmulWGMMAV5"));
+    test_hostile_args(ctx, tls_kernel_find(mod, "MatmulWGMMAV5"));
+    test_buffer_sizes(ctx, tls_kernel_find(mod, "MatmulWGMMAV5"));
   }
   test_load_string(ctx);
+  test_every_truncation(ctx);
   test_expression_refusals(ctx);
   tls_module_free(mod);
   tls_context_free(ctx);
