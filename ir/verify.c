@@ -861,7 +861,18 @@ static bool verify_kernel(IrKernel *k, Arena *ar, Diag *d) {
   return check_block(&v, &k->body, assigned, block);
 }
 
+/* Kernels (autotune points, all scripts) in one file: libtlsrt loads at
+ * most this many entries (runtime/meta.c), so a larger file would compile
+ * and then never load. */
+#define TLS_MAX_KERNELS 256
+
 bool ir_verify(IrModule *m, Diag *d) {
+  if (m->nkernels > TLS_MAX_KERNELS) {
+    diag_error(d, m->kernels[TLS_MAX_KERNELS]->span, "more than %d kernels "
+               "(autotune points) in one file: the runtime loads at most %d",
+               TLS_MAX_KERNELS, TLS_MAX_KERNELS);
+    return false;
+  }
   bool ok = true;
   for (int i = 0; i < m->nkernels; i++)
     ok = verify_kernel(m->kernels[i], m->ar, d) && ok;
