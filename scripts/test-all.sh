@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test-all.sh: the whole test suite, twice: a normal build, then a build with
 # AddressSanitizer + UndefinedBehaviorSanitizer. GPU tests skip themselves
-# where no GPU is found.
+# where no GPU is found. Then, where clang is found, the fuzzers for a short
+# fixed time (build-fuzz).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -13,3 +14,15 @@ for cfg in build:OFF build-asan:ON; do
   cmake --build "$dir" -j"$jobs"
   ctest --test-dir "$dir" --output-on-failure -j"$jobs"
 done
+# Third: the fuzzers (libFuzzer, so clang only), ASan + UBSan, each for a
+# fixed short time on the seed corpus, plus the fuzz regressions. Only the
+# fuzz targets are built: the rest of the suite ran above.
+if command -v clang >/dev/null 2>&1; then
+  echo "=== build-fuzz (clang, libFuzzer, sanitizers ON)"
+  CC=clang cmake -S . -B build-fuzz -DTLSC_FUZZ=ON -DTLSC_SANITIZE=ON >/dev/null
+  cmake --build build-fuzz -j"$jobs" --target tlsc tls_fuzz_parse \
+    tls_fuzz_compile tls_fuzz_meta
+  ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -R '^fuzz'
+else
+  echo "=== build-fuzz skipped: no clang"
+fi
