@@ -30,13 +30,16 @@ void rt_buffer_remove(tls_context *ctx, uint64_t base) {
     }
 }
 
-/* The known buffer that holds address, or NULL. */
+/* The known buffer that holds address, or NULL. Where several do (a view
+ * registered inside an allocation, or an entry left by memory freed behind
+ * the runtime's back), the one that starts closest below address wins. */
 const RtBuffer *rt_buffer_find(const tls_context *ctx, uint64_t address) {
+  const RtBuffer *best = NULL;
   for (int i = 0; i < ctx->nbuffers; i++) {
     const RtBuffer *b = &ctx->buffers[i];
-    if (address >= b->base && address - b->base < b->bytes) return b;
+    if (address >= b->base && address - b->base < b->bytes && (!best || b->base > best->base)) best = b;
   }
-  return NULL;
+  return best;
 }
 
 tls_status tls_mem_register(tls_context *ctx, uint64_t dptr, size_t bytes) {

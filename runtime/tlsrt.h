@@ -82,7 +82,8 @@ tls_status tls_synchronize(tls_context *ctx);
  * declare others (from cudaMalloc, or any address offline). A launch whose
  * tensor map would read or write past the end of a known buffer is refused
  * with TLS_ERR_ARG_VALUE; pointers outside every known buffer are not
- * checked. Registering the same base again replaces its size. */
+ * checked. Registering the same base again replaces its size; where known
+ * buffers nest, the one starting closest below a pointer bounds it. */
 tls_status tls_mem_register(tls_context *ctx, uint64_t dptr, size_t bytes);
 void tls_mem_unregister(tls_context *ctx, uint64_t dptr);
 

@@ -257,6 +257,10 @@ static void test_buffer_sizes(tls_context *ctx, const tls_kernel *k) {
   CHECK(tls_mem_register(ctx, A - 0x1000, 256 * 64 * 2 + 0x800) == TLS_OK, "register around a");
   tls_mem_unregister(ctx, A);
   expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "past the end of its buffer (34816 bytes at 0xf000)");
+  /* A view registered inside it wins over the enclosing buffer. */
+  CHECK(tls_mem_register(ctx, A, 256 * 64 * 2) == TLS_OK, "register a view");
+  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "the view bounds a_ptr: %s", tls_last_error(ctx));
+  tls_mem_unregister(ctx, A);
   tls_mem_unregister(ctx, A - 0x1000);
   CHECK(tls_mem_register(ctx, B, 100) == TLS_OK, "register b");
   expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "tensor map 1 (b_ptr) spans 32768 bytes");
