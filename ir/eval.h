@@ -21,6 +21,7 @@ enum {
   EV_MAX_CALL_DEPTH = 64,     /* inlined calls deep */
   EV_MAX_LOOP_ITERS = 1 << 20, /* iterations of one compile-time loop */
   EV_MAX_LIST_LEN = 1 << 20,   /* elements of one compile-time list */
+  EV_MAX_STR_LEN = 1 << 20,    /* bytes of one compile-time string */
   EV_MAX_STEPS = 2000000,      /* statements + comprehension steps, all */
   EV_DICT_HASH_MIN = 16        /* names of a scope before it gets a hash */
 };
@@ -217,6 +218,11 @@ const char *ev_hint(Eval *E, const char *fallback);
 
 /* Counts one unit of compile-time work; an error past EV_MAX_STEPS. */
 void ev_step(Eval *E, Span sp);
+/* Counts `units` + 1 steps of work for building a sequence, so that a loop
+ * that builds big lists or strings each time is bounded in time and memory
+ * like any other: callers charge one unit per new value, per 8 copied
+ * pointers, per 64 copied bytes (at most some 350 MB in all). */
+void ev_charge(Eval *E, int64_t units, Span sp);
 
 /* eval_expr.c: expressions */
 Value *ev_eval_expr(Eval *E, Node *n);

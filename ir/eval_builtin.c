@@ -36,17 +36,23 @@ static Value *b_range(Eval *E, Args *a, Span sp) {
   }
   if (v[2] == 0)
     ev_error(E, sp, "range() arg 3 must not be zero");
-  int64_t n = 0;
+  /* The length in unsigned arithmetic: range(-2**63, 2**63 - 1, ...) spans
+   * more than int64 holds. */
+  uint64_t n = 0, span = 0, step = 0;
   if (v[2] > 0 && v[1] > v[0])
-    n = (v[1] - v[0] + v[2] - 1) / v[2];
+    span = (uint64_t)v[1] - (uint64_t)v[0], step = (uint64_t)v[2];
   else if (v[2] < 0 && v[1] < v[0])
-    n = (v[0] - v[1] - v[2] - 1) / -v[2];
+    span = (uint64_t)v[0] - (uint64_t)v[1], step = -(uint64_t)v[2];
+  if (step)
+    n = span / step + (span % step != 0);
   if (n > EV_MAX_LIST_LEN)
-    ev_error(E, sp, "range() of %lld elements is too long for compile time",
-             (long long)n);
+    ev_error(E, sp, "range() of %llu elements is too long for compile time",
+             (unsigned long long)n);
+  ev_charge(E, (int64_t)n, sp);
   Value *r = v_seq(E, V_LIST, (int)n);
-  for (int64_t i = 0; i < n; i++)
-    r->items[i] = v_int(E, v[0] + i * v[2]);
+  for (uint64_t i = 0; i < n; i++) /* each element is in range; the
+                                       product i * step may not be */
+    r->items[i] = v_int(E, (int64_t)((uint64_t)v[0] + i * (uint64_t)v[2]));
   return r;
 }
 
@@ -123,6 +129,8 @@ static Value *b_convert(Eval *E, Builtin bi, Args *a, Span sp) {
   double f = x->kind == V_FLOAT ? x->f : (double)x->i;
   if (bi == B_FLOAT)
     return v_float(E, f);
+  if (bi == B_ABS && x->kind != V_FLOAT && x->i == INT64_MIN)
+    ev_error(E, sp, "integer overflow in compile-time arithmetic");
   if (bi == B_ABS)
     return x->kind == V_FLOAT ? v_float(E, f < 0 ? -f : f)
                               : v_int(E, x->i < 0 ? -x->i : x->i);

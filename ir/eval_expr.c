@@ -185,6 +185,7 @@ static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
                                          a->kind == V_TUPLE)) {
     if ((int64_t)a->n + b->n > EV_MAX_LIST_LEN)
       ev_error(E, sp, "compile-time list is too long");
+    ev_charge(E, ((int64_t)a->n + b->n) / 8, sp);
     Value *r = v_seq(E, a->kind, a->n + b->n);
     memcpy(r->items, a->items, sizeof(Value *) * a->n);
     memcpy(r->items + a->n, b->items, sizeof(Value *) * b->n);
@@ -195,13 +196,21 @@ static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
     int64_t times = b->i < 0 ? 0 : b->i;
     if (a->n && times > EV_MAX_LIST_LEN / a->n)
       ev_error(E, sp, "compile-time list is too long");
+    ev_charge(E, a->n * times / 8, sp);
     Value *r = v_seq(E, a->kind, (int)(a->n * times));
     for (int64_t t = 0; t < times; t++)
       memcpy(r->items + t * a->n, a->items, sizeof(Value *) * a->n);
     return r;
   }
-  if (op == '+' && a->kind == V_STR && b->kind == V_STR)
+  if (op == '+' && a->kind == V_STR && b->kind == V_STR) {
+    /* s = s + s in a loop doubles: 60 rounds would be 2**60 bytes */
+    size_t len = strlen(a->s) + strlen(b->s);
+    if (len > EV_MAX_STR_LEN)
+      ev_error(E, sp, "compile-time string is too long (over %d bytes)",
+               EV_MAX_STR_LEN);
+    ev_charge(E, (int64_t)len / 64, sp);
     return v_str(E, arena_printf(E->ar, "%s%s", a->s, b->s));
+  }
   ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'",
            op_name(op), v_type_name(a), v_type_name(b));
 }

@@ -350,6 +350,11 @@ const char *ev_hint(Eval *E, const char *fallback) {
   return h;
 }
 
+void ev_charge(Eval *E, int64_t units, Span sp) {
+  E->steps += (long)units;
+  ev_step(E, sp);
+}
+
 void ev_step(Eval *E, Span sp) {
   if (++E->steps > EV_MAX_STEPS)
     ev_error(E, sp, "compile-time evaluation does not finish (more than %d "
