@@ -56,12 +56,22 @@ static Value *b_range(Eval *E, Args *a, Span sp) {
   return r;
 }
 
+/* A compile-time number as a double. */
+static double num_of(const Value *v) {
+  return v->kind == V_FLOAT ? v->f : (double)v->i;
+}
+
 /* min/max of two values: compile time, or OP_MIN/OP_MAX. */
 static Value *minmax2(Eval *E, bool is_min, Value *x, Value *y, Span sp) {
   if (x->kind != V_EXPR && y->kind != V_EXPR) {
-    Value *lt = ev_eval_binop(E, '-', x, y, sp); /* numbers only */
-    double d = lt->kind == V_FLOAT ? lt->f : (double)lt->i;
-    return (is_min ? d <= 0 : d >= 0) ? x : y;
+    if (!v_is_number(x) || !v_is_number(y))
+      ev_eval_binop(E, '-', x, y, sp); /* reports the operand types */
+    /* compared, not subtracted: min(-2**63, 1) must not overflow */
+    bool x_first = x->kind != V_FLOAT && y->kind != V_FLOAT
+                       ? (is_min ? x->i <= y->i : x->i >= y->i)
+                       : (is_min ? num_of(x) <= num_of(y)
+                                 : num_of(x) >= num_of(y));
+    return x_first ? x : y;
   }
   if (!v_is_scalar(x) || !v_is_scalar(y))
     ev_error(E, sp, "%s() of '%s' and '%s'", is_min ? "min" : "max",
