@@ -17,12 +17,18 @@ done
 # Third: the fuzzers (libFuzzer, so clang only), ASan + UBSan, each for a
 # fixed short time on the seed corpus, plus the fuzz regressions. Only the
 # fuzz targets are built: the rest of the suite ran above.
-if command -v clang >/dev/null 2>&1; then
+fuzz_ok() { # clang with libFuzzer's runtime (libclang-rt) links a fuzzer
+  local d; d=$(mktemp -d)
+  printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' >"$d/f.c"
+  clang -fsanitize=fuzzer,address "$d/f.c" -o "$d/f" >/dev/null 2>&1; local rc=$?
+  rm -rf "$d"; return $rc
+}
+if command -v clang >/dev/null 2>&1 && fuzz_ok; then
   echo "=== build-fuzz (clang, libFuzzer, sanitizers ON)"
   CC=clang cmake -S . -B build-fuzz -DTLSC_FUZZ=ON -DTLSC_SANITIZE=ON >/dev/null
   cmake --build build-fuzz -j"$jobs" --target tlsc tls_fuzz_parse \
     tls_fuzz_compile tls_fuzz_meta
   ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -R '^fuzz'
 else
-  echo "=== build-fuzz skipped: no clang"
+  echo "=== build-fuzz skipped: no clang with libFuzzer here"
 fi
