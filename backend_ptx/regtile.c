@@ -114,12 +114,23 @@ static void cast_unpack(Emitter *e, const IrTensor *d, const IrTensor *src) {
   }
 }
 
+/* packed pairs -> packed pairs of the same dtype (an f16 accumulator cast
+ * to f16): a register copy. */
+static void cast_copy_packed(Emitter *e, const IrTensor *d, const IrTensor *src) {
+  for (int64_t i = 0; i < nslots(d); i += 2)
+    emit(e, "mov.b32 %s, %s;", slot_reg(d, i).s, slot_reg(src, i).s);
+}
+
 static void emit_cast(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->t[0], *src = s->t[1];
   if (!check_regs(e, src) || !same_layout(e, d, src))
     return;
   if (is_packed(d) && src->dtype == DT_FLOAT32) {
     cast_pack(e, d, src);
+    return;
+  }
+  if (is_packed(d) && is_packed(src) && d->dtype == src->dtype) {
+    cast_copy_packed(e, d, src);
     return;
   }
   if (is_packed(d) || is_packed(src)) {
@@ -298,41 +309,68 @@ static FragStore frag_store_origin(Emitter *e, const IrStmt *s, const IrTensor *
   return f;
 }
 
-/* Stores the pair of slots (slot, slot + 1) = columns col0 + col (+1) of
- * the row whose address is addr and in-bounds predicate prow: one
- * 2-element store when both columns are in and aligned, else predicated
- * element stores. */
-static void store_pair(Emitter *e, const FragStore *f, const IrTensor *t, int64_t slot, Val addr,
-                       Val prow, int64_t col) {
-  int64_t cb = col * dtype_bytes(t->dtype);
+/* One row a thread stores of a fragment tensor: its address and whether it
+ * is inside the global tensor. */
+typedef struct FragRow {
+  Val addr, in;
+} FragRow;
+
+/* The columns col0 + col (+1) of one column pair: each in bounds (p0, p1),
+ * and both in and aligned for one 2-element store (full). Computed once per
+ * pair and shared by every row, so that no per-column value has to stay
+ * live from one row to the next (ptxas keeps such common subexpressions in
+ * registers, which spilled next to a 64-register f16 accumulator). */
+typedef struct FragCols {
+  Val p0, p1, full;
+} FragCols;
+
+static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col) {
+  FragCols c = {new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), new_reg(e, DT_BOOL)};
   Val lim0 = new_reg(e, DT_INT32), lim1 = new_reg(e, DT_INT32);
-  Val p0 = new_reg(e, DT_BOOL), p1 = new_reg(e, DT_BOOL), full = new_reg(e, DT_BOOL);
   /* column col0 + col (+1) < N  <=>  col0 < N - col (- 1) */
   emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim0.s, f->g.dims[1].s, col);
   emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim1.s, f->g.dims[1].s, col + 1);
-  emit(e, "setp.lt.and.s32 %s, %s, %s, %s;", p0.s, f->col0.s, lim0.s, prow.s);
-  emit(e, "setp.lt.and.s32 %s, %s, %s, %s;", p1.s, f->col0.s, lim1.s, prow.s);
-  emit(e, "and.pred %s, %s, %s;", full.s, p1.s, f->aligned.s);
+  emit(e, "setp.lt.s32 %s, %s, %s;", c.p0.s, f->col0.s, lim0.s);
+  emit(e, "setp.lt.s32 %s, %s, %s;", c.p1.s, f->col0.s, lim1.s);
+  emit(e, "and.pred %s, %s, %s;", c.full.s, c.p1.s, f->aligned.s);
+  return c;
+}
+
+/* Stores the pair of slots (slot, slot + 1) = columns col0 + col (+1) of
+ * row `row`: one 2-element store (f32) or one 4-byte store of the packed
+ * pair (f16/bf16) when both columns are in and aligned, else predicated
+ * element stores. */
+static void store_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow *row,
+                       const FragCols *c, int64_t col) {
+  int64_t cb = col * dtype_bytes(t->dtype);
+  Val p0 = new_reg(e, DT_BOOL), p1 = new_reg(e, DT_BOOL), full = new_reg(e, DT_BOOL);
+  emit(e, "and.pred %s, %s, %s;", full.s, c->full.s, row->in.s);
   Val x = slot_reg(t, slot), y = slot_reg(t, slot + 1);
   if (is_packed(t)) {
-    emit(e, "@%s st.global.b32 [%s+%" PRId64 "], %s;", full.s, addr.s, cb, x.s);
+    emit(e, "@%s st.global.b32 [%s+%" PRId64 "], %s;", full.s, row->addr.s, cb, x.s);
     x = new_reg(e, DT_FLOAT16), y = new_reg(e, DT_FLOAT16);
     emit(e, "mov.b32 {%s, %s}, %s;", x.s, y.s, slot_reg(t, slot).s);
   } else {
-    emit(e, "@%s st.global.v2.f32 [%s+%" PRId64 "], {%s, %s};", full.s, addr.s, cb, x.s, y.s);
+    emit(e, "@%s st.global.v2.f32 [%s+%" PRId64 "], {%s, %s};", full.s, row->addr.s, cb, x.s,
+         y.s);
   }
   const char *bt = is_packed(t) ? ".b16" : ".f32";
+  /* element stores where the pair is not whole: in the row, the column in,
+   * and not stored above */
+  emit(e, "and.pred %s, %s, %s;", p0.s, c->p0.s, row->in.s);
+  emit(e, "and.pred %s, %s, %s;", p1.s, c->p1.s, row->in.s);
   emit(e, "and.pred %s, %s, !%s;", p0.s, p0.s, full.s);
   emit(e, "and.pred %s, %s, !%s;", p1.s, p1.s, full.s);
-  emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p0.s, bt, addr.s, cb, x.s);
-  emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p1.s, bt, addr.s, cb + dtype_bytes(t->dtype),
-       y.s);
+  emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p0.s, bt, row->addr.s, cb, x.s);
+  emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p1.s, bt, row->addr.s,
+       cb + dtype_bytes(t->dtype), y.s);
 }
 
 /* Stores a WGMMA fragment tensor to a rank-2 global tensor at offsets
  * (row, col), bounds-checked against the global shape: thread t holds, in
  * fragment r, rows row0 + 64r + 8h (h = 0, 1) and column pairs
- * col0 + 8j (see the layout at the top of this file). */
+ * col0 + 8j (see the layout at the top of this file). The rows' addresses
+ * come first; then, column pair by column pair, every row's store. */
 static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, const IrTensor *t) {
   if (g->rank != 2 || s->noffsets != 2 || g->dtype != t->dtype ||
       (t->dtype != DT_FLOAT32 && !is_packed(t))) {
@@ -345,21 +383,28 @@ static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, c
     return;
   }
   FragStore f = frag_store_origin(e, s, g);
-  int64_t m = t->shape[0], n = t->shape[1];
-  for (int64_t r = 0; r < m / 64; r++) {
-    for (int h = 0; h < 2; h++) {
-      int64_t rr = 64 * r + 8 * h;
-      Val prow = new_reg(e, DT_BOOL), row = new_reg(e, DT_INT32);
-      Val step = new_reg(e, DT_INT64), addr = new_reg(e, DT_UINT64);
-      emit(e, "add.s32 %s, %s, %" PRId64 ";", row.s, f.row0.s, rr);
-      emit(e, "setp.lt.s32 %s, %s, %s;", prow.s, row.s, f.g.dims[0].s);
-      emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", step.s, f.g.dims[1].s,
-           rr * dtype_bytes(t->dtype));
-      emit(e, "add.s64 %s, %s, %s;", addr.s, f.base.s, step.s);
-      for (int64_t j = 0; j < n / 8; j++)
-        store_pair(e, &f, t, r * (n / 2) + 4 * j + 2 * h, addr, prow, 8 * j);
-    }
+  int64_t m = t->shape[0], n = t->shape[1], nrows = m / 64 * 2;
+  FragRow *rows = calloc((size_t)nrows, sizeof *rows);
+  if (!rows) {
+    unsupported(e, "a WGMMA fragment store of %" PRId64 " rows (out of memory)", m);
+    return;
   }
+  for (int64_t i = 0; i < nrows; i++) {
+    int64_t rr = 64 * (i / 2) + 8 * (i % 2);
+    Val row = new_reg(e, DT_INT32), step = new_reg(e, DT_INT64);
+    rows[i].in = new_reg(e, DT_BOOL), rows[i].addr = new_reg(e, DT_UINT64);
+    emit(e, "add.s32 %s, %s, %" PRId64 ";", row.s, f.row0.s, rr);
+    emit(e, "setp.lt.s32 %s, %s, %s;", rows[i].in.s, row.s, f.g.dims[0].s);
+    emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", step.s, f.g.dims[1].s,
+         rr * dtype_bytes(t->dtype));
+    emit(e, "add.s64 %s, %s, %s;", rows[i].addr.s, f.base.s, step.s);
+  }
+  for (int64_t j = 0; j < n / 8; j++) {
+    FragCols c = frag_cols(e, &f, 8 * j);
+    for (int64_t i = 0; i < nrows; i++)
+      store_pair(e, t, (i / 2) * (n / 2) + 4 * j + 2 * (i % 2), &rows[i], &c, 8 * j);
+  }
+  free(rows);
 }
 
 /* ------------------------------------------------------------ shared memory */

@@ -1,12 +1,18 @@
 /* wgmma.c: warpgroup MMA (wgmma.mma_async) with shared-memory descriptors.
  *
- * acc[M, N] (f32, LAYOUT_WGMMA_ACC) += A[M, K] @ B[K, N], where A is a
- * K-major swizzled tile and B the transposed view of a K-major swizzled
- * [N, K] tile. Each 64-row fragment and each k16 step is one
+ * acc[M, N] (f32, or f16 for f16 inputs; LAYOUT_WGMMA_ACC) += A[M, K] @
+ * B[K, N], where A is a K-major swizzled tile and B the transposed view of a
+ * K-major swizzled [N, K] tile. Each 64-row fragment and each k16 step is one
  *   wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16
  *       {N/2 acc regs}, descA, descB, scale-d, 1, 1, 0, 0;
+ * or, for an f16 accumulator,
+ *   wgmma.mma_async.sync.aligned.m64nNk16.f16.f16.f16
+ *       {N/4 f16x2 acc regs}, descA, descB, scale-d, 1, 1, 0, 0;
  * with scale-d true (the accumulator is initialised by its fill) and both
- * operands K-major (imm-trans 0).
+ * operands K-major (imm-trans 0). The f16 fragment holds the same elements
+ * per thread as the f32 one, two adjacent columns packed per register
+ * (lower column in the low half): exactly regtile.c's packed storage, so
+ * register i/2 of the tensor is the instruction's register i/2.
  *
  * Descriptor (PTX ISA, "Matrix Descriptor Format"), 64 bits:
  *   bits  0-13  start address >> 4
@@ -71,8 +77,9 @@ static const char *ab_type(DType t) {
   return t == DT_FLOAT16 ? ".f16" : t == DT_BFLOAT16 ? ".bf16" : NULL;
 }
 
-/* The accumulator register list of fragment r, "{%t3_0, ..., %t3_127}",
- * built once per fragment (every k16 step repeats it). */
+/* The accumulator register list of one fragment, "{%t3_0, ..., %t3_127}"
+ * (count registers from the first), built once per fragment (every k16
+ * step repeats it). */
 static void acc_list(const IrTensor *acc, int64_t first, int64_t count, char *buf, size_t size) {
   size_t n = (size_t)snprintf(buf, size, "{");
   for (int64_t i = 0; i < count && n < size; i++)
@@ -81,11 +88,21 @@ static void acc_list(const IrTensor *acc, int64_t first, int64_t count, char *bu
     snprintf(buf + n, size - n, "}");
 }
 
+/* The accumulator's PTX type for operands of dtype ab: f32 always, f16 for
+ * f16 operands only (the ISA has no f16 accumulation of bf16 inputs). */
+static const char *acc_type(DType acc, DType ab) {
+  if (acc == DT_FLOAT32)
+    return ".f32";
+  return acc == DT_FLOAT16 && ab == DT_FLOAT16 ? ".f16" : NULL;
+}
+
 static void emit_mma(Emitter *e, const IrStmt *s) {
   const IrTensor *acc = s->t[0];
   const IrRef *a = &s->ref[0], *b = &s->ref[1];
-  if (!acc || acc->layout != LAYOUT_WGMMA_ACC || acc->dtype != DT_FLOAT32 || acc->rank != 2) {
-    unsupported(e, "a wgmma accumulator that is not a float32 [M, N] WGMMA fragment tensor");
+  if (!acc || acc->layout != LAYOUT_WGMMA_ACC || acc->rank != 2 ||
+      (acc->dtype != DT_FLOAT32 && acc->dtype != DT_FLOAT16)) {
+    unsupported(e, "a wgmma accumulator that is not a float32 or float16 [M, N] WGMMA "
+                   "fragment tensor");
     return;
   }
   if (!operand_ok(e, a, 1, "A") || !operand_ok(e, b, 0, "B"))
@@ -94,6 +111,12 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   if (a->t->dtype != b->t->dtype || !ab_type(a->t->dtype)) {
     unsupported(e, "wgmma operands of dtypes %s and %s (float16 or bfloat16 pairs are supported)",
                 dtype_name(a->t->dtype), dtype_name(b->t->dtype));
+    return;
+  }
+  const char *dtype = acc_type(acc->dtype, a->t->dtype);
+  if (!dtype) {
+    unsupported(e, "a %s wgmma accumulator for %s operands (float32, or float16 for float16)",
+                dtype_name(acc->dtype), dtype_name(a->t->dtype));
     return;
   }
   if (ir_ref_dim(a, 0) != m || ir_ref_dim(b, 1) != n || ir_ref_dim(b, 0) != k || m % 64 ||
@@ -106,9 +129,11 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   Val da = make_desc(e, emit_smem_addr(e, a), a->t->swizzle_bytes);
   Val db = make_desc(e, emit_smem_addr(e, b), b->t->swizzle_bytes);
   int64_t row_bytes = a->t->swizzle_bytes;
-  char regs[128 * 24]; /* N/2 <= 128 names of at most 22 characters */
+  /* registers per fragment: one per f32 element, one per f16 pair */
+  int64_t nregs = acc->dtype == DT_FLOAT16 ? n / 4 : n / 2;
+  char regs[128 * 24]; /* nregs <= 128 names of at most 22 characters */
   for (int64_t r = 0; r < m / 64; r++) {
-    acc_list(acc, r * n / 2, n / 2, regs, sizeof regs);
+    acc_list(acc, r * nregs, nregs, regs, sizeof regs);
     for (int64_t kk = 0; kk < k / 16; kk++) {
       Val dak = da, dbk = db;
       int64_t aoff = (64 * r * row_bytes + 32 * kk) >> 4, boff = (32 * kk) >> 4;
@@ -120,8 +145,8 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
         dbk = new_reg(e, DT_UINT64);
         emit(e, "add.s64 %s, %s, %" PRId64 ";", dbk.s, db.s, boff);
       }
-      emit(e, "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k16.f32%s%s %s, %s, %s, %%ptrue, 1, 1, 0, 0;",
-           n, ab_type(a->t->dtype), ab_type(b->t->dtype), regs, dak.s, dbk.s);
+      emit(e, "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k16%s%s%s %s, %s, %s, %%ptrue, 1, 1, 0, 0;",
+           n, dtype, ab_type(a->t->dtype), ab_type(b->t->dtype), regs, dak.s, dbk.s);
     }
   }
 }

@@ -381,10 +381,14 @@ static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
                (long long)acc->shape[1]);
     return false;
   }
+  /* float16 inputs may also accumulate in float16 (.f16.f16.f16), as the
+   * evaluator allows. */
+  bool f16_acc = acc->dtype == DT_FLOAT16 && a->t->dtype == DT_FLOAT16;
   if (!is_wgmma_input(a->t->dtype) || a->t->dtype != b->t->dtype ||
-      acc->dtype != DT_FLOAT32) {
+      (acc->dtype != DT_FLOAT32 && !f16_acc)) {
     diag_error(v->d, s->span, "wgmma.mma supports float16/bfloat16 inputs "
-               "with a float32 accumulator, got %s x %s -> %s",
+               "with a float32 accumulator (or float16 for float16 inputs), "
+               "got %s x %s -> %s",
                dtype_name(a->t->dtype), dtype_name(b->t->dtype),
                dtype_name(acc->dtype));
     return false;
