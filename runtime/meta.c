@@ -208,7 +208,7 @@ static tls_status dir_config(MetaParser *mp, char **f, int n) {
     len += strlen(f[i]) + 1;
   }
   char *s = malloc(len);
-  if (!s) abort();
+  if (!s) return snprintf(mp->msg, mp->msglen, "out of memory"), TLS_ERR_NOMEM;
   s[0] = 0;
   for (int i = 1; i < n; i++) {
     if (i > 1) strcat(s, " ");
@@ -530,7 +530,7 @@ tls_status meta_parse(tls_module *mod, char *msg, size_t msglen) {
   size_t bytes = (size_t)(entries < MAX_KERNELS ? entries : MAX_KERNELS) * sizeof *mod->kernels;
   bytes = (bytes + 63) / 64 * 64;
   mod->kernels = aligned_alloc(64, bytes);
-  if (!mod->kernels) abort();
+  if (!mod->kernels) return snprintf(msg, msglen, "out of memory for %zu bytes of entries", bytes), TLS_ERR_NOMEM;
   memset(mod->kernels, 0, bytes);
   mp.max_kernels = entries < MAX_KERNELS ? entries : MAX_KERNELS;
   const char *ptx = NULL;
