@@ -1,5 +1,5 @@
 /* stmt.c: statements and control flow: assignments, loops, branches,
- * thread groups, single-thread regions, block barriers. The tile
+ * thread groups, single-thread regions, block and group barriers. The tile
  * statements are dispatched to async.c, wgmma.c and regtile.c.
  */
 #include <inttypes.h>
@@ -138,14 +138,38 @@ void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const vo
 
 static void block_body(Emitter *e, const void *block) { emit_block(e, block); }
 
-/* bar.sync 0 waits for every thread of the block: inside a thread group it
- * would deadlock, so it is only accepted at the top level. */
+/* The named barrier of the current group: the one it already has, or the
+ * next free one; 0 when all 15 are taken (the verifier refuses that). */
+static int group_barrier(Emitter *e) {
+  for (int i = 0; i < e->nbarrier_groups; i++)
+    if (e->barrier_groups[i].begin == e->group.begin && e->barrier_groups[i].size == e->group.size)
+      return i + 1;
+  if (e->nbarrier_groups == PTX_NAMED_BARRIERS)
+    return 0;
+  e->barrier_groups[e->nbarrier_groups++] = e->group;
+  return e->nbarrier_groups;
+}
+
+/* sync(): bar.sync 0 over the whole block; inside a thread group, a named
+ * barrier of that group over its thread count (bar.sync counts whole
+ * warps, so the group must be made of them: the verifier checks it). A
+ * single thread cannot complete a barrier: refused. */
 static void emit_sync(Emitter *e) {
-  if (e->group.single || e->group.size != (int64_t)e->k->warps * 32) {
-    unsupported(e, "sync() inside a thread group or single_thread()");
+  Group g = e->group;
+  if (g.single || g.begin % 32 != 0 || g.size % 32 != 0) {
+    unsupported(e, "sync() inside single_thread() or a thread group that is not whole warps");
     return;
   }
-  emit(e, "bar.sync 0;");
+  if (g.begin == 0 && g.size == (int64_t)e->k->warps * 32) {
+    emit(e, "bar.sync 0;");
+    return;
+  }
+  int id = group_barrier(e);
+  if (id == 0) {
+    unsupported(e, "sync() in more than %d distinct thread groups", PTX_NAMED_BARRIERS);
+    return;
+  }
+  emit(e, "bar.sync %d, %" PRId64 ";", id, g.size);
 }
 
 static void emit_stmt(Emitter *e, const IrStmt *s) {

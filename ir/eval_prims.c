@@ -634,6 +634,27 @@ static Value *p_simple(Eval *E, Args *a, Span sp, SKind k, const char *fname,
   return v_none(E);
 }
 
+/* self.sync(): a barrier over the threads running here. At the top level
+ * it is the block's barrier; inside thread_group(B, N) it waits for exactly
+ * those N threads (the backend gives the group a named barrier), which the
+ * hardware counts in whole warps. A single thread can never complete it:
+ * the other threads of its warp do not run the region. */
+static Value *p_sync(Eval *E, Args *a, Span sp) {
+  static const char *const none[] = {NULL};
+  ev_bind_args(E, a, sp, "sync", none, 0, NULL);
+  if (E->tg_explicit && E->tg_count == 1)
+    ev_error(E, sp, "sync() inside single_thread() (or a thread group of one "
+                    "thread) can never complete: a barrier waits for whole "
+                    "warps; call it outside the single_thread() block");
+  if (E->tg_explicit && (E->tg_begin % 32 != 0 || E->tg_count % 32 != 0))
+    ev_error(E, sp, "sync() inside a thread group needs whole warps: the "
+                    "group (threads [%d, %d) of the block) must begin and "
+                    "end at multiples of 32",
+             E->tg_begin, E->tg_begin + E->tg_count);
+  stmt(E, S_SYNC, sp);
+  return v_none(E);
+}
+
 /* ---------------------------------------------------------------- WGMMA */
 
 static bool wgmma_input(DType t) {
@@ -760,7 +781,7 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
   case P_LOAD_GLOBAL: return p_load_global(E, a, sp);
   case P_STORE_SHARED: return p_store_shared(E, a, sp);
   case P_LOAD_SHARED: return p_load_shared(E, a, sp);
-  case P_SYNC: return p_simple(E, a, sp, S_SYNC, "sync", false);
+  case P_SYNC: return p_sync(E, a, sp);
   case P_PRINTF: return p_printf(E, a, sp);
   case P_MBAR_ALLOC: return p_mbar_alloc(E, a, sp);
   case P_MBAR_WAIT: return p_mbar_wait(E, a, sp);

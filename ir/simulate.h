@@ -64,14 +64,19 @@ typedef struct SimGroups {
   int64_t committed, retired;
 } SimGroups;
 
-/* A meeting point: the warps of a warp group at a wgmma statement, or all
- * warps of the block at sync(). */
+/* A meeting point: the warps of a warp group at a wgmma statement, all
+ * warps of the block at sync(), or the warps of a thread group at its
+ * sync() (a named barrier: bar.sync ID, N). */
 typedef struct SimMeet {
   int size;             /* warps that must arrive */
   int arrived;
   int64_t generation;   /* bumped when everyone has arrived */
   const IrStmt *at;     /* the statement of the current meeting */
+  int64_t begin, end;   /* a thread group's barrier: its threads; else 0, 0 */
 } SimMeet;
+
+/* Named barriers beside the block's (bar.sync 1..15). */
+#define SIM_NAMED_BARRIERS 15
 
 typedef struct SimWarpGroup {
   SimMeet meet;
@@ -108,6 +113,7 @@ typedef struct SimWarp {
   int64_t wait_parity;
   int64_t wait_since;      /* WAIT_MBAR: the barrier's phase when it began */
   int64_t meet_gen;        /* WAIT_MEET: generation it joined, -1 none */
+  const SimMeet *meet;     /* WAIT_MEET: where it waits */
   SimGroups bulk;          /* bulk stores it issued */
 } SimWarp;
 
@@ -121,7 +127,9 @@ typedef struct Sim {
   int nwarps;
   SimWarpGroup *wgs;
   int nwgs;
-  SimMeet cta;             /* sync() */
+  SimMeet cta;             /* sync() over the whole block */
+  SimMeet named[SIM_NAMED_BARRIERS]; /* sync() in a thread group, one each */
+  int nnamed;
   SimBarrier *bars;
   int nbars;
   int *bar_base;           /* first barrier of each tensor, by tensor id */

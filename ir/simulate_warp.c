@@ -127,6 +127,42 @@ static SimStep exec_region(Sim *S, SimWarp *w, const IrStmt *s) {
   return STEP_RAN;
 }
 
+/* What a meeting point gathers, for messages. */
+static void meet_name(const Sim *S, const SimMeet *m, char *buf, size_t size) {
+  if (m == &S->cta)
+    snprintf(buf, size, "block");
+  else if (m->end > m->begin)
+    snprintf(buf, size, "thread group [%" PRId64 ", %" PRId64 ")", m->begin, m->end);
+  else
+    snprintf(buf, size, "warp group");
+}
+
+/* The barrier sync() waits on in the warp's region: the block's when the
+ * region is the whole block, else the named barrier of that thread group
+ * (one per distinct group, as the backend numbers them), met by every warp
+ * holding a thread of the group. NULL after a report (a single thread,
+ * more groups than barriers). */
+static SimMeet *sync_meet(Sim *S, SimWarp *w, const IrStmt *s) {
+  SimRegion r = w->region;
+  if (r.single) {
+    diag_error(S->d, s->span, "sync() inside single_thread() can never complete");
+    return NULL;
+  }
+  if (r.begin == 0 && r.end == 32 * (int64_t)S->nwarps)
+    return &S->cta;
+  for (int i = 0; i < S->nnamed; i++)
+    if (S->named[i].begin == r.begin && S->named[i].end == r.end)
+      return &S->named[i];
+  if (S->nnamed == SIM_NAMED_BARRIERS) {
+    diag_error(S->d, s->span, "sync() in more than %d distinct thread groups",
+               SIM_NAMED_BARRIERS);
+    return NULL;
+  }
+  int64_t first = r.begin / 32, last = (r.end - 1) / 32;
+  S->named[S->nnamed] = (SimMeet){.size = (int)(last - first + 1), .begin = r.begin, .end = r.end};
+  return &S->named[S->nnamed++];
+}
+
 /* A meeting point: blocks until every warp of the meet has arrived; the
  * last one to arrive runs the statement's effect (wgmma) for all. */
 static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
@@ -138,10 +174,12 @@ static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
     return STEP_RAN;
   }
   if (m->arrived > 0 && m->at != s) {
+    char what[64];
+    meet_name(S, m, what, sizeof what);
     diag_error(S->d, s->span,
                "warp %d reaches this statement in block %" PRId64 " of %s while other warps "
                "of its %s wait at another one",
-               w->id, S->block, S->k->name, m == &S->cta ? "block" : "warp group");
+               w->id, S->block, S->k->name, what);
     diag_note(S->d, m->at->span, "the other warps wait here");
     return failed(S);
   }
@@ -149,11 +187,12 @@ static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
   if (++m->arrived == m->size) {
     m->arrived = 0;
     m->generation++;
-    if (m != &S->cta && !sim_wgmma(S, w, s))
+    if (s->kind != S_SYNC && !sim_wgmma(S, w, s))
       return STEP_FAILED;
     return STEP_RAN;
   }
   w->meet_gen = m->generation;
+  w->meet = m;
   w->wait = WAIT_MEET;
   w->wait_at = s;
   return STEP_BLOCKED;
@@ -244,7 +283,10 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
   }
   case S_THREAD_GROUP:
   case S_SINGLE_THREAD: return exec_region(S, w, s);
-  case S_SYNC: return exec_meet(S, w, &S->cta, s);
+  case S_SYNC: {
+    SimMeet *m = sync_meet(S, w, s);
+    return m ? exec_meet(S, w, m, s) : failed(S);
+  }
   case S_MBAR_WAIT: return exec_wait(S, w, s);
   case S_MBAR_ARRIVE:
   case S_MBAR_EXPECT_TX: return ok_or_failed(sim_mbar_arrive(S, w, s, lanes_in(&w->region, w->id)));
@@ -285,10 +327,10 @@ SimStep sim_warp_step(Sim *S, SimWarp *w) {
 /* "wait here for ..." for a deadlock report. */
 void sim_describe_wait(Sim *S, const SimWarp *w, char *buf, size_t size) {
   if (w->wait == WAIT_MEET) {
-    bool cta = w->wait_at->kind == S_SYNC;
-    const SimMeet *m = cta ? &S->cta : &S->wgs[w->id / 4].meet;
-    snprintf(buf, size, "for the other warps of the %s (%d of %d arrived)",
-             cta ? "block" : "warp group", m->arrived, m->size);
+    char what[64];
+    meet_name(S, w->meet, what, sizeof what);
+    snprintf(buf, size, "for the other warps of the %s (%d of %d arrived)", what,
+             w->meet->arrived, w->meet->size);
     return;
   }
   const SimBarrier *b = &S->bars[w->wait_bar];

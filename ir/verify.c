@@ -16,12 +16,18 @@
 
 #include <string.h>
 
+/* Named barriers the GPU has beside barrier 0, the block's. */
+#define TLS_NAMED_BARRIERS 15
+
 typedef struct Verifier {
   IrKernel *k;
   Diag *d;
   Arena *ar;
   bool layouts_done;
   bool planned;
+  /* the distinct thread groups that call sync(): [begin, begin + size) */
+  int64_t sync_begin[TLS_NAMED_BARRIERS], sync_size[TLS_NAMED_BARRIERS];
+  int nsync_groups;
 } Verifier;
 
 /* The threads a statement runs on: [begin, begin + size) of the block. */
@@ -611,6 +617,39 @@ static bool check_printf(Verifier *v, const IrStmt *s, const bool *assigned) {
   return true;
 }
 
+/* sync() is bar.sync: over the block at the top level, over a named
+ * barrier of its own for each distinct thread group. The hardware counts
+ * whole warps, has 15 named barriers, and a single thread cannot complete
+ * one (the rest of its warp does not run the region). */
+static bool check_sync(Verifier *v, const IrStmt *s, Region rg) {
+  if (rg.single) {
+    diag_error(v->d, s->span, "sync() inside single_thread() can never "
+               "complete: a barrier waits for whole warps");
+    return false;
+  }
+  if (rg.begin == 0 && rg.size == (int64_t)v->k->warps * 32)
+    return true;
+  if (rg.begin % 32 != 0 || rg.size % 32 != 0) {
+    diag_error(v->d, s->span, "sync() inside a thread group needs whole "
+               "warps: the group (threads [%lld, %lld) of the block) must "
+               "begin and end at multiples of 32", (long long)rg.begin,
+               (long long)(rg.begin + rg.size));
+    return false;
+  }
+  for (int i = 0; i < v->nsync_groups; i++)
+    if (v->sync_begin[i] == rg.begin && v->sync_size[i] == rg.size)
+      return true;
+  if (v->nsync_groups == TLS_NAMED_BARRIERS) {
+    diag_error(v->d, s->span, "sync() in more than %d distinct thread "
+               "groups: each needs a named barrier and the GPU has %d "
+               "beside the block's", TLS_NAMED_BARRIERS, TLS_NAMED_BARRIERS);
+    return false;
+  }
+  v->sync_begin[v->nsync_groups] = rg.begin;
+  v->sync_size[v->nsync_groups++] = rg.size;
+  return true;
+}
+
 static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned,
                        Region rg) {
   switch (s->kind) {
@@ -622,7 +661,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned,
     Region one = {rg.begin, rg.size, true};
     return check_block(v, &s->body, copy_set(v, assigned), one);
   }
-  case S_SYNC:
+  case S_SYNC: return check_sync(v, s, rg);
   case S_TMA_FENCE:
   case S_TMA_COMMIT: return true;
   case S_TMA_WAIT:
