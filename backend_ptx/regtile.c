@@ -1,5 +1,6 @@
-/* regtile.c: register tensors: fill, cast, elementwise arithmetic, and
- * their loads/stores from global and shared memory.
+/* regtile.c: register tensors: fill, cast, elementwise arithmetic, column
+ * slices of WGMMA fragments, and their loads/stores from global and shared
+ * memory.
  *
  * Storage: slot i of a thread's part of tensor t is register %t<id>_<i>,
  * except 16-bit floats in the WGMMA fragment layout, which are packed in
@@ -481,6 +482,83 @@ static void spatial_shared(Emitter *e, const IrStmt *s, const IrTensor *t, bool 
   }
 }
 
+/* Stores a WGMMA fragment tensor [64r, N] into a shared view of the same
+ * shape: thread t writes, for each fragment, row and column pair it holds
+ * (see the layout at the top of this file), the pair as one 4-byte store
+ * (16-bit types: the packed register) or one 8-byte store (f32), at the
+ * element's address after the shared tensor's swizzle. Pairs never straddle
+ * a 16-byte chunk, so the swizzle keeps them contiguous. With the 128-byte
+ * swizzle a warp's 32 stores of one column octet hit 8 rows in 8 distinct
+ * chunks: no bank conflict. */
+static void wgmma_store_shared(Emitter *e, const IrStmt *s, const IrTensor *t) {
+  const IrRef *ref = &s->ref[0];
+  const IrTensor *sh = ref->t;
+  if (!sh || sh->space != MS_SHARED || ref->transposed || ir_ref_rank(ref) != 2 ||
+      ir_ref_dim(ref, 0) != t->shape[0] || ir_ref_dim(ref, 1) != t->shape[1] ||
+      sh->dtype != t->dtype || (t->dtype != DT_FLOAT32 && !is_packed(t))) {
+    unsupported(e, "store_shared of a %s WGMMA fragment into this shared view",
+                dtype_name(t->dtype));
+    return;
+  }
+  if (e->group.single || e->group.size != 128) {
+    unsupported(e, "storing a WGMMA fragment outside its 128-thread warp group");
+    return;
+  }
+  int64_t m = t->shape[0], n = t->shape[1], bytes = dtype_bytes(t->dtype);
+  int sw = sh->layout == LAYOUT_SWIZZLED ? sh->swizzle_bytes : 0;
+  IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
+  Val view = val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32));
+  Val tid = emit_group_tid(e);
+  /* origin = view + (16 * (tid / 32) + (tid % 32) / 4) * n * bytes
+   *               + 2 * (tid % 4) * bytes: row0, col0 of this thread */
+  Val warp = new_reg(e, DT_UINT32), quad = new_reg(e, DT_UINT32), lane4 = new_reg(e, DT_UINT32);
+  Val row0 = new_reg(e, DT_UINT32), origin = new_reg(e, DT_UINT32);
+  emit(e, "shr.u32 %s, %s, 5;", warp.s, tid.s);
+  emit(e, "bfe.u32 %s, %s, 2, 3;", quad.s, tid.s);
+  emit(e, "mad.lo.u32 %s, %s, 16, %s;", row0.s, warp.s, quad.s);
+  emit(e, "and.b32 %s, %s, 3;", lane4.s, tid.s);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", origin.s, row0.s, n * bytes, view.s);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", origin.s, lane4.s, 2 * bytes, origin.s);
+  for (int64_t i = 0; i < m / 64 * 2; i++) {
+    int64_t rr = 64 * (i / 2) + 8 * (i % 2);
+    for (int64_t j = 0; j < n / 8; j++) {
+      Val off = new_reg(e, DT_UINT32), addr = new_reg(e, DT_UINT32);
+      emit(e, "add.u32 %s, %s, %" PRId64 ";", off.s, origin.s, (rr * n + 8 * j) * bytes);
+      Val phys = swizzle(e, off, sw);
+      emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+      int64_t slot = (i / 2) * (n / 2) + 4 * j + 2 * (i % 2);
+      if (is_packed(t))
+        emit(e, "st.shared.b32 [%s+%" PRId64 "], %s;", addr.s, sh->smem_offset,
+             slot_reg(t, slot).s);
+      else
+        emit(e, "st.shared.v2.f32 [%s+%" PRId64 "], {%s, %s};", addr.s, sh->smem_offset,
+             slot_reg(t, slot).s, slot_reg(t, slot + 1).s);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ slices */
+
+/* t[0] = t[1][:, c0:c1] of a fragment: column octet j of a fragment is
+ * slots 4j .. 4j+3 (two packed registers for 16-bit types), so the slice
+ * is a copy of whole registers, which ptxas folds into renaming. */
+static void emit_slice(Emitter *e, const IrStmt *s) {
+  const IrTensor *d = s->t[0], *x = s->t[1];
+  if (!check_regs(e, x))
+    return;
+  if (x->layout != LAYOUT_WGMMA_ACC || d->layout != LAYOUT_WGMMA_ACC || d->dtype != x->dtype ||
+      s->n % 8 || s->n2 % 8 || d->shape[1] != s->n2 - s->n || d->shape[0] != x->shape[0]) {
+    unsupported(e, "a column slice that is not whole octets of a WGMMA fragment");
+    return;
+  }
+  int64_t nx = x->shape[1], nd = d->shape[1], step = is_packed(x) ? 2 : 1;
+  for (int64_t r = 0; r < x->shape[0] / 64; r++)
+    for (int64_t k = 0; k < nd / 2; k += step) {
+      Val dst = slot_reg(d, r * (nd / 2) + k), src = slot_reg(x, r * (nx / 2) + s->n / 2 + k);
+      emit(e, "mov%s %s, %s;", is_packed(x) ? ".b32" : ptx_btype(x->dtype), dst.s, src.s);
+    }
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
@@ -518,8 +596,16 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
       spatial_shared(e, s, s->t[0], true);
     break;
   case S_STORE_SHARED:
-    if (check_regs(e, s->t[1]))
+    if (!check_regs(e, s->t[1]))
+      break;
+    if (s->t[1]->layout == LAYOUT_WGMMA_ACC)
+      wgmma_store_shared(e, s, s->t[1]);
+    else
       spatial_shared(e, s, s->t[1], false);
+    break;
+  case S_SLICE:
+    if (check_regs(e, s->t[0]))
+      emit_slice(e, s);
     break;
   default: break;
   }

@@ -199,7 +199,8 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:
   case S_LOAD_SHARED:
-  case S_STORE_SHARED: emit_regtile_stmt(e, s); break;
+  case S_STORE_SHARED:
+  case S_SLICE: emit_regtile_stmt(e, s); break;
   case S_PRINTF: emit_printf(e, s); break;
   }
 }

@@ -257,6 +257,8 @@ void ev_ns_set_attr(Eval *E, Value *ns, const char *name, Value *v, Span sp);
 Value *ev_tensor_attr(Eval *E, Value *t, const char *name, Span sp);
 Value *ev_tensor_transpose(Eval *E, Value *tv, Span sp);
 Value *ev_tensor_index(Eval *E, Value *t, Value *idx, Span sp);
+/* x[:, c0:c1] of a register tensor; idx is the subscript node. */
+Value *ev_tensor_slice(Eval *E, Value *tv, Node *idx, Span sp);
 Value *ev_tensor_binop(Eval *E, int op, Value *a, Value *b, Span sp);
 /* a op b into dst (a register tensor), or into a new tensor when NULL. */
 Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst,

@@ -572,13 +572,25 @@ static Value *seq_index(Eval *E, Value *seq, Node *idx) {
   return seq->items[i];
 }
 
+/* Whether a subscript holds a slice (x[a:b], x[:, a:b]). */
+static bool has_slice(const Node *idx) {
+  if (idx->kind == N_SLICE)
+    return true;
+  if (idx->kind != N_TUPLE)
+    return false;
+  for (int i = 0; i < idx->list.len; i++)
+    if (idx->list.items[i]->kind == N_SLICE)
+      return true;
+  return false;
+}
+
 static Value *eval_subscript(Eval *E, Node *n) {
   Value *base = ev_eval_expr(E, n->a);
   if (base->kind == V_LIST || base->kind == V_TUPLE)
     return seq_index(E, base, n->b);
   if (base->kind == V_TENSOR || base->kind == V_REF) {
-    if (n->b->kind == N_SLICE)
-      ev_error(E, n->b->span, "slicing a tensor is not supported yet");
+    if (has_slice(n->b))
+      return ev_tensor_slice(E, base, n->b, n->span);
     return ev_tensor_index(E, base, ev_eval_expr(E, n->b), n->span);
   }
   ev_error(E, n->span, "'%s' object is not subscriptable",

@@ -1,6 +1,7 @@
 /* eval_tensor.c: tensors as values: attributes (.nbytes, .shape, .dtype,
- * .transpose()), indexing of shared tensors into views (sa[stage, 0]) and
- * element-wise arithmetic on register tensors. */
+ * .transpose()), indexing of shared tensors into views (sa[stage, 0]),
+ * column slices of register tensors (acc[:, 0:64]) and element-wise
+ * arithmetic on register tensors. */
 #include <string.h>
 
 #include "eval.h"
@@ -89,6 +90,63 @@ Value *ev_tensor_index(Eval *E, Value *tv, Value *idx, Span sp) {
   Value *v = v_new(E, V_REF);
   v->ref = r;
   return v;
+}
+
+/* A compile-time bound of a column slice: an integer constant, a multiple
+ * of 8 (a whole column octet of the WGMMA fragment), within [0, n]. */
+static int64_t slice_bound(Eval *E, Node *b, int64_t dflt, int64_t n) {
+  if (!b)
+    return dflt;
+  int64_t c = v_to_int(E, ev_eval_expr(E, b), b->span, "a register tensor "
+                       "slice bound");
+  if (c < 0 || c > n)
+    ev_error(E, b->span, "slice bound %lld is out of range for a dimension "
+                         "of size %lld", (long long)c, (long long)n);
+  if (c % 8 != 0)
+    ev_error(E, b->span, "slice bound %lld is not a multiple of 8: a "
+                         "register tensor slice takes whole column octets "
+                         "of the WGMMA fragment", (long long)c);
+  return c;
+}
+
+static bool is_full_slice(const Node *n) {
+  return n->kind == N_SLICE && !n->a && !n->b && !n->c;
+}
+
+/* x[:, c0:c1] on a rank-2 register tensor: a new register tensor holding
+ * columns [c0, c1), c0 and c1 compile-time multiples of 8. Only the WGMMA
+ * accumulator layout can be sliced (layout.c checks it once layouts are
+ * known); the statement copies the registers of those columns. */
+Value *ev_tensor_slice(Eval *E, Value *tv, Node *idx, Span sp) {
+  if (tv->kind != V_TENSOR || tv->t->space != MS_REGISTER)
+    ev_error(E, idx->span, "slicing a %s is not supported yet; only register "
+                           "tensors take column slices x[:, c0:c1]",
+             v_type_name(tv));
+  IrTensor *x = tv->t;
+  if (x->rank != 2 || idx->kind != N_TUPLE || idx->list.len != 2 ||
+      !is_full_slice(idx->list.items[0]) ||
+      idx->list.items[1]->kind != N_SLICE)
+    ev_error(E, idx->span, "a register tensor slice must be x[:, c0:c1] on "
+                           "a rank-2 tensor (all rows, a range of columns)");
+  Node *cols = idx->list.items[1];
+  if (cols->c)
+    ev_error(E, cols->c->span, "a register tensor slice takes no step");
+  int64_t n = x->shape[1];
+  int64_t c0 = slice_bound(E, cols->a, 0, n), c1 = slice_bound(E, cols->b, n, n);
+  if (c0 >= c1)
+    ev_error(E, cols->span, "the column slice %lld:%lld is empty",
+             (long long)c0, (long long)c1);
+  int64_t shape[2] = {x->shape[0], c1 - c0};
+  IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "r"), MS_REGISTER,
+                              x->dtype, 2, shape, sp);
+  t->nthreads = x->nthreads;
+  IrStmt *s = ir_stmt_new(E->ar, S_SLICE, sp);
+  s->t[0] = t;
+  s->t[1] = x;
+  s->n = c0;
+  s->n2 = c1;
+  ev_emit(E, s);
+  return v_tensor(E, t);
 }
 
 static bool elem_op(int op, IrOp *out) {

@@ -215,7 +215,13 @@ typedef enum SKind {
   S_STORE_GLOBAL,   /* t[0] (global)[offsets...] = t[1] (register) */
   S_LOAD_SHARED,    /* t[0] (register) = ref[0] (shared) */
   S_STORE_SHARED,   /* ref[0] (shared) = t[1] (register) */
-  S_PRINTF          /* printf(str, e[0..nargs)) */
+  S_PRINTF,         /* printf(str, e[0..nargs)) */
+  S_SLICE           /* t[0] = t[1][:, n:n2]: columns [n, n2) of a rank-2
+                       register tensor with the WGMMA accumulator layout,
+                       n and n2 multiples of 8 (whole column octets of the
+                       fragment); t[0] gets the same layout with N = n2 - n.
+                       A copy of the registers that hold those columns,
+                       which ptxas folds away (no data moves) */
 } SKind;
 
 struct IrStmt {

@@ -12,7 +12,9 @@
  *
  * Register tensors: WGMMA accumulators get the WGMMA fragment layout, and so
  * does every register tensor cast from or combined element-wise with one
- * (to a fixed point); the rest are spatial.
+ * (to a fixed point), and every column slice of one (acc[:, c0:c1], the
+ * fragment layout with N = c1 - c0); the rest are spatial. Only fragments
+ * can be sliced.
  */
 #include "ir/ir.h"
 
@@ -241,6 +243,11 @@ static void acc_stmt(IrStmt *s, void *ctx) {
     make_acc(s->t[0], s, NULL, c);
     return;
   }
+  if (s->kind == S_SLICE) { /* columns of a fragment are a fragment */
+    if (s->t[1] && s->t[1]->layout == LAYOUT_WGMMA_ACC)
+      make_acc(s->t[0], s, s->t[1], c);
+    return;
+  }
   if (s->kind != S_CAST && s->kind != S_ELEMWISE)
     return;
   for (int i = 0; i < 3; i++) {
@@ -251,6 +258,19 @@ static void acc_stmt(IrStmt *s, void *ctx) {
       if (j != i)
         make_acc(s->t[j], s, src, c);
   }
+}
+
+/* A column slice needs its source in the WGMMA fragment layout: there the
+ * columns [c0, c1) of a row are whole registers of the thread that owns the
+ * row; in the spatial layout they are spread over other threads. */
+static void check_slice_source(IrStmt *s, void *ctx) {
+  AccCtx *c = ctx;
+  if (s->kind != S_SLICE || !s->t[1] || s->t[1]->layout == LAYOUT_WGMMA_ACC)
+    return;
+  diag_error(c->d, s->span, "column slices are only supported on WGMMA "
+             "accumulators: '%s' does not have the WGMMA fragment layout",
+             s->t[1]->name);
+  c->ok = false;
 }
 
 static bool infer_registers(IrKernel *k, Diag *d) {
@@ -268,6 +288,7 @@ static bool infer_registers(IrKernel *k, Diag *d) {
     if (t->space == MS_REGISTER && t->layout == LAYOUT_NONE)
       t->layout = LAYOUT_SPATIAL;
   }
+  walk(&k->body, check_slice_source, &c);
   return c.ok;
 }
 

@@ -216,6 +216,12 @@ static void print_simple(FILE *out, const IrStmt *s) {
     fprintf(out, " = cast<%s> ", s->t[0] ? dtype_name(s->t[0]->dtype) : "?");
     print_tensor_ref(out, s->t[1]);
     break;
+  case S_SLICE:
+    print_tensor_ref(out, s->t[0]);
+    fputs(" = ", out);
+    print_tensor_ref(out, s->t[1]);
+    fprintf(out, "[:, %lld:%lld]", (long long)s->n, (long long)s->n2);
+    break;
   case S_ELEMWISE:
     print_tensor_ref(out, s->t[0]);
     fputs(" = ", out);

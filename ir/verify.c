@@ -494,6 +494,24 @@ static bool check_register_op(Verifier *v, const IrStmt *s,
   return ok;
 }
 
+/* t[0] = t[1][:, n:n2]: rank-2 register tensors of one dtype and owner,
+ * the destination as tall as the source and n2 - n wide, the bounds whole
+ * column octets inside the source. */
+static bool check_slice(Verifier *v, const IrStmt *s, Region rg) {
+  if (!check_register(v, s->t[0], rg, s->span, "the destination") ||
+      !check_register(v, s->t[1], rg, s->span, "the source"))
+    return false;
+  const IrTensor *d = s->t[0], *x = s->t[1];
+  bool ok = d->rank == 2 && x->rank == 2 && d->dtype == x->dtype &&
+            d->nthreads == x->nthreads && s->n >= 0 && s->n < s->n2 &&
+            s->n2 <= x->shape[1] && s->n % 8 == 0 && s->n2 % 8 == 0 &&
+            d->shape[0] == x->shape[0] && d->shape[1] == s->n2 - s->n;
+  if (!ok)
+    diag_error(v->d, s->span, "internal error: malformed column slice of "
+               "'%s' in the IR", x->name);
+  return ok;
+}
+
 /* load_global / store_global: a register tile at offsets of a global
  * tensor of the same rank and dtype. */
 static bool check_global_copy(Verifier *v, const IrStmt *s,
@@ -686,6 +704,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned,
   case S_LOAD_SHARED:
   case S_STORE_SHARED: return check_shared_copy(v, s, assigned, rg);
   case S_PRINTF: return check_printf(v, s, assigned);
+  case S_SLICE: return check_slice(v, s, rg);
   }
   diag_error(v->d, s->span, "internal error: unknown statement kind %d",
              (int)s->kind);
