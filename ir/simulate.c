@@ -36,7 +36,7 @@ void *sim_zalloc(size_t n, size_t size) {
 }
 
 /* Numbers every barrier of every mbarrier array and initialises it
- * with its count (mbarrier.init at kernel entry). */
+ * with its count (mbarrier.init at kernel entry) and empty clocks. */
 static void setup_barriers(Sim *S) {
   const IrKernel *k = S->k;
   S->bar_base = sim_zalloc((size_t)k->ntensors + 1, sizeof *S->bar_base);
@@ -54,7 +54,12 @@ static void setup_barriers(Sim *S) {
       continue;
     for (int64_t j = 0; j < t->shape[0]; j++) {
       int64_t count = t->mbar_counts ? t->mbar_counts[j] : 1;
-      S->bars[S->bar_base[t->id] + j] = (SimBarrier){.count = count, .pending = count};
+      S->bars[S->bar_base[t->id] + j] = (SimBarrier){
+          .count = count,
+          .pending = count,
+          .arrived = sim_zalloc((size_t)S->nwarps, sizeof(int64_t)),
+          .completed = sim_zalloc((size_t)S->nwarps, sizeof(int64_t)),
+      };
     }
   }
 }
@@ -85,6 +90,10 @@ static void free_block(Sim *S) {
     sim_warp_free(&S->warps[i]);
   for (int i = 0; i < S->nwgs; i++)
     sim_groups_free(&S->wgs[i].mma);
+  for (int i = 0; i < S->nbars; i++) {
+    free(S->bars[i].arrived);
+    free(S->bars[i].completed);
+  }
   free(S->warps);
   free(S->wgs);
   free(S->bars);

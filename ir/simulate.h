@@ -12,7 +12,9 @@
  *     so the four warps meet at each one); an mma's shared reads stay live
  *     until a wait_group retires its commit group;
  *   - bulk (TMA) stores: their shared reads stay live until the issuing
- *     warp's cp.async.bulk.wait_group.read retires their group.
+ *     warp's cp.async.bulk.wait_group.read retires their group, and for
+ *     any other warp until it has synchronised with the issuer since
+ *     (vector clocks, simulate_order.c).
  * Every shared access is a byte range [lo, hi) of dynamic shared memory.
  */
 #ifndef TLSC_IR_SIMULATE_H
@@ -36,6 +38,8 @@ typedef struct SimBarrier {
   int64_t phase;              /* phases completed so far */
   int64_t declared;           /* expect-tx bytes declared in this phase */
   const IrStmt *last_expect;  /* last arrive_and_expect_tx of the phase */
+  int64_t *arrived;           /* clocks joined by this phase's arrivals */
+  int64_t *completed;         /* clocks of its completed phases */
 } SimBarrier;
 
 /* A TMA load in flight. */
@@ -54,6 +58,9 @@ typedef struct SimRead {
   const IrStmt *s;
   int first_warp, last_warp; /* who issued it */
   int64_t group; /* commit sequence number; uncommitted: the next one */
+  int64_t stamp; /* bulk store: the issuer's epoch at its retiring wait; -1 before */
+  int retired_by;          /* the warp whose wait retired it */
+  const IrStmt *retire_at; /* that wait */
 } SimRead;
 
 /* Commit groups of reads: WGMMA groups of a warp group, bulk groups of a
@@ -114,7 +121,9 @@ typedef struct SimWarp {
   int64_t wait_since;      /* WAIT_MBAR: the barrier's phase when it began */
   int64_t meet_gen;        /* WAIT_MEET: generation it joined, -1 none */
   const SimMeet *meet;     /* WAIT_MEET: where it waits */
-  SimGroups bulk;          /* bulk stores it issued */
+  SimGroups bulk;          /* bulk stores it issued; retired ones stay
+                              until every warp is ordered after the wait */
+  int64_t *clock;          /* what it knows of each warp (simulate_order.c) */
 } SimWarp;
 
 typedef struct Sim {
@@ -157,14 +166,22 @@ bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s);
 bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s);
 bool sim_complete_copy(Sim *S);
 bool sim_shared_read(Sim *S, const SimView *v, const IrStmt *s);
-bool sim_shared_write(Sim *S, const SimView *v, const IrStmt *s);
+bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s);
 bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s);
 void sim_retire(SimGroups *g, int64_t keep);
+void sim_bulk_retire(Sim *S, SimWarp *w, const IrStmt *s);
 bool sim_exit_checks(Sim *S, SimWarp *w);
 bool sim_end_checks(Sim *S);
 void sim_groups_free(SimGroups *g);
 int sim_bar_index(Sim *S, const SimView *v);
 void sim_bar_name(Sim *S, int bar, char *buf, size_t size);
+
+/* simulate_order.c */
+void sim_order_meet(Sim *S, const SimMeet *m, SimWarp *w);
+void sim_order_arrive(Sim *S, SimWarp *w, SimBarrier *b);
+void sim_order_phase(Sim *S, SimBarrier *b);
+void sim_order_acquire(Sim *S, SimWarp *w, const SimBarrier *b);
+bool sim_order_knows(const SimWarp *x, const SimRead *r);
 
 /* simulate_warp.c */
 typedef enum SimStep { STEP_RAN, STEP_BLOCKED, STEP_EXITED, STEP_FAILED } SimStep;

@@ -49,9 +49,10 @@ void sim_bar_name(Sim *S, int bar, char *buf, size_t size) {
 }
 
 /* Completes the phase when nothing is missing, and opens the next one. */
-static void phase_check(SimBarrier *b) {
+static void phase_check(Sim *S, SimBarrier *b) {
   if (b->pending != 0 || b->tx != 0)
     return;
+  sim_order_phase(S, b);
   b->phase++;
   b->pending = b->count;
   b->declared = 0;
@@ -117,9 +118,10 @@ bool sim_mbar_arrive(Sim *S, SimWarp *w, const IrStmt *s, int64_t lanes) {
   if (lanes > b->pending)
     return too_many_arrivals(S, b, &bv, s, lanes, w->id);
   b->pending -= lanes;
+  sim_order_arrive(S, w, b);
   if (b->pending == 0 && b->tx < 0)
     return tx_overshoot(S, b, &bv, s);
-  phase_check(b);
+  phase_check(S, b);
   return true;
 }
 
@@ -175,7 +177,7 @@ static bool check_copies(Sim *S, const SimView *v, const IrStmt *s, bool writes)
   return true;
 }
 
-/* Against live asynchronous reads (WGMMA operands, bulk-store sources). */
+/* Against live WGMMA operand reads. */
 static bool check_reads(Sim *S, const SimGroups *g, const SimView *v, const IrStmt *s,
                         const char *state) {
   for (int i = 0; i < g->nreads; i++) {
@@ -191,8 +193,53 @@ bool sim_shared_read(Sim *S, const SimView *v, const IrStmt *s) {
   return check_copies(S, v, s, false);
 }
 
-/* A write (TMA load, store_shared) of v now. */
-bool sim_shared_write(Sim *S, const SimView *v, const IrStmt *s) {
+/* Whether every warp still running is ordered after the retirement of
+ * bulk read r: nobody can race with it any more. */
+static bool known_to_all(const Sim *S, const SimRead *r) {
+  for (int i = 0; i < S->nwarps; i++)
+    if (!S->warps[i].exited && !sim_order_knows(&S->warps[i], r))
+      return false;
+  return true;
+}
+
+/* Drops the retired bulk reads of g that every running warp knows of. */
+static void prune_bulk(const Sim *S, SimGroups *g) {
+  int n = 0;
+  for (int i = 0; i < g->nreads; i++)
+    if (!known_to_all(S, &g->reads[i]))
+      g->reads[n++] = g->reads[i];
+  g->nreads = n;
+}
+
+/* A write by warp w against the bulk stores' sources: a source is read
+ * until its wait retires it, and for w until w is ordered after that
+ * wait (the wait orders the issuer only; the others need a sync with it). */
+static bool check_bulk(Sim *S, SimWarp *w, SimGroups *g, const SimView *v, const IrStmt *s) {
+  prune_bulk(S, g);
+  for (int i = 0; i < g->nreads; i++) {
+    const SimRead *r = &g->reads[i];
+    if (!overlaps(v, &r->v) || sim_order_knows(w, r))
+      continue;
+    if (r->stamp < 0)
+      return report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp,
+                         "is live until a cp.async.bulk.wait_group.read retires its group; "
+                         "none has yet");
+    char state[160];
+    snprintf(state, sizeof state,
+             "is live for warp %d until warp %d is ordered after the wait that retires its group",
+             w->id, w->id);
+    report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp, state);
+    diag_note(S->d, r->retire_at->span,
+              "warp %d retires it here, but nothing orders warp %d after this wait (a sync() "
+              "with warp %d, or a phase warp %d arrives on after it)",
+              r->retired_by, w->id, r->retired_by, r->retired_by);
+    return false;
+  }
+  return true;
+}
+
+/* A write (TMA load, store_shared) of v now, by warp w. */
+bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   if (!check_copies(S, v, s, true))
     return false;
   for (int i = 0; i < S->nwgs; i++)
@@ -200,8 +247,7 @@ bool sim_shared_write(Sim *S, const SimView *v, const IrStmt *s) {
                      "is live until a wgmma.wait_group retires its commit group; none has yet"))
       return false;
   for (int i = 0; i < S->nwarps; i++)
-    if (!check_reads(S, &S->warps[i].bulk, v, s,
-                     "is live until a cp.async.bulk.wait_group.read retires its group; none has yet"))
+    if (!check_bulk(S, w, &S->warps[i].bulk, v, s))
       return false;
   return true;
 }
@@ -214,7 +260,7 @@ static void groups_push(SimGroups *g, const SimView *v, const IrStmt *s, int fir
     g->cap = g->cap ? 2 * g->cap : 8;
     g->reads = xrealloc(g->reads, sizeof *g->reads * (size_t)g->cap);
   }
-  g->reads[g->nreads++] = (SimRead){*v, s, first, last, g->committed};
+  g->reads[g->nreads++] = (SimRead){*v, s, first, last, g->committed, -1, -1, NULL};
 }
 
 /* Retires the oldest groups until at most `keep` are in flight. */
@@ -226,6 +272,22 @@ void sim_retire(SimGroups *g, int64_t keep) {
     if (g->reads[i].group >= g->retired)
       g->reads[n++] = g->reads[i];
   g->nreads = n;
+}
+
+/* cp.async.bulk.wait_group.read n by warp w (statement s): the bulk
+ * groups beyond the newest n are retired. Their reads stay listed,
+ * stamped with w's epoch: other warps may still race with them until
+ * they are ordered after this wait. */
+void sim_bulk_retire(Sim *S, SimWarp *w, const IrStmt *s) {
+  SimGroups *g = &w->bulk;
+  if (g->committed - g->retired > s->n)
+    g->retired = g->committed - s->n;
+  for (int i = 0; i < g->nreads; i++) {
+    SimRead *r = &g->reads[i];
+    if (r->stamp < 0 && r->group < g->retired)
+      *r = (SimRead){r->v, r->s, r->first_warp, r->last_warp, r->group, w->clock[w->id], w->id, s};
+  }
+  prune_bulk(S, g);
 }
 
 /* Frees the reads of a group list and empties it. */
@@ -250,7 +312,7 @@ bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView dst, bv;
   if (!sim_view(S, w, &s->ref[0], s->span, &dst) || !sim_view(S, w, &s->ref[1], s->span, &bv))
     return false;
-  if (!sim_shared_write(S, &dst, s))
+  if (!sim_shared_write(S, w, &dst, s))
     return false;
   if (S->ncopies == S->capcopies) {
     S->capcopies = S->capcopies ? 2 * S->capcopies : 16;
@@ -274,7 +336,7 @@ bool sim_complete_copy(Sim *S) {
     SimView bv = {.t = t, .nidx = 1, .idx = {index}};
     return tx_overshoot(S, b, &bv, c.s);
   }
-  phase_check(b);
+  phase_check(S, b);
   return true;
 }
 
@@ -326,8 +388,10 @@ bool sim_exit_checks(Sim *S, SimWarp *w) {
     S->failed = true;
     return false;
   }
-  if (w->bulk.nreads) {
-    const SimRead *r = &w->bulk.reads[0];
+  const SimRead *r = w->bulk.reads;
+  while (r < w->bulk.reads + w->bulk.nreads && r->stamp >= 0)
+    r++;
+  if (r < w->bulk.reads + w->bulk.nreads) {
     diag_error(S->d, r->s->span,
                "asynchronous work left behind in block %" PRId64 " of %s: warp %d exits while "
                "this TMA store still reads shared memory (%s)",

@@ -47,6 +47,7 @@ void sim_warp_start(Sim *S, SimWarp *w, int id) {
   w->region = (SimRegion){0, 32 * (int64_t)S->nwarps, false};
   w->ivals = sim_zalloc((size_t)S->k->nvars + 1, sizeof *w->ivals);
   w->fvals = sim_zalloc((size_t)S->k->nvars + 1, sizeof *w->fvals);
+  w->clock = sim_zalloc((size_t)S->nwarps, sizeof *w->clock);
   push_frame(w, &S->k->body, NULL, 0, 0);
 }
 
@@ -55,6 +56,7 @@ void sim_warp_free(SimWarp *w) {
   free(w->frames);
   free(w->ivals);
   free(w->fvals);
+  free(w->clock);
   sim_groups_free(&w->bulk);
 }
 
@@ -185,6 +187,8 @@ static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
   }
   m->at = s;
   if (++m->arrived == m->size) {
+    if (s->kind == S_SYNC)
+      sim_order_meet(S, m, w);
     m->arrived = 0;
     m->generation++;
     if (s->kind != S_SYNC && !sim_wgmma(S, w, s))
@@ -206,6 +210,7 @@ static SimStep exec_wait(Sim *S, SimWarp *w, const IrStmt *s) {
     return STEP_FAILED;
   int bar = sim_bar_index(S, &bv);
   if (sim_mbar_ready(S, bar, parity)) {
+    sim_order_acquire(S, w, &S->bars[bar]);
     w->wait = WAIT_NONE;
     return STEP_RAN;
   }
@@ -236,7 +241,7 @@ static SimStep exec_plain(Sim *S, SimWarp *w, const IrStmt *s) {
   if (!sim_view(S, w, &s->ref[0], s->span, &v))
     return STEP_FAILED;
   return ok_or_failed(s->kind == S_LOAD_SHARED ? sim_shared_read(S, &v, s)
-                                               : sim_shared_write(S, &v, s));
+                                               : sim_shared_write(S, w, &v, s));
 }
 
 /* One barrier of an mbarrier array: bars[i]. */
@@ -295,7 +300,7 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
   case S_TMA_STORE:
     return is_issuer(&w->region, w->id) ? ok_or_failed(sim_tma_store(S, w, s)) : STEP_RAN;
   case S_TMA_COMMIT: w->bulk.committed++; return STEP_RAN;
-  case S_TMA_WAIT: sim_retire(&w->bulk, s->n); return STEP_RAN;
+  case S_TMA_WAIT: sim_bulk_retire(S, w, s); return STEP_RAN;
   case S_WGMMA_FENCE:
   case S_WGMMA_MMA:
   case S_WGMMA_COMMIT:
