@@ -99,8 +99,10 @@ static void free_block(Sim *S) {
   free(S->bars);
   free(S->bar_base);
   free(S->copies);
+  free(S->writes);
   S->warps = NULL, S->wgs = NULL, S->bars = NULL, S->bar_base = NULL, S->copies = NULL;
-  S->nbars = S->ncopies = S->capcopies = 0;
+  S->writes = NULL;
+  S->nbars = S->ncopies = S->capcopies = S->nwrites = S->capwrites = 0;
 }
 
 /* ------------------------------------------------------------ reports */

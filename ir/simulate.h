@@ -14,7 +14,9 @@
  *   - bulk (TMA) stores: their shared reads stay live until the issuing
  *     warp's cp.async.bulk.wait_group.read retires their group, and for
  *     any other warp until it has synchronised with the issuer since
- *     (vector clocks, simulate_order.c).
+ *     (vector clocks, simulate_order.c); store_shared writes are kept
+ *     until every warp is ordered after them, for the bulk stores that
+ *     read their bytes.
  * Every shared access is a byte range [lo, hi) of dynamic shared memory.
  */
 #ifndef TLSC_IR_SIMULATE_H
@@ -62,6 +64,15 @@ typedef struct SimRead {
   int retired_by;          /* the warp whose wait retired it */
   const IrStmt *retire_at; /* that wait */
 } SimRead;
+
+/* A store_shared by a warp, remembered until every running warp is
+ * ordered after it: a TMA store of its bytes by another warp must be. */
+typedef struct SimWrite {
+  SimView v;
+  const IrStmt *s;
+  int warp;
+  int64_t stamp; /* the writer's epoch at the write */
+} SimWrite;
 
 /* Commit groups of reads: WGMMA groups of a warp group, bulk groups of a
  * warp. Groups [retired, committed) are in flight. */
@@ -144,6 +155,8 @@ typedef struct Sim {
   int *bar_base;           /* first barrier of each tensor, by tensor id */
   SimCopy *copies;         /* TMA loads in flight, oldest first */
   int ncopies, capcopies;
+  SimWrite *writes;        /* store_shared not yet ordered before everyone */
+  int nwrites, capwrites;
   int64_t steps;           /* statements executed (a runaway guard) */
   bool failed;             /* a problem was reported: stop */
 } Sim;

@@ -10,7 +10,9 @@
  *
  * Races: every live asynchronous access is a byte range; a new access that
  * overlaps a live one of the other kind (write/read, write/write) is
- * reported with both statements.
+ * reported with both statements. A bulk store and a store_shared of the
+ * same bytes by another warp must be ordered (simulate_order.c): the
+ * write before the store's issue, or after the wait that retires it.
  */
 #include "ir/simulate.h"
 
@@ -156,7 +158,8 @@ static bool report_race(Sim *S, const IrStmt *s, const SimView *v, bool writes,
              "shared-memory race in block %" PRId64 " of %s: this %s %s %s (bytes %" PRId64
              "..%" PRId64 ") while a %s still %s %s",
              S->block, S->k->name, access_name(s), writes ? "writes" : "reads", name, v->lo,
-             v->hi - 1, access_name(other), other->kind == S_TMA_LOAD ? "writes" : "reads", oname);
+             v->hi - 1, access_name(other),
+             other->kind == S_TMA_LOAD || other->kind == S_STORE_SHARED ? "writes" : "reads", oname);
   diag_note(S->d, other->span, "the %s issued here by %s %s", access_name(other), who, state);
   S->failed = true;
   return false;
@@ -238,6 +241,53 @@ static bool check_bulk(Sim *S, SimWarp *w, SimGroups *g, const SimView *v, const
   return true;
 }
 
+/* Whether every running warp is ordered after plain write p. */
+static bool write_known_to_all(const Sim *S, const SimWrite *p) {
+  for (int i = 0; i < S->nwarps; i++)
+    if (!S->warps[i].exited && S->warps[i].clock[p->warp] < p->stamp)
+      return false;
+  return true;
+}
+
+/* Remembers store_shared s of v by warp w (it replaces w's older write
+ * of the same bytes: ordering the newer one orders both), and forgets
+ * the writes every running warp is ordered after. */
+static void remember_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
+  int n = 0;
+  for (int i = 0; i < S->nwrites; i++) {
+    const SimWrite *p = &S->writes[i];
+    bool replaced = p->warp == w->id && p->v.lo == v->lo && p->v.hi == v->hi;
+    if (!replaced && !write_known_to_all(S, p))
+      S->writes[n++] = *p;
+  }
+  S->nwrites = n;
+  if (S->nwrites == S->capwrites) {
+    S->capwrites = S->capwrites ? 2 * S->capwrites : 16;
+    S->writes = xrealloc(S->writes, sizeof *S->writes * (size_t)S->capwrites);
+  }
+  S->writes[S->nwrites++] = (SimWrite){*v, s, w->id, w->clock[w->id]};
+}
+
+/* A TMA store by warp w (statement s) reads v: another warp's
+ * store_shared of those bytes must be ordered before it (a sync()
+ * between them), or after the wait that retires it (checked at the
+ * write). Reported as every write against a bulk store is: the error at
+ * the write, the note at the store. */
+static bool check_unordered_writes(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
+  for (int i = 0; i < S->nwrites; i++) {
+    const SimWrite *p = &S->writes[i];
+    if (p->warp == w->id || !overlaps(v, &p->v) || w->clock[p->warp] >= p->stamp)
+      continue;
+    char state[200];
+    snprintf(state, sizeof state,
+             "reads those bytes, and nothing orders this write by warp %d before the store or "
+             "after the wait that retires it",
+             p->warp);
+    return report_race(S, p->s, &p->v, true, s, v, w->id, w->id, state);
+  }
+  return true;
+}
+
 /* A write (TMA load, store_shared) of v now, by warp w. */
 bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   if (!check_copies(S, v, s, true))
@@ -249,6 +299,8 @@ bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   for (int i = 0; i < S->nwarps; i++)
     if (!check_bulk(S, w, &S->warps[i].bulk, v, s))
       return false;
+  if (s->kind == S_STORE_SHARED)
+    remember_write(S, w, v, s);
   return true;
 }
 
@@ -344,7 +396,8 @@ bool sim_complete_copy(Sim *S) {
  * issuing warp's wait_group.read retires its bulk group. */
 bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView src;
-  if (!sim_view(S, w, &s->ref[0], s->span, &src) || !sim_shared_read(S, &src, s))
+  if (!sim_view(S, w, &s->ref[0], s->span, &src) || !sim_shared_read(S, &src, s) ||
+      !check_unordered_writes(S, w, &src, s))
     return false;
   groups_push(&w->bulk, &src, s, w->id, w->id);
   return true;
