@@ -365,9 +365,29 @@ static bool ct_loop_body(Eval *E, NodeList *body, Ctrl *out) {
   return false;
 }
 
+/* The target slot of a compile-time loop that runs inside a run-time loop
+ * or branch entered after the name was bound (the second pass of
+ * `for wg in range(4): for tile in self.range(...): for j in range(4)`):
+ * the run-time body is evaluated once, so a compile-time name may change
+ * inside it only if it ends with the value it had on entry. NULL when the
+ * ordinary rules apply. */
+static Slot *ct_target_to_restore(Eval *E, Node *target) {
+  if (target->kind != N_NAME || E->rt_depth == 0)
+    return NULL;
+  Slot *slot = ev_dict_find(ev_cur_scope(E), target->name);
+  if (!slot || !slot->val || slot->var || slot->depth >= E->rt_depth)
+    return NULL;
+  return slot;
+}
+
 /* for x in <list/tuple/range()>: unrolled by evaluation. */
 static Ctrl ct_for(Eval *E, Node *s, Value *seq) {
   seq = ev_iterate_list(E, seq, s->b->span);
+  Slot *outer = ct_target_to_restore(E, s->a);
+  Value *entry = outer ? outer->val : NULL;
+  int entry_depth = outer ? outer->depth : 0;
+  if (outer)
+    outer->depth = E->rt_depth;
   int saved = E->loop_kind;
   Ctrl out = C_NEXT;
   E->loop_kind = 1;
@@ -377,6 +397,14 @@ static Ctrl ct_for(Eval *E, Node *s, Value *seq) {
       break;
   }
   E->loop_kind = saved;
+  if (outer) {
+    if (!outer->val || outer->var || !v_same(outer->val, entry))
+      ev_error(E, s->a->span, "'%s' holds a compile-time value and cannot be "
+                              "assigned in a run-time loop or branch; "
+                              "annotate it (%s: int32 = ...)",
+               s->a->name, s->a->name);
+    outer->depth = entry_depth;
+  }
   return out;
 }
 
