@@ -10,7 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-#include "emit_int.h"
+#include "backend_ptx/emit_int.h"
 
 /* PTX 8.6: the lowest version with mbarrier.try_wait .relaxed (the seed's
  * sem="relaxed"); everything else used is PTX 8.0 (sm_90a). */
@@ -32,18 +32,15 @@ void emit_label(Emitter *e, int label) { fprintf(e->out, "$L%d:\n", label); }
 /* `.loc` before the instructions of a statement, once per distinct place. */
 void emit_loc(Emitter *e, Span sp) {
   e->span = sp;
-  if (!e->line_info || sp.line <= 0)
-    return;
-  if (sp.line == e->last_line && sp.col == e->last_col)
-    return;
+  if (!e->line_info || sp.line <= 0) return;
+  if (sp.line == e->last_line && sp.col == e->last_col) return;
   e->last_line = sp.line;
   e->last_col = sp.col;
   fprintf(e->out, "\t.loc 1 %d %d\n", sp.line, sp.col > 0 ? sp.col : 1);
 }
 
 void unsupported(Emitter *e, const char *fmt, ...) {
-  if (e->failed)
-    return; /* one error per kernel: the rest follows from it */
+  if (e->failed) return; /* one error per kernel: the rest follows from it */
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
@@ -56,9 +53,7 @@ void unsupported(Emitter *e, const char *fmt, ...) {
 /* ------------------------------------------------------------ entry */
 
 /* PTX parameter type of a user parameter. */
-static const char *param_type(const IrParam *p) {
-  return p->is_ptr ? ".u64" : ptx_type(p->type);
-}
+static const char *param_type(const IrParam *p) { return p->is_ptr ? ".u64" : ptx_type(p->type); }
 
 static void emit_entry_params(FILE *out, const IrKernel *k) {
   fprintf(out, ".visible .entry %s(", k->name);
@@ -77,8 +72,7 @@ static void emit_reg_decls(Emitter *e, FILE *out) {
   static const char *decl[RC_COUNT][2] = {{".pred", "%p"}, {".b16", "%h"}, {".b32", "%r"},
                                           {".b64", "%rd"}, {".f32", "%f"}, {".f64", "%fd"}};
   for (int c = 0; c < RC_COUNT; c++)
-    if (e->nregs[c])
-      fprintf(out, "\t.reg %s %s<%d>;\n", decl[c][0], decl[c][1], e->nregs[c]);
+    if (e->nregs[c]) fprintf(out, "\t.reg %s %s<%d>;\n", decl[c][0], decl[c][1], e->nregs[c]);
   fprintf(out, "\t.reg .b32 %%tidx, %%warp, %%smem;\n\t.reg .pred %%ptrue;\n");
   for (int i = 0; i < e->k->nparams; i++) {
     const IrParam *p = e->k->params[i];
@@ -125,25 +119,22 @@ static void emit_prologue(Emitter *e) {
  * declarations and that buffer into out. */
 static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const PtxOptions *opt,
                         bool *vprintf_declared, Diag *d) {
-  Emitter e = {.m = m, .k = k, .d = d, .line_info = opt->line_info,
-               .vprintf_declared = vprintf_declared};
+  Emitter e = {
+      .m = m, .k = k, .d = d, .line_info = opt->line_info, .vprintf_declared = vprintf_declared};
   char *body = NULL, *globals = NULL;
   size_t body_len = 0, globals_len = 0;
   e.out = open_memstream(&body, &body_len);
   e.globals = open_memstream(&globals, &globals_len);
   if (!e.out || !e.globals) {
     diag_plain_error(d, "out of memory while emitting PTX");
-    if (e.out)
-      fclose(e.out);
-    if (e.globals)
-      fclose(e.globals);
+    if (e.out) fclose(e.out);
+    if (e.globals) fclose(e.globals);
     free(body);
     free(globals);
     return false;
   }
   char **regs = xmalloc(sizeof(char *) * (size_t)(k->nparams + 1));
-  for (int i = 0; i < k->nparams; i++)
-    regs[i] = arena_printf(m->ar, "%%arg%d", i);
+  for (int i = 0; i < k->nparams; i++) regs[i] = arena_printf(m->ar, "%%arg%d", i);
   e.param_regs = (const char **)regs;
   e.group = (Group){.begin = 0, .size = (int64_t)k->warps * 32, .single = false};
   emit_prologue(&e);
@@ -152,8 +143,7 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   fclose(e.out);
   fclose(e.globals);
   if (!e.failed) {
-    if (globals_len)
-      fprintf(out, "%s\n", globals);
+    if (globals_len) fprintf(out, "%s\n", globals);
     emit_entry_params(out, k);
     emit_reg_decls(&e, out);
     fputs(body, out);
@@ -168,8 +158,7 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
 static void print_quoted(FILE *out, const char *s) {
   fputc('"', out);
   for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
-      fputc('\\', out);
+    if (*s == '"' || *s == '\\') fputc('\\', out);
     fputc(*s, out);
   }
   fputc('"', out);
@@ -177,15 +166,13 @@ static void print_quoted(FILE *out, const char *s) {
 
 static bool any_smem(const IrModule *m) {
   for (int i = 0; i < m->nkernels; i++)
-    if (m->kernels[i]->smem_bytes > 0)
-      return true;
+    if (m->kernels[i]->smem_bytes > 0) return true;
   return false;
 }
 
 bool ptx_emit(FILE *out, const IrModule *m, const PtxOptions *opt, Diag *d) {
   PtxOptions defaults = {.line_info = true};
-  if (!opt)
-    opt = &defaults;
+  if (!opt) opt = &defaults;
   char *text = NULL;
   size_t len = 0;
   FILE *buf = open_memstream(&text, &len);
@@ -200,8 +187,7 @@ bool ptx_emit(FILE *out, const IrModule *m, const PtxOptions *opt, Diag *d) {
     print_quoted(buf, m->src && m->src->path ? m->src->path : "<unknown>");
     fprintf(buf, "\n\n");
   }
-  if (any_smem(m))
-    fprintf(buf, ".extern .shared .align 1024 .b8 tls_smem[];\n\n");
+  if (any_smem(m)) fprintf(buf, ".extern .shared .align 1024 .b8 tls_smem[];\n\n");
   bool vprintf_declared = false;
   for (int i = 0; ok && i < m->nkernels; i++) {
     ok = emit_kernel(buf, m, m->kernels[i], opt, &vprintf_declared, d);

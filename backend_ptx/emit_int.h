@@ -13,7 +13,7 @@
 #ifndef TLSC_PTX_EMIT_INT_H
 #define TLSC_PTX_EMIT_INT_H
 
-#include "ptx.h"
+#include "backend_ptx/ptx.h"
 
 /* Register classes, one `.reg` array each. */
 typedef enum RegClass { RC_PRED, RC_B16, RC_B32, RC_B64, RC_F32, RC_F64, RC_COUNT } RegClass;
@@ -35,7 +35,7 @@ typedef struct Group {
 #define PTX_NAMED_BARRIERS 15
 
 typedef struct Emitter {
-  FILE *out;            /* the kernel body buffer */
+  FILE *out; /* the kernel body buffer */
   const IrModule *m;
   const IrKernel *k;
   Diag *d;
@@ -44,11 +44,11 @@ typedef struct Emitter {
   int nregs[RC_COUNT];
   int nlabels;
   int last_line, last_col; /* last .loc printed */
-  Span span;            /* the statement being emitted (for errors) */
+  Span span;               /* the statement being emitted (for errors) */
   Group group;
   const char **param_regs; /* register holding each user parameter */
-  FILE *globals;        /* module-scope declarations the kernel needs */
-  bool *vprintf_declared; /* module-wide: `.extern .func vprintf` printed */
+  FILE *globals;           /* module-scope declarations the kernel needs */
+  bool *vprintf_declared;  /* module-wide: `.extern .func vprintf` printed */
   int nprintf;
   /* thread groups that call sync(): group i waits on named barrier i + 1,
    * numbered in the order the kernel first syncs in each */
@@ -70,8 +70,8 @@ const char *ptx_type(DType t);  /* ".s32", ".u64", ".f16", ".pred" ... */
 const char *ptx_btype(DType t); /* ".b32", ".b16" ... (bit type of the class) */
 Val new_reg(Emitter *e, DType t);
 Val val_imm(DType t, int64_t v);
-Val emit_expr(Emitter *e, const IrExpr *x);      /* register or immediate */
-Val emit_expr_reg(Emitter *e, const IrExpr *x);  /* always a register */
+Val emit_expr(Emitter *e, const IrExpr *x);     /* register or immediate */
+Val emit_expr_reg(Emitter *e, const IrExpr *x); /* always a register */
 Val val_convert(Emitter *e, Val v, DType to);
 Val val_to_reg(Emitter *e, Val v);
 /* a op b computed in type t (operands converted to t). */

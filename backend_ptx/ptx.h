@@ -22,7 +22,7 @@
 #ifndef TLSC_PTX_H
 #define TLSC_PTX_H
 
-#include "../ir/ir.h"
+#include "ir/ir.h"
 
 typedef struct PtxOptions {
   bool line_info; /* emit .file/.loc (default true) */

@@ -4,7 +4,7 @@
  *
  * --emit picks where the pipeline stops: the AST dump, the IR text or PTX.
  * --verify stops after the passes and simulates the kernel's warps on the
- * CPU for the -p parameter values (ir_simulate, docs/verify.md).
+ * CPU for the -p parameter values (sim_run, docs/verify.md).
  * The output is built in memory and written only when every stage
  * succeeded: to a temporary file beside the target, renamed into place, so
  * an error never leaves a partial file (nor partial text on stdout).
@@ -12,13 +12,11 @@
  * Exit status: 0 success, 1 after a diagnostic (--verify: a problem
  * found), 2 for bad usage (--verify: a parameter value missing).
  */
-#include "frontend/frontend.h"
-#ifdef TLSC_HAVE_IR
-#include "ir/ir.h"
-#endif
-#ifdef TLSC_HAVE_PTX
 #include "backend_ptx/ptx.h"
-#endif
+#include "eval/eval.h"
+#include "frontend/frontend.h"
+#include "ir/ir.h"
+#include "sim/sim.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -43,7 +41,7 @@ typedef struct Options {
   Emit emit;
   Define defines[MAX_DEFINES];
   int ndefines;
-  bool verify;     /* --verify: simulate instead of emitting */
+  bool verify;                /* --verify: simulate instead of emitting */
   Define params[MAX_DEFINES]; /* -p NAME=VALUE for --verify */
   int nparams;
   bool line_info; /* .loc/.file in the PTX */
@@ -83,14 +81,12 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 static bool is_identifier(const char *s, size_t n) {
-  if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
-    return false;
+  if (n == 0 || (s[0] >= '0' && s[0] <= '9')) return false;
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
-    bool ok = c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')
-              || (c >= 'A' && c <= 'Z');
-    if (!ok)
-      return false;
+    bool ok =
+        c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!ok) return false;
   }
   return true;
 }
@@ -109,8 +105,7 @@ static int parse_define(Options *o, const char *arg) {
     return usage_error("too many -D options (the limit is 64): '%s'", arg);
   size_t n = (size_t)(eq - arg);
   for (int i = 0; i < o->ndefines; i++)
-    if (strlen(o->defines[i].name) == n
-        && strncmp(o->defines[i].name, arg, n) == 0)
+    if (strlen(o->defines[i].name) == n && strncmp(o->defines[i].name, arg, n) == 0)
       return usage_error("-D '%s' given twice", o->defines[i].name);
   char *name = xmalloc(n + 1);
   memcpy(name, arg, n);
@@ -151,8 +146,7 @@ static int parse_emit(Options *o, const char *kind) {
   else if (strcmp(kind, "ptx") == 0)
     o->emit = EMIT_PTX;
   else
-    return usage_error("unknown --emit kind '%s' (expected ast, ir or ptx)",
-                       kind);
+    return usage_error("unknown --emit kind '%s' (expected ast, ir or ptx)", kind);
   return 0;
 }
 
@@ -178,28 +172,24 @@ static int parse_args(Options *o, int argc, char **argv) {
       printf("tlsc %s\n", TLSC_VERSION);
       return 0;
     } else if (strcmp(a, "-o") == 0) {
-      if (!next)
-        return usage_error("%s needs a file name", a);
+      if (!next) return usage_error("%s needs a file name", a);
       o->output = argv[++i];
     } else if (strncmp(a, "-o", 2) == 0) {
       o->output = a + 2;
     } else if (strncmp(a, "--emit=", 7) == 0) {
       rc = parse_emit(o, a + 7);
     } else if (strcmp(a, "--emit") == 0) {
-      if (!next)
-        return usage_error("%s needs ast, ir or ptx", a);
+      if (!next) return usage_error("%s needs ast, ir or ptx", a);
       rc = parse_emit(o, argv[++i]);
     } else if (strcmp(a, "-D") == 0) {
-      if (!next)
-        return usage_error("%s needs NAME=INTEGER", a);
+      if (!next) return usage_error("%s needs NAME=INTEGER", a);
       rc = parse_define(o, argv[++i]);
     } else if (strncmp(a, "-D", 2) == 0) {
       rc = parse_define(o, a + 2);
     } else if (strcmp(a, "--verify") == 0) {
       o->verify = true;
     } else if (strcmp(a, "-p") == 0 || strcmp(a, "--param") == 0) {
-      if (!next)
-        return usage_error("%s needs NAME=INTEGER", a);
+      if (!next) return usage_error("%s needs NAME=INTEGER", a);
       rc = parse_param(o, argv[++i]);
     } else if (strncmp(a, "--param=", 8) == 0) {
       rc = parse_param(o, a + 8);
@@ -220,11 +210,9 @@ static int parse_args(Options *o, int argc, char **argv) {
     } else {
       o->input = a;
     }
-    if (rc)
-      return rc;
+    if (rc) return rc;
   }
-  if (!o->input)
-    return usage_error("%s", "no input file");
+  if (!o->input) return usage_error("%s", "no input file");
   return -1;
 }
 
@@ -244,8 +232,7 @@ typedef struct Timer {
 
 static void timer_mark(Timer *t, const char *stage) {
   double now = now_ms();
-  if (t->on)
-    fprintf(stderr, "tlsc: time: %-10s %9.3f ms\n", stage, now - t->last);
+  if (t->on) fprintf(stderr, "tlsc: time: %-10s %9.3f ms\n", stage, now - t->last);
   t->last = now;
 }
 
@@ -271,8 +258,8 @@ static int bench_parse(const Source *src, int runs) {
     }
   }
   qsort(times, (size_t)runs, sizeof *times, compare_doubles);
-  printf("lex+parse %s: median %.4f ms, min %.4f ms over %d runs\n",
-         src->path, times[runs / 2], times[0], runs);
+  printf("lex+parse %s: median %.4f ms, min %.4f ms over %d runs\n", src->path, times[runs / 2],
+         times[0], runs);
   free(times);
   return 0;
 }
@@ -292,13 +279,10 @@ static bool write_file(const char *path, const char *data, size_t len) {
     ok = fclose(f) == 0 && ok;
   else if (fd >= 0)
     close(fd);
-  if (ok)
-    ok = rename(tmp, path) == 0;
+  if (ok) ok = rename(tmp, path) == 0;
   if (!ok) {
-    fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", path,
-            strerror(errno));
-    if (fd >= 0)
-      unlink(tmp);
+    fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", path, strerror(errno));
+    if (fd >= 0) unlink(tmp);
   }
   free(tmp);
   return ok;
@@ -306,24 +290,19 @@ static bool write_file(const char *path, const char *data, size_t len) {
 
 /* Writes straight into a stream (stdout, or a device such as /dev/null
  * that must not be replaced by a rename). */
-static bool write_stream(FILE *f, const char *name, const char *data,
-                         size_t len) {
+static bool write_stream(FILE *f, const char *name, const char *data, size_t len) {
   bool ok = fwrite(data, 1, len, f) == len && fflush(f) == 0;
-  if (!ok)
-    fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", name,
-            strerror(errno));
+  if (!ok) fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", name, strerror(errno));
   return ok;
 }
 
 static bool write_output(const Options *o, const char *data, size_t len) {
-  if (!o->output || strcmp(o->output, "-") == 0)
-    return write_stream(stdout, "<stdout>", data, len);
+  if (!o->output || strcmp(o->output, "-") == 0) return write_stream(stdout, "<stdout>", data, len);
   struct stat st;
   if (stat(o->output, &st) == 0 && !S_ISREG(st.st_mode)) {
     FILE *f = fopen(o->output, "wb");
     if (!f) {
-      fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", o->output,
-              strerror(errno));
+      fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", o->output, strerror(errno));
       return false;
     }
     bool ok = write_stream(f, o->output, data, len);
@@ -334,38 +313,30 @@ static bool write_output(const Options *o, const char *data, size_t len) {
 
 /* ------------------------------------------------------------ pipeline */
 
-#ifdef TLSC_HAVE_IR
 /* --verify: simulates the planned module with the -p values; the summary
  * goes to `out`. Sets *usage when a value is missing or unknown. */
-static bool verify_module(const Options *o, const IrModule *m, Diag *d, FILE *out,
-                          bool *usage) {
-  IrSimParam params[MAX_DEFINES];
+static bool verify_module(const Options *o, const IrModule *m, Diag *d, FILE *out, bool *usage) {
+  SimParam params[MAX_DEFINES];
   for (int i = 0; i < o->nparams; i++)
-    params[i] = (IrSimParam){o->params[i].name, o->params[i].value};
-  IrSimOptions sopt = {.params = params, .nparams = o->nparams, .summary = out};
-  IrSimStatus st = ir_simulate(m, &sopt, d);
-  *usage = st == IR_SIM_USAGE;
-  return st == IR_SIM_OK;
+    params[i] = (SimParam){o->params[i].name, o->params[i].value};
+  SimOptions sopt = {.params = params, .nparams = o->nparams, .summary = out};
+  SimStatus st = sim_run(m, &sopt, d);
+  *usage = st == SIM_USAGE;
+  return st == SIM_OK;
 }
-#endif
 
 /* Everything after parsing: evaluate, run the passes, print IR or PTX (or
- * simulate, --verify). False after a diagnostic; *no_stage names the stage
- * this build lacks; *usage is set after a --verify usage error. */
-static bool compile_module(const Options *o, Arena *ar, const Source *src,
-                           const Node *module, Diag *d, FILE *out,
-                           Timer *timer, const char **no_stage, bool *usage) {
-#ifdef TLSC_HAVE_IR
-  (void)no_stage; /* set only in builds that lack a stage */
-  IrDefine defs[MAX_DEFINES];
+ * simulate, --verify). False after a diagnostic; *usage is set after a
+ * --verify usage error. */
+static bool compile_module(const Options *o, Arena *ar, const Source *src, const Node *module,
+                           Diag *d, FILE *out, Timer *timer, bool *usage) {
+  EvalDefine defs[MAX_DEFINES];
   for (int i = 0; i < o->ndefines; i++)
-    defs[i] = (IrDefine){o->defines[i].name, o->defines[i].value, false};
-  IrModule *m = ir_build(ar, module, src, defs, o->ndefines, d);
+    defs[i] = (EvalDefine){o->defines[i].name, o->defines[i].value, false};
+  IrModule *m = eval_build(ar, module, src, defs, o->ndefines, d);
   timer_mark(timer, "evaluate");
-  if (!m)
-    return false;
-  if (!ir_run_passes(m, d))
-    return false;
+  if (!m) return false;
+  if (!ir_run_passes(m, d)) return false;
   timer_mark(timer, "passes");
   if (o->verify) {
     bool ok = verify_module(o, m, d, out, usage);
@@ -377,36 +348,23 @@ static bool compile_module(const Options *o, Arena *ar, const Source *src,
     timer_mark(timer, "print-ir");
     return true;
   }
-#ifdef TLSC_HAVE_PTX
   PtxOptions popt = {.line_info = o->line_info};
   bool ok = ptx_emit(out, m, &popt, d);
   timer_mark(timer, "emit-ptx");
   return ok;
-#else
-  *no_stage = "PTX";
-  return false;
-#endif
-#else
-  (void)o, (void)ar, (void)src, (void)module, (void)d, (void)out;
-  (void)timer, (void)usage;
-  *no_stage = "IR";
-  return false;
-#endif
 }
 
 static int run(const Options *o) {
   Timer timer = {o->time, now_ms()};
   Source *src = source_read(o->input);
-  if (!src)
-    return EXIT_DIAG;
+  if (!src) return EXIT_DIAG;
   timer_mark(&timer, "read");
   if (o->bench_parse) {
     int rc = bench_parse(src, o->bench_parse);
     source_free(src);
     return rc;
   }
-  if (o->verbose)
-    fprintf(stderr, "tlsc: compiling %s (%zu bytes)\n", src->path, src->len);
+  if (o->verbose) fprintf(stderr, "tlsc: compiling %s (%zu bytes)\n", src->path, src->len);
   Arena *ar = arena_new();
   Diag d;
   diag_init(&d, src, stderr);
@@ -417,7 +375,6 @@ static int run(const Options *o) {
     fprintf(stderr, "tlsc: error: out of memory\n");
     abort();
   }
-  const char *no_stage = NULL;
   bool usage = false;
   Node *module = parse_source(ar, src, &d);
   timer_mark(&timer, "lex+parse");
@@ -426,32 +383,23 @@ static int run(const Options *o) {
     ast_dump(out, module);
     timer_mark(&timer, "dump-ast");
   } else if (ok)
-    ok = compile_module(o, ar, src, module, &d, out, &timer, &no_stage, &usage);
+    ok = compile_module(o, ar, src, module, &d, out, &timer, &usage);
   fclose(out);
-  if (ok)
-    ok = write_output(o, text, len);
+  if (ok) ok = write_output(o, text, len);
   timer_mark(&timer, "write");
   free(text);
   arena_free(ar);
   source_free(src);
-  if (no_stage) {
-    fprintf(stderr, "tlsc: error: this build has no %s stage\n", no_stage);
-    return EXIT_USAGE;
-  }
-  if (usage)
-    return EXIT_USAGE;
+  if (usage) return EXIT_USAGE;
   return ok ? 0 : EXIT_DIAG;
 }
 
 int main(int argc, char **argv) {
   static Options opts = {.emit = EMIT_PTX, .line_info = true};
   int rc = parse_args(&opts, argc, argv);
-  if (rc >= 0)
-    return rc;
+  if (rc >= 0) return rc;
   rc = run(&opts);
-  for (int i = 0; i < opts.ndefines; i++)
-    free((char *)opts.defines[i].name);
-  for (int i = 0; i < opts.nparams; i++)
-    free((char *)opts.params[i].name);
+  for (int i = 0; i < opts.ndefines; i++) free((char *)opts.defines[i].name);
+  for (int i = 0; i < opts.nparams; i++) free((char *)opts.params[i].name);
   return rc;
 }

@@ -40,8 +40,7 @@ void nodelist_push(Arena *ar, NodeList *l, Node *n) {
   if (l->len == l->cap) {
     int cap = l->cap ? l->cap * 2 : 4;
     Node **items = arena_alloc(ar, sizeof(Node *) * (size_t)cap);
-    if (l->len)
-      memcpy(items, l->items, sizeof(Node *) * (size_t)l->len);
+    if (l->len) memcpy(items, l->items, sizeof(Node *) * (size_t)l->len);
     l->items = items;
     l->cap = cap;
   }
@@ -64,90 +63,117 @@ typedef struct KindInfo {
 } KindInfo;
 
 static const KindInfo kinds[] = {
-  [N_NAME] = {"name", {{0}}},
-  [N_INT] = {"int", {{0}}},
-  [N_FLOAT] = {"float", {{0}}},
-  [N_STR] = {"str", {{0}}},
-  [N_TRUE] = {"true", {{0}}},
-  [N_FALSE] = {"false", {{0}}},
-  [N_NONE] = {"none", {{0}}},
-  [N_ATTR] = {"attr", {{S_A, ""}}},
-  [N_SUBSCRIPT] = {"subscript", {{S_A, ""}, {S_B, ""}}},
-  [N_SLICE] = {"slice", {{S_A, "lower"}, {S_B, "upper"}, {S_C, "step"}}},
-  [N_TUPLE] = {"tuple", {{S_LIST, ""}}},
-  [N_LIST] = {"list", {{S_LIST, ""}}},
-  [N_LISTCOMP] = {"listcomp", {{S_A, "element"}, {S_B, "target"},
-                               {S_C, "iter"}, {S_LIST, "if"}, {S_LIST2, "for"}}},
-  [N_COMPFOR] = {"compfor", {{S_B, "target"}, {S_C, "iter"}, {S_LIST, "if"}}},
-  [N_CALL] = {"call", {{S_A, ""}, {S_LIST, ""}, {S_LIST2, ""}}},
-  [N_KEYWORD] = {"keyword", {{S_A, ""}}},
-  [N_UNARY] = {"unary", {{S_A, ""}}},
-  [N_BINARY] = {"binary", {{S_A, ""}, {S_B, ""}}},
-  [N_COMPARE] = {"compare", {{S_LIST, ""}}},
-  [N_BOOLOP] = {"boolop", {{S_A, ""}, {S_B, ""}}},
-  [N_IFEXP] = {"ifexp", {{S_A, "cond"}, {S_B, "then"}, {S_C, "else"}}},
-  [N_STAR] = {"star", {{S_A, ""}}},
-  [N_MODULE] = {"module", {{S_LIST, ""}}},
-  [N_EXPR_STMT] = {"expr", {{S_A, ""}}},
-  [N_ASSIGN] = {"assign", {{S_LIST, "targets"}, {S_B, "annotation"},
-                           {S_A, "value"}}},
-  [N_ANNDECL] = {"anndecl", {{S_A, "target"}, {S_B, "annotation"}}},
-  [N_AUGASSIGN] = {"augassign", {{S_A, "target"}, {S_B, "value"}}},
-  [N_RETURN] = {"return", {{S_A, ""}}},
-  [N_PASS] = {"pass", {{0}}},
-  [N_BREAK] = {"break", {{0}}},
-  [N_CONTINUE] = {"continue", {{0}}},
-  [N_ASSERT] = {"assert", {{S_A, "test"}, {S_B, "message"}}},
-  [N_IF] = {"if", {{S_A, "cond"}, {S_LIST, "then"}, {S_LIST2, "else"}}},
-  [N_WHILE] = {"while", {{S_A, "cond"}, {S_LIST, "body"}}},
-  [N_FOR] = {"for", {{S_A, "target"}, {S_B, "iter"}, {S_LIST, "body"}}},
-  [N_WITH] = {"with", {{S_A, "context"}, {S_B, "as"}, {S_LIST, "body"}}},
-  [N_DEF] = {"def", {{S_LIST3, "decorators"}, {S_LIST, "params"},
-                     {S_A, "returns"}, {S_LIST2, "body"}}},
-  [N_PARAM] = {"param", {{S_A, "annotation"}, {S_B, "default"}}},
-  [N_CLASS] = {"class", {{S_LIST3, "decorators"}, {S_LIST, "bases"},
-                         {S_LIST2, "body"}}},
-  [N_IMPORT] = {"import", {{0}}},
-  [N_FROM_IMPORT] = {"from_import", {{S_LIST, ""}}},
+    [N_NAME] = {"name", {{0}}},
+    [N_INT] = {"int", {{0}}},
+    [N_FLOAT] = {"float", {{0}}},
+    [N_STR] = {"str", {{0}}},
+    [N_TRUE] = {"true", {{0}}},
+    [N_FALSE] = {"false", {{0}}},
+    [N_NONE] = {"none", {{0}}},
+    [N_ATTR] = {"attr", {{S_A, ""}}},
+    [N_SUBSCRIPT] = {"subscript", {{S_A, ""}, {S_B, ""}}},
+    [N_SLICE] = {"slice", {{S_A, "lower"}, {S_B, "upper"}, {S_C, "step"}}},
+    [N_TUPLE] = {"tuple", {{S_LIST, ""}}},
+    [N_LIST] = {"list", {{S_LIST, ""}}},
+    [N_LISTCOMP] =
+        {"listcomp",
+         {{S_A, "element"}, {S_B, "target"}, {S_C, "iter"}, {S_LIST, "if"}, {S_LIST2, "for"}}},
+    [N_COMPFOR] = {"compfor", {{S_B, "target"}, {S_C, "iter"}, {S_LIST, "if"}}},
+    [N_CALL] = {"call", {{S_A, ""}, {S_LIST, ""}, {S_LIST2, ""}}},
+    [N_KEYWORD] = {"keyword", {{S_A, ""}}},
+    [N_UNARY] = {"unary", {{S_A, ""}}},
+    [N_BINARY] = {"binary", {{S_A, ""}, {S_B, ""}}},
+    [N_COMPARE] = {"compare", {{S_LIST, ""}}},
+    [N_BOOLOP] = {"boolop", {{S_A, ""}, {S_B, ""}}},
+    [N_IFEXP] = {"ifexp", {{S_A, "cond"}, {S_B, "then"}, {S_C, "else"}}},
+    [N_STAR] = {"star", {{S_A, ""}}},
+    [N_MODULE] = {"module", {{S_LIST, ""}}},
+    [N_EXPR_STMT] = {"expr", {{S_A, ""}}},
+    [N_ASSIGN] = {"assign", {{S_LIST, "targets"}, {S_B, "annotation"}, {S_A, "value"}}},
+    [N_ANNDECL] = {"anndecl", {{S_A, "target"}, {S_B, "annotation"}}},
+    [N_AUGASSIGN] = {"augassign", {{S_A, "target"}, {S_B, "value"}}},
+    [N_RETURN] = {"return", {{S_A, ""}}},
+    [N_PASS] = {"pass", {{0}}},
+    [N_BREAK] = {"break", {{0}}},
+    [N_CONTINUE] = {"continue", {{0}}},
+    [N_ASSERT] = {"assert", {{S_A, "test"}, {S_B, "message"}}},
+    [N_IF] = {"if", {{S_A, "cond"}, {S_LIST, "then"}, {S_LIST2, "else"}}},
+    [N_WHILE] = {"while", {{S_A, "cond"}, {S_LIST, "body"}}},
+    [N_FOR] = {"for", {{S_A, "target"}, {S_B, "iter"}, {S_LIST, "body"}}},
+    [N_WITH] = {"with", {{S_A, "context"}, {S_B, "as"}, {S_LIST, "body"}}},
+    [N_DEF] = {"def",
+               {{S_LIST3, "decorators"}, {S_LIST, "params"}, {S_A, "returns"}, {S_LIST2, "body"}}},
+    [N_PARAM] = {"param", {{S_A, "annotation"}, {S_B, "default"}}},
+    [N_CLASS] = {"class", {{S_LIST3, "decorators"}, {S_LIST, "bases"}, {S_LIST2, "body"}}},
+    [N_IMPORT] = {"import", {{0}}},
+    [N_FROM_IMPORT] = {"from_import", {{S_LIST, ""}}},
 };
 
 const char *node_kind_name(NodeKind k) {
-  if ((unsigned)k < sizeof kinds / sizeof kinds[0] && kinds[k].name)
-    return kinds[k].name;
+  if ((unsigned)k < sizeof kinds / sizeof kinds[0] && kinds[k].name) return kinds[k].name;
   return "?";
 }
 
 const char *op_name(int op) {
   switch (op) {
-  case '+': return "+";
-  case '-': return "-";
-  case '*': return "*";
-  case '/': return "/";
-  case '%': return "%";
-  case '@': return "@";
-  case '&': return "&";
-  case '|': return "|";
-  case '^': return "^";
-  case '~': return "~";
-  case TOK_LT: return "<";
-  case TOK_GT: return ">";
-  case TOK_FLOORDIV: return "//";
-  case TOK_POW: return "**";
-  case TOK_LSHIFT: return "<<";
-  case TOK_RSHIFT: return ">>";
-  case TOK_EQ: return "==";
-  case TOK_NE: return "!=";
-  case TOK_LE: return "<=";
-  case TOK_GE: return ">=";
-  case TOK_AND: return "and";
-  case TOK_OR: return "or";
-  case TOK_NOT: return "not";
-  case TOK_IN: return "in";
-  case TOK_NOTIN: return "not in";
-  case TOK_IS: return "is";
-  case TOK_ISNOT: return "is not";
-  case TOK_ARROW: return "->";
-  default: return "?";
+  case '+':
+    return "+";
+  case '-':
+    return "-";
+  case '*':
+    return "*";
+  case '/':
+    return "/";
+  case '%':
+    return "%";
+  case '@':
+    return "@";
+  case '&':
+    return "&";
+  case '|':
+    return "|";
+  case '^':
+    return "^";
+  case '~':
+    return "~";
+  case TOK_LT:
+    return "<";
+  case TOK_GT:
+    return ">";
+  case TOK_FLOORDIV:
+    return "//";
+  case TOK_POW:
+    return "**";
+  case TOK_LSHIFT:
+    return "<<";
+  case TOK_RSHIFT:
+    return ">>";
+  case TOK_EQ:
+    return "==";
+  case TOK_NE:
+    return "!=";
+  case TOK_LE:
+    return "<=";
+  case TOK_GE:
+    return ">=";
+  case TOK_AND:
+    return "and";
+  case TOK_OR:
+    return "or";
+  case TOK_NOT:
+    return "not";
+  case TOK_IN:
+    return "in";
+  case TOK_NOTIN:
+    return "not in";
+  case TOK_IS:
+    return "is";
+  case TOK_ISNOT:
+    return "is not";
+  case TOK_ARROW:
+    return "->";
+  default:
+    return "?";
   }
 }
 
@@ -158,21 +184,17 @@ static const Node *slot_node(const Node *n, Slot s) {
 }
 
 static const NodeList *slot_list(const Node *n, Slot s) {
-  return s == S_LIST ? &n->list : s == S_LIST2 ? &n->list2
-         : s == S_LIST3 ? &n->list3 : NULL;
+  return s == S_LIST ? &n->list : s == S_LIST2 ? &n->list2 : s == S_LIST3 ? &n->list3 : NULL;
 }
 
 /* Calls visit(child) for every child of n; used by the depth check. */
-static void for_each_child(const Node *n, void (*visit)(const Node *, void *),
-                           void *ctx) {
+static void for_each_child(const Node *n, void (*visit)(const Node *, void *), void *ctx) {
   const Node *kids[3] = {n->a, n->b, n->c};
   for (int i = 0; i < 3; i++)
-    if (kids[i])
-      visit(kids[i], ctx);
+    if (kids[i]) visit(kids[i], ctx);
   const NodeList *lists[3] = {&n->list, &n->list2, &n->list3};
   for (int i = 0; i < 3; i++)
-    for (int j = 0; j < lists[i]->len; j++)
-      visit(lists[i]->items[j], ctx);
+    for (int j = 0; j < lists[i]->len; j++) visit(lists[i]->items[j], ctx);
 }
 
 /* ------------------------------------------------------- depth check */
@@ -213,8 +235,7 @@ bool ast_check_depth(const Node *root, Diag *d) {
     DepthItem it = st.items[--st.len];
     if (it.depth > TLS_MAX_NESTING) {
       const Node *where = is_statement(it.node->kind) ? it.node : it.stmt;
-      diag_error(d, where->span, "too deeply nested (more than %d levels)",
-                 TLS_MAX_NESTING);
+      diag_error(d, where->span, "too deeply nested (more than %d levels)", TLS_MAX_NESTING);
       ok = false;
       break;
     }
@@ -233,11 +254,21 @@ static void dump_string(FILE *out, const char *s) {
   fputc('"', out);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     switch (*p) {
-    case '"': fputs("\\\"", out); break;
-    case '\\': fputs("\\\\", out); break;
-    case '\n': fputs("\\n", out); break;
-    case '\t': fputs("\\t", out); break;
-    case '\r': fputs("\\r", out); break;
+    case '"':
+      fputs("\\\"", out);
+      break;
+    case '\\':
+      fputs("\\\\", out);
+      break;
+    case '\n':
+      fputs("\\n", out);
+      break;
+    case '\t':
+      fputs("\\t", out);
+      break;
+    case '\r':
+      fputs("\\r", out);
+      break;
     default:
       if (*p < 0x20 || *p == 0x7f)
         fprintf(out, "\\x%02x", *p);
@@ -255,8 +286,7 @@ static void dump_float(FILE *out, double v) {
   int prec = 0;
   for (prec = 0; prec < 17; prec++) {
     snprintf(buf, sizeof buf, "%.*e", prec, v);
-    if (strtod(buf, NULL) == v)
-      break;
+    if (strtod(buf, NULL) == v) break;
   }
   int exp10 = atoi(strchr(buf, 'e') + 1);
   if (isfinite(v) && exp10 >= -4 && exp10 < 16) {
@@ -269,33 +299,31 @@ static void dump_float(FILE *out, double v) {
 /* Kind, span and the scalar fields of a node, on one line. */
 static void dump_head(FILE *out, const Node *n) {
   const Span *s = &n->span;
-  fprintf(out, "(%s %d:%d-%d:%d", node_kind_name(n->kind), s->line, s->col,
-          s->end_line, s->end_col);
+  fprintf(out, "(%s %d:%d-%d:%d", node_kind_name(n->kind), s->line, s->col, s->end_line,
+          s->end_col);
   switch (n->kind) {
-  case N_UNARY: case N_BINARY: case N_BOOLOP: case N_AUGASSIGN:
+  case N_UNARY:
+  case N_BINARY:
+  case N_BOOLOP:
+  case N_AUGASSIGN:
     fprintf(out, " %s", op_name(n->op));
     break;
   case N_PARAM:
-    if (n->op)
-      fprintf(out, " %s", op_name(n->op));
+    if (n->op) fprintf(out, " %s", op_name(n->op));
     break;
   case N_COMPARE:
-    for (int i = 0; i + 1 < n->list.len; i++)
-      fprintf(out, " %s", op_name(n->ops[i]));
+    for (int i = 0; i + 1 < n->list.len; i++) fprintf(out, " %s", op_name(n->ops[i]));
     break;
   case N_IMPORT: /* import "a.b" as c */
     fputc(' ', out);
     dump_string(out, n->str);
-    if (n->name)
-      fprintf(out, " as %s", n->name);
+    if (n->name) fprintf(out, " as %s", n->name);
     return;
   default:
     break;
   }
-  if (n->name)
-    fprintf(out, " %s", n->name);
-  if (n->kind == N_INT)
-    fprintf(out, " %lld", (long long)n->ival);
+  if (n->name) fprintf(out, " %s", n->name);
+  if (n->kind == N_INT) fprintf(out, " %lld", (long long)n->ival);
   if (n->kind == N_FLOAT) {
     fputc(' ', out);
     dump_float(out, n->fval);
@@ -306,8 +334,7 @@ static void dump_head(FILE *out, const Node *n) {
     fputc(' ', out);
     dump_string(out, n->str);
   }
-  if (n->kind == N_FROM_IMPORT && n->ival)
-    fputs(" *", out);
+  if (n->kind == N_FROM_IMPORT && n->ival) fputs(" *", out);
 }
 
 static void dump_node(FILE *out, const Node *n, int indent);
@@ -329,17 +356,14 @@ static void dump_node(FILE *out, const Node *n, int indent) {
     const SlotLabel *sl = &info->slots[i];
     const Node *child = slot_node(n, sl->slot);
     const NodeList *list = slot_list(n, sl->slot);
-    if (!child && (!list || list->len == 0))
-      continue;
+    if (!child && (!list || list->len == 0)) continue;
     int child_indent = indent + 2;
     if (sl->label[0]) {
       fprintf(out, "\n%*s%s:", indent + 2, "", sl->label);
       child_indent += 2;
     }
-    if (child)
-      dump_child(out, child, child_indent);
-    for (int j = 0; list && j < list->len; j++)
-      dump_child(out, list->items[j], child_indent);
+    if (child) dump_child(out, child, child_indent);
+    for (int j = 0; list && j < list->len; j++) dump_child(out, list->items[j], child_indent);
   }
   fputc(')', out);
 }

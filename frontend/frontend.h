@@ -1,91 +1,30 @@
 /* frontend.h: everything the later layers may use from the front end.
  *
- * text -> tokens (lexer.l) -> AST (parser.y), plus the shared utilities every
- * layer uses: an arena allocator, growable node lists, and diagnostics in the
- * gcc/clang form `file:line:col: error: message` + source line + caret.
+ * text -> tokens (lexer.l, indent.c) -> AST (parser.y): the AST, the parser's
+ * entry and the AST printer. The utilities (arena, sources, diagnostics) are
+ * in base/base.h.
  */
 #ifndef TLSC_FRONTEND_H
 #define TLSC_FRONTEND_H
 
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
+#include "base/base.h"
 
-#define TLSC_VERSION "0.1.0"
-
-/* Limits that hold on hostile input (each refused with a diagnostic). */
+/* Limits of the front end on hostile input (each refused with a
+ * diagnostic). */
 enum {
   TLS_MAX_NESTING = 200,     /* brackets + blocks + expression depth */
   TLS_MAX_IDENT_LEN = 256,   /* identifier length in bytes */
   TLS_MAX_LITERAL_LEN = 4096 /* string / number literal length in bytes */
 };
 
-/* ---------------------------------------------------------------- util */
-
-/* Arena: every AST / IR object lives in one arena freed at once. */
-typedef struct Arena Arena;
-Arena *arena_new(void);
-void arena_free(Arena *a);
-void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
-char *arena_strdup(Arena *a, const char *s);
-char *arena_strndup(Arena *a, const char *s, size_t n);
-char *arena_printf(Arena *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Out-of-memory aborts with a message: the only fatal path. */
-void *xmalloc(size_t size);
-void *xrealloc(void *p, size_t size);
-
-/* ---------------------------------------------------------- source/diag */
-
-typedef struct Source {
-  const char *path; /* as given on the command line ("<stdin>" for -) */
-  char *text;       /* whole file, NUL-terminated (owned) */
-  size_t len;
-} Source;
-
-/* 1-based line/col of the first and one-past-last character. */
-typedef struct Span {
-  int line, col;
-  int end_line, end_col;
-} Span;
-
-/* Reads a file (or stdin for "-"). Returns NULL and prints
- * "tlsc: error: cannot read 'path': reason" on failure. */
-Source *source_read(const char *path);
-Source *source_from_string(const char *path, const char *text);
-void source_free(Source *src);
-
-/* Diagnostics. Every message goes to the Diag's stream (stderr by default).
- * error/note print `path:line:col: error: msg`, then the source line and a
- * caret line (^ under col, ~ to the end of the span on that line). */
-typedef struct Diag {
-  FILE *out;
-  const Source *src;
-  int nerrors;
-  int max_errors; /* stop reporting after this many (default 20) */
-} Diag;
-
-void diag_init(Diag *d, const Source *src, FILE *out);
-void diag_error(Diag *d, Span sp, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-void diag_verror(Diag *d, Span sp, const char *fmt, va_list ap);
-void diag_note(Diag *d, Span sp, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* An error with no source position: "tlsc: error: msg". */
-void diag_plain_error(Diag *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
 /* ------------------------------------------------------------------ AST */
 
 typedef enum NodeKind {
   /* expressions */
-  N_NAME,      /* name */
-  N_INT,       /* ival */
-  N_FLOAT,     /* fval */
-  N_STR,       /* str (decoded, NUL-terminated; escapes processed) */
+  N_NAME,  /* name */
+  N_INT,   /* ival */
+  N_FLOAT, /* fval */
+  N_STR,   /* str (decoded, NUL-terminated; escapes processed) */
   N_TRUE,
   N_FALSE,
   N_NONE,
@@ -119,18 +58,18 @@ typedef enum NodeKind {
   N_PASS,
   N_BREAK,
   N_CONTINUE,
-  N_ASSERT,    /* assert a, b */
-  N_IF,        /* if a: list  else: list2 (elif = an N_IF alone in list2) */
-  N_WHILE,     /* while a: list */
-  N_FOR,       /* for a in b: list */
-  N_WITH,      /* with a as b: list (b may be NULL); several items are nested
+  N_ASSERT,     /* assert a, b */
+  N_IF,         /* if a: list  else: list2 (elif = an N_IF alone in list2) */
+  N_WHILE,      /* while a: list */
+  N_FOR,        /* for a in b: list */
+  N_WITH,       /* with a as b: list (b may be NULL); several items are nested
                   N_WITH nodes */
-  N_DEF,       /* def name(list = N_PARAM...) -> a: list2 = body;
+  N_DEF,        /* def name(list = N_PARAM...) -> a: list2 = body;
                   list3 = decorators (expressions, outermost first) */
-  N_PARAM,     /* name: a = b  (a = annotation or NULL, b = default or NULL);
+  N_PARAM,      /* name: a = b  (a = annotation or NULL, b = default or NULL);
                   op = '*' for *args, TOK_POW for **kwargs, 0 otherwise */
-  N_CLASS,     /* class name(list = bases): list2 = body; list3 = decorators */
-  N_IMPORT,    /* import str (dotted name); name = `as` alias or NULL */
+  N_CLASS,      /* class name(list = bases): list2 = body; list3 = decorators */
+  N_IMPORT,     /* import str (dotted name); name = `as` alias or NULL */
   N_FROM_IMPORT /* from str import list (N_NAME nodes, an `as` alias in the
                    N_NAME's str; ival=1 for `*`) */
 } NodeKind;
@@ -138,9 +77,23 @@ typedef enum NodeKind {
 /* Token codes shared with the parser for multi-character operators. Single
  * characters use their own ASCII code. */
 enum {
-  TOK_FLOORDIV = 256, TOK_POW, TOK_LSHIFT, TOK_RSHIFT,
-  TOK_EQ, TOK_NE, TOK_LE, TOK_GE, TOK_LT = '<', TOK_GT = '>',
-  TOK_AND = 300, TOK_OR, TOK_NOT, TOK_IN, TOK_NOTIN, TOK_IS, TOK_ISNOT,
+  TOK_FLOORDIV = 256,
+  TOK_POW,
+  TOK_LSHIFT,
+  TOK_RSHIFT,
+  TOK_EQ,
+  TOK_NE,
+  TOK_LE,
+  TOK_GE,
+  TOK_LT = '<',
+  TOK_GT = '>',
+  TOK_AND = 300,
+  TOK_OR,
+  TOK_NOT,
+  TOK_IN,
+  TOK_NOTIN,
+  TOK_IS,
+  TOK_ISNOT,
   TOK_ARROW
 };
 
@@ -153,15 +106,15 @@ typedef struct NodeList {
 
 struct Node {
   NodeKind kind;
-  Span span;       /* whole construct */
-  int op;          /* operator code (see kinds) */
-  char *name;      /* identifier (arena) */
-  char *str;       /* string literal / dotted module name (arena) */
+  Span span;  /* whole construct */
+  int op;     /* operator code (see kinds) */
+  char *name; /* identifier (arena) */
+  char *str;  /* string literal / dotted module name (arena) */
   int64_t ival;
   double fval;
   Node *a, *b, *c; /* children, meaning per kind */
   NodeList list, list2, list3;
-  int *ops;        /* N_COMPARE: list.len - 1 operators */
+  int *ops; /* N_COMPARE: list.len - 1 operators */
 };
 
 void nodelist_push(Arena *ar, NodeList *l, Node *n);

@@ -6,7 +6,7 @@
  * continue stand.
  */
 #include "frontend/parse.h"
-#include "parser.h"
+#include "frontend/parser.h"
 
 #include <string.h>
 
@@ -29,18 +29,16 @@ static Span span_at(const Source *src, size_t off) {
 /* Length of the valid UTF-8 character at p, or 0 (overlong forms,
  * surrogates and values past U+10FFFF are invalid). */
 static size_t utf8_char_len(const unsigned char *p, size_t avail) {
-  if (p[0] < 0x80)
-    return 1;
-  size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+  if (p[0] < 0x80) return 1;
+  size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
              : p[0] >= 0xe0 && p[0] <= 0xef ? 3
-             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
-  if (n == 0 || n > avail)
-    return 0;
+             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                            : 0;
+  if (n == 0 || n > avail) return 0;
   for (size_t i = 1; i < n; i++)
-    if ((p[i] & 0xc0) != 0x80)
-      return 0;
-  if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)
-      || (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+    if ((p[i] & 0xc0) != 0x80) return 0;
+  if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+      (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
     return 0;
   return n;
 }
@@ -70,12 +68,13 @@ enum { MAX_SOURCE_BYTES = 256 << 20 };
 Node *parse_source(Arena *ar, const Source *src, Diag *d) {
   int errors_before = d->nerrors;
   if (src->len > MAX_SOURCE_BYTES) {
-    diag_error(d, (Span){0}, "source file too large (%zu bytes; the limit "
-               "is %d)", src->len, MAX_SOURCE_BYTES);
+    diag_error(d, (Span){0},
+               "source file too large (%zu bytes; the limit "
+               "is %d)",
+               src->len, MAX_SOURCE_BYTES);
     return NULL;
   }
-  if (!check_bytes(src, d))
-    return NULL;
+  if (!check_bytes(src, d)) return NULL;
   Lexer lx = {0};
   lx.src = src;
   lx.d = d;
@@ -95,7 +94,6 @@ Node *parse_source(Arena *ar, const Source *src, Diag *d) {
       diag_plain_error(d, "%s: invalid syntax", src->path);
     return NULL;
   }
-  if (!ast_check_depth(lx.module, d) || !ast_check_context(lx.module, d))
-    return NULL;
+  if (!ast_check_depth(lx.module, d) || !ast_check_context(lx.module, d)) return NULL;
   return lx.module;
 }

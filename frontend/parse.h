@@ -14,9 +14,9 @@ typedef struct Lexer {
   const Source *src;
   Diag *d;
   Arena *ar;
-  void *scanner;        /* flex's yyscan_t */
-  int line, col;        /* position of the next unread byte */
-  bool failed;          /* a lexical error has been reported */
+  void *scanner; /* flex's yyscan_t */
+  int line, col; /* position of the next unread byte */
+  bool failed;   /* a lexical error has been reported */
 
   /* Open brackets, innermost last, for matching and "never closed". */
   int nbrackets;

@@ -22,31 +22,27 @@ static const struct {
   const char *name;
   int bytes;
 } dtype_table[] = {
-    {DT_VOID, "void", 0},         {DT_BOOL, "bool", 1},
-    {DT_INT32, "int32", 4},       {DT_UINT32, "uint32", 4},
-    {DT_INT64, "int64", 8},       {DT_UINT64, "uint64", 8},
-    {DT_FLOAT16, "float16", 2},   {DT_BFLOAT16, "bfloat16", 2},
-    {DT_FLOAT32, "float32", 4},   {DT_FLOAT64, "float64", 8},
+    {DT_VOID, "void", 0},       {DT_BOOL, "bool", 1},         {DT_INT32, "int32", 4},
+    {DT_UINT32, "uint32", 4},   {DT_INT64, "int64", 8},       {DT_UINT64, "uint64", 8},
+    {DT_FLOAT16, "float16", 2}, {DT_BFLOAT16, "bfloat16", 2}, {DT_FLOAT32, "float32", 4},
+    {DT_FLOAT64, "float64", 8},
 };
 #define NDTYPES ((int)(sizeof dtype_table / sizeof dtype_table[0]))
 
 int dtype_bytes(DType t) {
   for (int i = 0; i < NDTYPES; i++)
-    if (dtype_table[i].type == t)
-      return dtype_table[i].bytes;
+    if (dtype_table[i].type == t) return dtype_table[i].bytes;
   return 0;
 }
 
 const char *dtype_name(DType t) {
   for (int i = 0; i < NDTYPES; i++)
-    if (dtype_table[i].type == t)
-      return dtype_table[i].name;
+    if (dtype_table[i].type == t) return dtype_table[i].name;
   return "?";
 }
 
 bool dtype_is_float(DType t) {
-  return t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_FLOAT32 ||
-         t == DT_FLOAT64;
+  return t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64;
 }
 
 bool dtype_is_signed(DType t) { return t == DT_INT32 || t == DT_INT64; }
@@ -70,16 +66,13 @@ static bool dtype_is_int(DType t) {
 
 const char *ir_op_name(IrOp op) {
   static const char *names[] = {
-      [OP_ADD] = "+",   [OP_SUB] = "-",   [OP_MUL] = "*",   [OP_DIV] = "/",
-      [OP_MOD] = "%",   [OP_AND] = "&",   [OP_OR] = "|",    [OP_XOR] = "^",
-      [OP_SHL] = "<<",  [OP_SHR] = ">>",  [OP_EQ] = "==",   [OP_NE] = "!=",
-      [OP_LT] = "<",    [OP_LE] = "<=",   [OP_GT] = ">",    [OP_GE] = ">=",
-      [OP_LAND] = "&&", [OP_LOR] = "||",  [OP_MIN] = "min", [OP_MAX] = "max",
-      [OP_NEG] = "-",   [OP_BNOT] = "~",  [OP_LNOT] = "!",
+      [OP_ADD] = "+", [OP_SUB] = "-",   [OP_MUL] = "*",  [OP_DIV] = "/",   [OP_MOD] = "%",
+      [OP_AND] = "&", [OP_OR] = "|",    [OP_XOR] = "^",  [OP_SHL] = "<<",  [OP_SHR] = ">>",
+      [OP_EQ] = "==", [OP_NE] = "!=",   [OP_LT] = "<",   [OP_LE] = "<=",   [OP_GT] = ">",
+      [OP_GE] = ">=", [OP_LAND] = "&&", [OP_LOR] = "||", [OP_MIN] = "min", [OP_MAX] = "max",
+      [OP_NEG] = "-", [OP_BNOT] = "~",  [OP_LNOT] = "!",
   };
-  if ((int)op < 0 || (int)op >= (int)(sizeof names / sizeof names[0]) ||
-      !names[op])
-    return "?";
+  if ((int)op < 0 || (int)op >= (int)(sizeof names / sizeof names[0]) || !names[op]) return "?";
   return names[op];
 }
 
@@ -93,18 +86,21 @@ static bool op_is_shift(IrOp op) { return op == OP_SHL || op == OP_SHR; }
  * equal constants have equal ival (uint64 keeps its bit pattern). */
 static int64_t int_wrap(DType t, int64_t v) {
   switch (t) {
-  case DT_BOOL: return v != 0;
-  case DT_INT32: return (int32_t)(uint32_t)(uint64_t)v;
-  case DT_UINT32: return (int64_t)(uint32_t)(uint64_t)v;
-  default: return v;
+  case DT_BOOL:
+    return v != 0;
+  case DT_INT32:
+    return (int32_t)(uint32_t)(uint64_t)v;
+  case DT_UINT32:
+    return (int64_t)(uint32_t)(uint64_t)v;
+  default:
+    return v;
   }
 }
 
 /* Rounds a double to what type t can hold (float16/bfloat16 are kept at
  * float precision: the backend rounds them when it emits the literal). */
 static double float_round(DType t, double v) {
-  if (t == DT_FLOAT32 || t == DT_FLOAT16 || t == DT_BFLOAT16)
-    return (double)(float)v;
+  if (t == DT_FLOAT32 || t == DT_FLOAT16 || t == DT_BFLOAT16) return (double)(float)v;
   return v;
 }
 
@@ -116,26 +112,22 @@ static IrExpr *new_expr(Arena *ar, XKind kind, DType t) {
 }
 
 IrExpr *ir_const(Arena *ar, DType t, int64_t v) {
-  if (dtype_is_float(t))
-    return ir_const_f(ar, t, (double)v);
+  if (dtype_is_float(t)) return ir_const_f(ar, t, (double)v);
   IrExpr *e = new_expr(ar, X_CONST, t);
   e->ival = int_wrap(t, v);
   return e;
 }
 
 IrExpr *ir_const_f(Arena *ar, DType t, double v) {
-  if (!dtype_is_float(t))
-    return ir_const(ar, t, (int64_t)v);
+  if (!dtype_is_float(t)) return ir_const(ar, t, (int64_t)v);
   IrExpr *e = new_expr(ar, X_CONST, t);
   e->fval = float_round(t, v);
   return e;
 }
 
 bool ir_is_const(const IrExpr *e, int64_t *value) {
-  if (!e || e->kind != X_CONST || dtype_is_float(e->type))
-    return false;
-  if (value)
-    *value = e->ival;
+  if (!e || e->kind != X_CONST || dtype_is_float(e->type)) return false;
+  if (value) *value = e->ival;
   return true;
 }
 
@@ -191,21 +183,26 @@ static bool fold_cast(DType to, const IrExpr *a, int64_t *iv, double *fv) {
   }
   double lo, hi; /* the open range that truncates to a value of type to */
   switch (to) {
-  case DT_INT32: lo = -2147483649.0, hi = 2147483648.0; break;
-  case DT_UINT32: lo = -1.0, hi = 4294967296.0; break;
-  case DT_UINT64: lo = -1.0, hi = 18446744073709551616.0; break;
-  default: lo = -9223372036854775808.0 - 1025.0, hi = 9223372036854775808.0;
+  case DT_INT32:
+    lo = -2147483649.0, hi = 2147483648.0;
+    break;
+  case DT_UINT32:
+    lo = -1.0, hi = 4294967296.0;
+    break;
+  case DT_UINT64:
+    lo = -1.0, hi = 18446744073709551616.0;
+    break;
+  default:
+    lo = -9223372036854775808.0 - 1025.0, hi = 9223372036854775808.0;
   }
-  if (isnan(v) || v <= lo || v >= hi)
-    return false;
+  if (isnan(v) || v <= lo || v >= hi) return false;
   *iv = to == DT_UINT64 ? (int64_t)(uint64_t)v : (int64_t)v;
   return true;
 }
 
 /* (t) a; a cast to bool means a != 0 (C semantics). */
 IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a) {
-  if (a->type == t)
-    return a;
+  if (a->type == t) return a;
   if (a->kind == X_CONST) {
     int64_t iv = 0;
     double fv = 0;
@@ -223,11 +220,16 @@ static int int_rank(DType t) { return dtype_bytes(t); }
 
 static int float_rank(DType t) {
   switch (t) {
-  case DT_FLOAT16: return 1;
-  case DT_BFLOAT16: return 2;
-  case DT_FLOAT32: return 3;
-  case DT_FLOAT64: return 4;
-  default: return 0;
+  case DT_FLOAT16:
+    return 1;
+  case DT_BFLOAT16:
+    return 2;
+  case DT_FLOAT32:
+    return 3;
+  case DT_FLOAT64:
+    return 4;
+  default:
+    return 0;
   }
 }
 
@@ -235,19 +237,14 @@ static int float_rank(DType t) {
 static DType common_type(DType a, DType b) {
   if (dtype_is_float(a) || dtype_is_float(b)) {
     /* float16 with bfloat16 has no common 16-bit type: use float32 */
-    if ((a == DT_FLOAT16 && b == DT_BFLOAT16) ||
-        (a == DT_BFLOAT16 && b == DT_FLOAT16))
+    if ((a == DT_FLOAT16 && b == DT_BFLOAT16) || (a == DT_BFLOAT16 && b == DT_FLOAT16))
       return DT_FLOAT32;
     return float_rank(a) >= float_rank(b) ? a : b;
   }
-  if (a == DT_BOOL && b == DT_BOOL)
-    return DT_INT32;
-  if (a == DT_BOOL)
-    return b;
-  if (b == DT_BOOL)
-    return a;
-  if (int_rank(a) != int_rank(b))
-    return int_rank(a) > int_rank(b) ? a : b;
+  if (a == DT_BOOL && b == DT_BOOL) return DT_INT32;
+  if (a == DT_BOOL) return b;
+  if (b == DT_BOOL) return a;
+  if (int_rank(a) != int_rank(b)) return int_rank(a) > int_rank(b) ? a : b;
   return dtype_is_signed(a) ? b : a; /* equal width: unsigned wins */
 }
 
@@ -262,33 +259,42 @@ static uint64_t bits(const IrExpr *e) { return (uint64_t)e->ival; }
 /* Folds a op b over integer operand type t into *out; false where C would
  * trap or be undefined (division by zero, INT_MIN / -1, shift counts out of
  * range): those stay for run time. */
-static bool fold_int(IrOp op, DType t, const IrExpr *a, const IrExpr *b,
-                     int64_t *out) {
+static bool fold_int(IrOp op, DType t, const IrExpr *a, const IrExpr *b, int64_t *out) {
   bool sgn = dtype_is_signed(t);
   int width = dtype_bytes(t) * 8;
   int64_t x = a->ival, y = b->ival;
   uint64_t ux = bits(a), uy = bits(b);
   int64_t min_signed = width == 32 ? INT32_MIN : INT64_MIN;
   switch (op) {
-  case OP_ADD: *out = (int64_t)(ux + uy); return true;
-  case OP_SUB: *out = (int64_t)(ux - uy); return true;
-  case OP_MUL: *out = (int64_t)(ux * uy); return true;
+  case OP_ADD:
+    *out = (int64_t)(ux + uy);
+    return true;
+  case OP_SUB:
+    *out = (int64_t)(ux - uy);
+    return true;
+  case OP_MUL:
+    *out = (int64_t)(ux * uy);
+    return true;
   case OP_DIV:
   case OP_MOD:
-    if (y == 0 || (sgn && x == min_signed && y == -1))
-      return false;
+    if (y == 0 || (sgn && x == min_signed && y == -1)) return false;
     if (sgn)
       *out = op == OP_DIV ? x / y : x % y;
     else
       *out = (int64_t)(op == OP_DIV ? ux / uy : ux % uy);
     return true;
-  case OP_AND: *out = x & y; return true;
-  case OP_OR: *out = x | y; return true;
-  case OP_XOR: *out = x ^ y; return true;
+  case OP_AND:
+    *out = x & y;
+    return true;
+  case OP_OR:
+    *out = x | y;
+    return true;
+  case OP_XOR:
+    *out = x ^ y;
+    return true;
   case OP_SHL:
   case OP_SHR:
-    if (y < 0 || y >= width || (b->type == DT_UINT64 && uy >= (uint64_t)width))
-      return false;
+    if (y < 0 || y >= width || (b->type == DT_UINT64 && uy >= (uint64_t)width)) return false;
     if (op == OP_SHL)
       *out = (int64_t)(ux << y);
     else if (sgn)
@@ -296,42 +302,84 @@ static bool fold_int(IrOp op, DType t, const IrExpr *a, const IrExpr *b,
     else
       *out = (int64_t)(ux >> y);
     return true;
-  case OP_EQ: *out = x == y; return true;
-  case OP_NE: *out = x != y; return true;
-  case OP_LT: *out = sgn ? x < y : ux < uy; return true;
-  case OP_LE: *out = sgn ? x <= y : ux <= uy; return true;
-  case OP_GT: *out = sgn ? x > y : ux > uy; return true;
-  case OP_GE: *out = sgn ? x >= y : ux >= uy; return true;
-  case OP_LAND: *out = x && y; return true;
-  case OP_LOR: *out = x || y; return true;
-  case OP_MIN: *out = (sgn ? x < y : ux < uy) ? x : y; return true;
-  case OP_MAX: *out = (sgn ? x > y : ux > uy) ? x : y; return true;
-  default: return false;
+  case OP_EQ:
+    *out = x == y;
+    return true;
+  case OP_NE:
+    *out = x != y;
+    return true;
+  case OP_LT:
+    *out = sgn ? x < y : ux < uy;
+    return true;
+  case OP_LE:
+    *out = sgn ? x <= y : ux <= uy;
+    return true;
+  case OP_GT:
+    *out = sgn ? x > y : ux > uy;
+    return true;
+  case OP_GE:
+    *out = sgn ? x >= y : ux >= uy;
+    return true;
+  case OP_LAND:
+    *out = x && y;
+    return true;
+  case OP_LOR:
+    *out = x || y;
+    return true;
+  case OP_MIN:
+    *out = (sgn ? x < y : ux < uy) ? x : y;
+    return true;
+  case OP_MAX:
+    *out = (sgn ? x > y : ux > uy) ? x : y;
+    return true;
+  default:
+    return false;
   }
 }
 
 /* Folds a op b over float operands. Division by zero and % stay. */
-static bool fold_float(IrOp op, const IrExpr *a, const IrExpr *b,
-                       double *fout, int64_t *iout) {
+static bool fold_float(IrOp op, const IrExpr *a, const IrExpr *b, double *fout, int64_t *iout) {
   double x = a->fval, y = b->fval;
   switch (op) {
-  case OP_ADD: *fout = x + y; return true;
-  case OP_SUB: *fout = x - y; return true;
-  case OP_MUL: *fout = x * y; return true;
+  case OP_ADD:
+    *fout = x + y;
+    return true;
+  case OP_SUB:
+    *fout = x - y;
+    return true;
+  case OP_MUL:
+    *fout = x * y;
+    return true;
   case OP_DIV:
-    if (y == 0)
-      return false;
+    if (y == 0) return false;
     *fout = x / y;
     return true;
-  case OP_MIN: *fout = x < y ? x : y; return true;
-  case OP_MAX: *fout = x > y ? x : y; return true;
-  case OP_EQ: *iout = x == y; return true;
-  case OP_NE: *iout = x != y; return true;
-  case OP_LT: *iout = x < y; return true;
-  case OP_LE: *iout = x <= y; return true;
-  case OP_GT: *iout = x > y; return true;
-  case OP_GE: *iout = x >= y; return true;
-  default: return false;
+  case OP_MIN:
+    *fout = x < y ? x : y;
+    return true;
+  case OP_MAX:
+    *fout = x > y ? x : y;
+    return true;
+  case OP_EQ:
+    *iout = x == y;
+    return true;
+  case OP_NE:
+    *iout = x != y;
+    return true;
+  case OP_LT:
+    *iout = x < y;
+    return true;
+  case OP_LE:
+    *iout = x <= y;
+    return true;
+  case OP_GT:
+    *iout = x > y;
+    return true;
+  case OP_GE:
+    *iout = x >= y;
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -339,24 +387,18 @@ static bool fold_float(IrOp op, const IrExpr *a, const IrExpr *b,
  * operands have the operand type. Floats keep x*0 (NaN, -0). NULL if none
  * applies. */
 static IrExpr *identity(Arena *ar, IrOp op, IrExpr *a, IrExpr *b) {
-  if (!dtype_is_int(a->type))
-    return NULL;
+  if (!dtype_is_int(a->type)) return NULL;
   switch (op) {
   case OP_ADD:
-    if (is_int_const(b, 0))
-      return a;
-    if (is_int_const(a, 0))
-      return b;
+    if (is_int_const(b, 0)) return a;
+    if (is_int_const(a, 0)) return b;
     return NULL;
   case OP_SUB:
     return is_int_const(b, 0) ? a : NULL;
   case OP_MUL:
-    if (is_int_const(b, 1))
-      return a;
-    if (is_int_const(a, 1))
-      return b;
-    if (is_int_const(a, 0) || is_int_const(b, 0))
-      return ir_const(ar, a->type, 0);
+    if (is_int_const(b, 1)) return a;
+    if (is_int_const(a, 1)) return b;
+    if (is_int_const(a, 0) || is_int_const(b, 0)) return ir_const(ar, a->type, 0);
     return NULL;
   case OP_DIV:
     return is_int_const(b, 1) ? a : NULL;
@@ -372,20 +414,15 @@ IrExpr *ir_unary(Arena *ar, IrOp op, IrExpr *a) {
   DType t = op == OP_LNOT ? DT_BOOL : promote(a->type);
   a = ir_cast(ar, t, a);
   if (a->kind == X_CONST) {
-    if (dtype_is_float(t) && op == OP_NEG)
-      return ir_const_f(ar, t, -a->fval);
+    if (dtype_is_float(t) && op == OP_NEG) return ir_const_f(ar, t, -a->fval);
     if (!dtype_is_float(t)) {
-      if (op == OP_NEG)
-        return ir_const(ar, t, (int64_t)(0 - bits(a)));
-      if (op == OP_BNOT)
-        return ir_const(ar, t, ~a->ival);
-      if (op == OP_LNOT)
-        return ir_const(ar, t, !a->ival);
+      if (op == OP_NEG) return ir_const(ar, t, (int64_t)(0 - bits(a)));
+      if (op == OP_BNOT) return ir_const(ar, t, ~a->ival);
+      if (op == OP_LNOT) return ir_const(ar, t, !a->ival);
     }
   }
   /* !!x == x and ~~x == x */
-  if (a->kind == X_UNARY && a->op == op && (op == OP_LNOT || op == OP_BNOT))
-    return a->a;
+  if (a->kind == X_UNARY && a->op == op && (op == OP_LNOT || op == OP_BNOT)) return a->a;
   IrExpr *e = new_expr(ar, X_UNARY, t);
   e->op = op;
   e->a = a;
@@ -394,10 +431,8 @@ IrExpr *ir_unary(Arena *ar, IrOp op, IrExpr *a) {
 
 /* The type both operands of op are converted to. */
 static DType operand_type(IrOp op, DType a, DType b) {
-  if (op_is_logical(op))
-    return DT_BOOL;
-  if (op_is_shift(op))
-    return promote(a);
+  if (op_is_logical(op)) return DT_BOOL;
+  if (op_is_shift(op)) return promote(a);
   return common_type(a, b);
 }
 
@@ -419,8 +454,7 @@ IrExpr *ir_binary(Arena *ar, IrOp op, IrExpr *a, IrExpr *b) {
     }
   }
   IrExpr *same = identity(ar, op, a, b);
-  if (same)
-    return same;
+  if (same) return same;
   IrExpr *e = new_expr(ar, X_BINARY, rt);
   e->op = op;
   e->a = a;
@@ -435,8 +469,7 @@ IrExpr *ir_select(Arena *ar, IrExpr *cond, IrExpr *a, IrExpr *b) {
   a = ir_cast(ar, t, a);
   b = ir_cast(ar, t, b);
   int64_t c;
-  if (ir_is_const(cond, &c))
-    return c ? a : b;
+  if (ir_is_const(cond, &c)) return c ? a : b;
   IrExpr *e = new_expr(ar, X_SELECT, t);
   e->a = cond;
   e->b = a;
@@ -448,11 +481,16 @@ IrExpr *ir_select(Arena *ar, IrExpr *cond, IrExpr *a, IrExpr *b) {
 
 static const char *special_name(SpecialReg r) {
   switch (r) {
-  case SR_CTAID_X: return "blockIdx.x";
-  case SR_CTAID_Y: return "blockIdx.y";
-  case SR_CTAID_Z: return "blockIdx.z";
-  case SR_TID_X: return "threadIdx.x";
-  case SR_NCTAID_X: return "gridDim.x";
+  case SR_CTAID_X:
+    return "blockIdx.x";
+  case SR_CTAID_Y:
+    return "blockIdx.y";
+  case SR_CTAID_Z:
+    return "blockIdx.z";
+  case SR_TID_X:
+    return "threadIdx.x";
+  case SR_NCTAID_X:
+    return "gridDim.x";
   }
   return "?";
 }
@@ -468,12 +506,10 @@ static void print_float(FILE *out, DType t, double v) {
   }
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (float_round(t, strtod(buf, NULL)) == v)
-      break;
+    if (float_round(t, strtod(buf, NULL)) == v) break;
   }
   fputs(buf, out);
-  if (!strpbrk(buf, ".eE"))
-    fputs(".0", out);
+  if (!strpbrk(buf, ".eE")) fputs(".0", out);
 }
 
 static void print_const(FILE *out, const IrExpr *e) {
@@ -492,11 +528,9 @@ static void print_const(FILE *out, const IrExpr *e) {
 static void print_operand(FILE *out, const IrExpr *e) {
   bool wrap = e->kind == X_BINARY && e->op != OP_MIN && e->op != OP_MAX;
   wrap = wrap || e->kind == X_SELECT;
-  if (wrap)
-    fputc('(', out);
+  if (wrap) fputc('(', out);
   ir_print_expr(out, e);
-  if (wrap)
-    fputc(')', out);
+  if (wrap) fputc(')', out);
 }
 
 void ir_print_expr(FILE *out, const IrExpr *e) {
@@ -505,10 +539,18 @@ void ir_print_expr(FILE *out, const IrExpr *e) {
     return;
   }
   switch (e->kind) {
-  case X_CONST: print_const(out, e); break;
-  case X_VAR: fprintf(out, "%%v%d", e->var->id); break;
-  case X_PARAM: fputs(e->param->name, out); break;
-  case X_SPECIAL: fputs(special_name(e->sreg), out); break;
+  case X_CONST:
+    print_const(out, e);
+    break;
+  case X_VAR:
+    fprintf(out, "%%v%d", e->var->id);
+    break;
+  case X_PARAM:
+    fputs(e->param->name, out);
+    break;
+  case X_SPECIAL:
+    fputs(special_name(e->sreg), out);
+    break;
   case X_UNARY:
     fputs(ir_op_name(e->op), out);
     print_operand(out, e->a);
@@ -549,19 +591,16 @@ void ir_print_expr(FILE *out, const IrExpr *e) {
 #define TLS_SIZE_MAX ((int64_t)1 << 48)
 
 static int64_t sat_mul(int64_t a, int64_t b) {
-  if (a == 0 || b == 0)
-    return 0;
+  if (a == 0 || b == 0) return 0;
   if (a < 0 || b < 0) /* an invalid shape: the verifier reports it */
     return -1;
-  if (a > TLS_SIZE_MAX / b)
-    return TLS_SIZE_MAX;
+  if (a > TLS_SIZE_MAX / b) return TLS_SIZE_MAX;
   return a * b;
 }
 
 int64_t ir_tensor_numel(const IrTensor *t) {
   int64_t n = 1;
-  for (int i = 0; i < t->rank; i++)
-    n = sat_mul(n, t->shape[i]);
+  for (int i = 0; i < t->rank; i++) n = sat_mul(n, t->shape[i]);
   return n;
 }
 
@@ -573,17 +612,14 @@ int ir_ref_rank(const IrRef *r) { return r->t->rank - r->nidx; }
 
 int64_t ir_ref_dim(const IrRef *r, int i) {
   int rank = ir_ref_rank(r);
-  if (i < 0 || i >= rank)
-    return 0;
-  if (r->transposed && rank >= 2 && i >= rank - 2)
-    i = (i == rank - 1) ? rank - 2 : rank - 1;
+  if (i < 0 || i >= rank) return 0;
+  if (r->transposed && rank >= 2 && i >= rank - 2) i = (i == rank - 1) ? rank - 2 : rank - 1;
   return r->t->shape[r->nidx + i];
 }
 
 int64_t ir_ref_nbytes(const IrRef *r) {
   int64_t n = dtype_bytes(r->t->dtype);
-  for (int i = 0; i < ir_ref_rank(r); i++)
-    n = sat_mul(n, ir_ref_dim(r, i));
+  for (int i = 0; i < ir_ref_rank(r); i++) n = sat_mul(n, ir_ref_dim(r, i));
   return n;
 }
 
@@ -591,8 +627,7 @@ int64_t ir_ref_nbytes(const IrRef *r) {
 IrExpr *ir_ref_byte_offset(Arena *ar, const IrRef *r) {
   IrExpr *off = ir_const(ar, DT_INT32, 0);
   int64_t step = dtype_bytes(r->t->dtype);
-  for (int i = r->t->rank - 1; i >= r->nidx; i--)
-    step = sat_mul(step, r->t->shape[i]);
+  for (int i = r->t->rank - 1; i >= r->nidx; i--) step = sat_mul(step, r->t->shape[i]);
   for (int i = r->nidx - 1; i >= 0; i--) {
     IrExpr *term = ir_binary(ar, OP_MUL, r->idx[i], ir_const(ar, DT_INT32, step));
     off = ir_binary(ar, OP_ADD, term, off);
@@ -615,8 +650,7 @@ void ir_block_push(Arena *ar, IrBlock *b, IrStmt *s) {
   if (b->len == b->cap) {
     int cap = b->cap ? b->cap * 2 : 8;
     IrStmt **items = arena_alloc(ar, (size_t)cap * sizeof *items);
-    if (b->len)
-      memcpy(items, b->items, (size_t)b->len * sizeof *items);
+    if (b->len) memcpy(items, b->items, (size_t)b->len * sizeof *items);
     b->items = items;
     b->cap = cap;
   }
@@ -627,12 +661,10 @@ void ir_block_push(Arena *ar, IrBlock *b, IrStmt *s) {
  * of two at or above the length (at least 8), so they grow exactly when
  * the length reaches one. */
 static void **grow_ptr_array(Arena *ar, void **items, int len) {
-  if (len != 0 && (len < 8 || (len & (len - 1)) != 0))
-    return items;
+  if (len != 0 && (len < 8 || (len & (len - 1)) != 0)) return items;
   int cap = len ? len * 2 : 8;
   void **bigger = arena_alloc(ar, (size_t)cap * sizeof *bigger);
-  if (len)
-    memcpy(bigger, items, (size_t)len * sizeof *bigger);
+  if (len) memcpy(bigger, items, (size_t)len * sizeof *bigger);
   return bigger;
 }
 
@@ -646,9 +678,8 @@ IrVar *ir_new_var(Arena *ar, IrKernel *k, const char *name, DType t) {
   return v;
 }
 
-IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name,
-                        MemSpace space, DType dt, int rank,
-                        const int64_t *shape, Span span) {
+IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name, MemSpace space, DType dt,
+                        int rank, const int64_t *shape, Span span) {
   IrTensor *t = arena_alloc(ar, sizeof *t);
   t->id = k->ntensors;
   t->name = arena_strdup(ar, name ? name : "");
@@ -656,8 +687,7 @@ IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name,
   t->space = space;
   t->dtype = dt;
   t->rank = rank < 0 ? 0 : rank > IR_MAX_RANK ? IR_MAX_RANK : rank;
-  for (int i = 0; i < t->rank; i++)
-    t->shape[i] = shape[i];
+  for (int i = 0; i < t->rank; i++) t->shape[i] = shape[i];
   t->layout = space == MS_GLOBAL ? LAYOUT_ROW_MAJOR : LAYOUT_NONE;
   k->tensors = (IrTensor **)grow_ptr_array(ar, (void **)k->tensors, k->ntensors);
   k->tensors[k->ntensors++] = t;

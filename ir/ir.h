@@ -1,5 +1,7 @@
-/* ir.h: the tile IR, the staged evaluator that builds it from the AST, and
- * the passes over it. Everything the PTX backend may use is declared here.
+/* ir.h: the tile IR, its printer, the structural checks and the passes over
+ * it. Everything the later layers (the simulator, the PTX backend) may use
+ * is declared here. The evaluator that builds the IR from the AST is in
+ * eval/eval.h; this header knows nothing of the AST.
  *
  * A module holds one kernel instance per autotune point. A kernel is:
  * parameters + launch attributes + a structured body of statements over
@@ -12,7 +14,7 @@
 #ifndef TLSC_IR_H
 #define TLSC_IR_H
 
-#include "../frontend/frontend.h"
+#include "base/base.h"
 
 #define IR_MAX_RANK 4
 
@@ -29,30 +31,49 @@ typedef enum DType {
   DT_FLOAT64
 } DType;
 
-int dtype_bytes(DType t);          /* 0 for void, 1 for bool */
-const char *dtype_name(DType t);   /* "float16", "int32", ... */
+int dtype_bytes(DType t);        /* 0 for void, 1 for bool */
+const char *dtype_name(DType t); /* "float16", "int32", ... */
 bool dtype_is_float(DType t);
-bool dtype_is_signed(DType t);     /* int32/int64 */
+bool dtype_is_signed(DType t); /* int32/int64 */
 /* Looks up a Tilus dtype name ("float16", "int32", "uint32", "bool", ...). */
 bool dtype_from_name(const char *name, DType *out);
 
 typedef enum MemSpace { MS_GLOBAL, MS_SHARED, MS_REGISTER } MemSpace;
 
 typedef enum IrOp {
-  OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
-  OP_AND, OP_OR, OP_XOR, OP_SHL, OP_SHR, /* bitwise */
-  OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, /* result DT_BOOL */
-  OP_LAND, OP_LOR,                          /* bool x bool -> bool */
-  OP_MIN, OP_MAX,
-  OP_NEG, OP_BNOT, OP_LNOT                  /* unary */
+  OP_ADD,
+  OP_SUB,
+  OP_MUL,
+  OP_DIV,
+  OP_MOD,
+  OP_AND,
+  OP_OR,
+  OP_XOR,
+  OP_SHL,
+  OP_SHR, /* bitwise */
+  OP_EQ,
+  OP_NE,
+  OP_LT,
+  OP_LE,
+  OP_GT,
+  OP_GE, /* result DT_BOOL */
+  OP_LAND,
+  OP_LOR, /* bool x bool -> bool */
+  OP_MIN,
+  OP_MAX,
+  OP_NEG,
+  OP_BNOT,
+  OP_LNOT /* unary */
 } IrOp;
 const char *ir_op_name(IrOp op); /* "+", "/", "min", "!" ... */
 
 /* ------------------------------------------------------------ scalars */
 
 typedef enum SpecialReg {
-  SR_CTAID_X, SR_CTAID_Y, SR_CTAID_Z, /* blockIdx */
-  SR_TID_X,                           /* threadIdx.x within the block */
+  SR_CTAID_X,
+  SR_CTAID_Y,
+  SR_CTAID_Z, /* blockIdx */
+  SR_TID_X,   /* threadIdx.x within the block */
   SR_NCTAID_X
 } SpecialReg;
 
@@ -65,9 +86,9 @@ typedef struct IrVar {
 typedef struct IrParam {
   int index;
   char *name;
-  DType type;  /* DT_UINT64 for pointers */
+  DType type; /* DT_UINT64 for pointers */
   bool is_ptr;
-  DType elem;  /* pointee dtype for pointers */
+  DType elem; /* pointee dtype for pointers */
 } IrParam;
 
 typedef enum XKind {
@@ -125,9 +146,9 @@ typedef enum LayoutKind {
 typedef struct IrTensor {
   int id;
   char *name;
-  Span span;      /* where it was created */
+  Span span; /* where it was created */
   MemSpace space;
-  DType dtype;    /* DT_UINT64 for mbarrier arrays */
+  DType dtype; /* DT_UINT64 for mbarrier arrays */
   int rank;
   int64_t shape[IR_MAX_RANK];
 
@@ -136,15 +157,15 @@ typedef struct IrTensor {
   IrExpr *gshape[IR_MAX_RANK];
 
   /* MS_SHARED */
-  bool is_mbarrier;       /* from mbarrier.alloc: rank 1, 8 bytes each */
-  int64_t *mbar_counts;   /* arrival count of each barrier */
-  int swizzle_bytes;      /* 0, 32, 64, 128: set by layout inference */
-  int64_t smem_offset;    /* byte offset in dynamic smem: set by planning */
-  int64_t align;          /* bytes: set by planning */
+  bool is_mbarrier;     /* from mbarrier.alloc: rank 1, 8 bytes each */
+  int64_t *mbar_counts; /* arrival count of each barrier */
+  int swizzle_bytes;    /* 0, 32, 64, 128: set by layout inference */
+  int64_t smem_offset;  /* byte offset in dynamic smem: set by planning */
+  int64_t align;        /* bytes: set by planning */
 
   /* MS_REGISTER */
-  int nthreads;           /* threads of the group that owns it */
-  bool has_init;          /* register_tensor(init=...) */
+  int nthreads;  /* threads of the group that owns it */
+  bool has_init; /* register_tensor(init=...) */
   double init;
 
   LayoutKind layout;
@@ -172,9 +193,9 @@ int64_t ir_ref_nbytes(const IrRef *r);
 /* A TMA tensor map: built on the host by the runtime from the metadata. */
 typedef struct IrTmap {
   int index;
-  IrTensor *global;            /* the global view it describes */
-  int64_t box[IR_MAX_RANK];    /* box, outermost dimension first */
-  int swizzle_bytes;           /* 0, 32, 64 or 128 */
+  IrTensor *global;         /* the global view it describes */
+  int64_t box[IR_MAX_RANK]; /* box, outermost dimension first */
+  int swizzle_bytes;        /* 0, 32, 64 or 128 */
 } IrTmap;
 
 /* ---------------------------------------------------------- statements */
@@ -204,19 +225,19 @@ typedef enum SKind {
   S_TMA_COMMIT,     /* cp.async.bulk.commit_group */
   S_TMA_WAIT,       /* cp.async.bulk.wait_group.read n */
   S_WGMMA_FENCE,
-  S_WGMMA_MMA,      /* t[0] (register acc) += ref[0] (shared A) @ ref[1]
+  S_WGMMA_MMA, /* t[0] (register acc) += ref[0] (shared A) @ ref[1]
                        (shared B, usually transposed view) */
   S_WGMMA_COMMIT,
-  S_WGMMA_WAIT,     /* wait_group n */
-  S_FILL,           /* every element of t[0] = e[0] */
-  S_CAST,           /* t[0] = (t[0]->dtype) t[1] */
-  S_ELEMWISE,       /* t[0] = t[1] op (t[2] or scalar e[0]); op */
-  S_LOAD_GLOBAL,    /* t[0] (register) = t[1] (global)[offsets...] */
-  S_STORE_GLOBAL,   /* t[0] (global)[offsets...] = t[1] (register) */
-  S_LOAD_SHARED,    /* t[0] (register) = ref[0] (shared) */
-  S_STORE_SHARED,   /* ref[0] (shared) = t[1] (register) */
-  S_PRINTF,         /* printf(str, e[0..nargs)) */
-  S_SLICE           /* t[0] = t[1][:, n:n2]: columns [n, n2) of a rank-2
+  S_WGMMA_WAIT,   /* wait_group n */
+  S_FILL,         /* every element of t[0] = e[0] */
+  S_CAST,         /* t[0] = (t[0]->dtype) t[1] */
+  S_ELEMWISE,     /* t[0] = t[1] op (t[2] or scalar e[0]); op */
+  S_LOAD_GLOBAL,  /* t[0] (register) = t[1] (global)[offsets...] */
+  S_STORE_GLOBAL, /* t[0] (global)[offsets...] = t[1] (register) */
+  S_LOAD_SHARED,  /* t[0] (register) = ref[0] (shared) */
+  S_STORE_SHARED, /* ref[0] (shared) = t[1] (register) */
+  S_PRINTF,       /* printf(str, e[0..nargs)) */
+  S_SLICE         /* t[0] = t[1][:, n:n2]: columns [n, n2) of a rank-2
                        register tensor with the WGMMA accumulator layout,
                        n and n2 multiples of 8 (whole column octets of the
                        fragment); t[0] gets the same layout with N = n2 - n.
@@ -226,7 +247,7 @@ typedef enum SKind {
 
 struct IrStmt {
   SKind kind;
-  Span span;        /* the user's line (for .loc and diagnostics) */
+  Span span; /* the user's line (for .loc and diagnostics) */
   IrVar *var;
   IrExpr *e[4];
   int64_t n, n2;
@@ -237,8 +258,8 @@ struct IrStmt {
   int noffsets;
   IrOp op;
   char *str, *str2;
-  int tmap;         /* index into kernel->tmaps, or -1 */
-  IrExpr **args;    /* S_PRINTF */
+  int tmap;      /* index into kernel->tmaps, or -1 */
+  IrExpr **args; /* S_PRINTF */
   int nargs;
 };
 
@@ -248,23 +269,23 @@ void ir_block_push(Arena *ar, IrBlock *b, IrStmt *s);
 /* -------------------------------------------------------------- kernel */
 
 typedef struct IrKernel {
-  char *name;          /* PTX entry name */
-  char *script;        /* the tilus.Script class name */
-  int nconfig;         /* the autotune point: name = value */
+  char *name;   /* PTX entry name */
+  char *script; /* the tilus.Script class name */
+  int nconfig;  /* the autotune point: name = value */
   char **config_names;
   int64_t *config_values;
   IrParam **params;
   int nparams;
-  IrExpr *grid[3];     /* attrs.blocks, over parameters only */
-  int warps;           /* attrs.warps */
+  IrExpr *grid[3]; /* attrs.blocks, over parameters only */
+  int warps;       /* attrs.warps */
   IrTensor **tensors;
   int ntensors;
   IrVar **vars;
   int nvars;
-  IrTmap **tmaps;      /* filled by layout inference */
+  IrTmap **tmaps; /* filled by layout inference */
   int ntmaps;
   IrBlock body;
-  int64_t smem_bytes;  /* dynamic shared memory: set by planning */
+  int64_t smem_bytes; /* dynamic shared memory: set by planning */
   Span span;
 } IrKernel;
 
@@ -276,59 +297,17 @@ typedef struct IrModule {
 } IrModule;
 
 IrVar *ir_new_var(Arena *ar, IrKernel *k, const char *name, DType t);
-IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name,
-                        MemSpace space, DType dt, int rank,
-                        const int64_t *shape, Span span);
-
-/* A -D name=value from the command line. */
-typedef struct IrDefine {
-  const char *name;
-  int64_t value;
-  bool used; /* set by ir_build; unused defines are an error */
-} IrDefine;
-
-/* The staged evaluator: runs the compile-time part of the script and
- * builds one kernel per selected autotune point. NULL after errors. */
-IrModule *ir_build(Arena *ar, const Node *module, const Source *src,
-                   IrDefine *defs, int ndefs, Diag *d);
+IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name, MemSpace space, DType dt,
+                        int rank, const int64_t *shape, Span span);
 
 /* Passes, one per file. Each returns false after reporting errors. */
-bool ir_verify(IrModule *m, Diag *d);        /* verify.c */
+bool ir_check(IrModule *m, Diag *d);         /* verify.c */
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */
 bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */
 
 /* Runs verify, layouts, verify, smem planning, verify. */
 bool ir_run_passes(IrModule *m, Diag *d);
-
-/* The synchronisation simulator (ir/simulate*.c, `tlsc --verify`): runs
- * each planned kernel's warps on the CPU for the given run-time parameter
- * values, with mbarrier phases, TMA copies, WGMMA commit groups and bulk
- * stores, and reports deadlocks, shared-memory races, mbarrier misuse and
- * asynchronous work left in flight at the .tls lines involved.
- * docs/verify.md describes the model. */
-typedef struct IrSimParam {
-  const char *name;
-  int64_t value;
-} IrSimParam;
-
-typedef struct IrSimOptions {
-  const IrSimParam *params; /* a value for every run-time scalar parameter */
-  int nparams;
-  const int64_t *blocks;    /* linear block indices to run; NULL: the first,
-                               the middle and the last of the grid */
-  int nblocks;
-  FILE *summary;            /* one line per kernel found sound; NULL: none */
-} IrSimOptions;
-
-typedef enum IrSimStatus {
-  IR_SIM_OK,      /* no problem found */
-  IR_SIM_PROBLEM, /* a problem was reported through the Diag */
-  IR_SIM_USAGE    /* a missing or unknown parameter, a bad block, an empty
-                     grid: reported with diag_plain_error */
-} IrSimStatus;
-
-IrSimStatus ir_simulate(const IrModule *m, const IrSimOptions *opt, Diag *d);
 
 /* Stable text form (`tlsc --emit=ir`). */
 void ir_print(FILE *out, const IrModule *m);

@@ -45,25 +45,30 @@ typedef struct SwizzleCtx {
  * when TMA and WGMMA share no layout for it. */
 static int swizzle_for(int64_t inner_bytes) {
   switch (inner_bytes) {
-  case 128: return 128;
-  case 64: return 64;
-  case 32: return 32;
-  default: return -1;
+  case 128:
+    return 128;
+  case 64:
+    return 64;
+  case 32:
+    return 32;
+  default:
+    return -1;
   }
 }
 
 /* Gives a shared tensor touched by TMA or WGMMA its swizzle; the first
  * statement that meets an unsupported shape reports it. */
 static void swizzle_tensor(IrTensor *t, const IrStmt *s, SwizzleCtx *c) {
-  if (!t || t->space != MS_SHARED || t->is_mbarrier || t->rank < 1 ||
-      t->layout != LAYOUT_NONE)
+  if (!t || t->space != MS_SHARED || t->is_mbarrier || t->rank < 1 || t->layout != LAYOUT_NONE)
     return;
   int64_t inner = t->shape[t->rank - 1] * dtype_bytes(t->dtype);
   int sw = swizzle_for(inner);
   if (sw < 0) {
-    diag_error(c->d, s->span, "shared tensor '%s' has rows of %lld bytes; "
+    diag_error(c->d, s->span,
+               "shared tensor '%s' has rows of %lld bytes; "
                "TMA and WGMMA tiles need rows of 32, 64 or 128 bytes (other "
-               "row sizes are not supported yet)", t->name, (long long)inner);
+               "row sizes are not supported yet)",
+               t->name, (long long)inner);
     c->ok = false;
     t->layout = LAYOUT_ROW_MAJOR; /* reported once */
     return;
@@ -75,12 +80,15 @@ static void swizzle_tensor(IrTensor *t, const IrStmt *s, SwizzleCtx *c) {
 static void swizzle_stmt(IrStmt *s, void *ctx) {
   switch (s->kind) {
   case S_TMA_LOAD:
-  case S_TMA_STORE: swizzle_tensor(s->ref[0].t, s, ctx); break;
+  case S_TMA_STORE:
+    swizzle_tensor(s->ref[0].t, s, ctx);
+    break;
   case S_WGMMA_MMA:
     swizzle_tensor(s->ref[0].t, s, ctx);
     swizzle_tensor(s->ref[1].t, s, ctx);
     break;
-  default: break;
+  default:
+    break;
   }
 }
 
@@ -96,8 +104,7 @@ static bool infer_shared(IrKernel *k, Diag *d) {
   walk(&k->body, swizzle_stmt, &c);
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
-    if (t->space == MS_SHARED && t->layout == LAYOUT_NONE)
-      t->layout = LAYOUT_ROW_MAJOR;
+    if (t->space == MS_SHARED && t->layout == LAYOUT_NONE) t->layout = LAYOUT_ROW_MAJOR;
   }
   return c.ok;
 }
@@ -112,60 +119,61 @@ typedef struct TmapCtx {
 } TmapCtx;
 
 /* cuTensorMapEncodeTiled element types. */
-static bool tma_dtype_ok(DType t) {
-  return t != DT_BOOL && t != DT_VOID;
-}
+static bool tma_dtype_ok(DType t) { return t != DT_BOOL && t != DT_VOID; }
 
 /* The rules of cuTensorMapEncodeTiled for one box; reports at s. */
-static bool check_box(TmapCtx *c, const IrStmt *s, const IrTensor *g,
-                      const int64_t *box, int swizzle) {
+static bool check_box(TmapCtx *c, const IrStmt *s, const IrTensor *g, const int64_t *box,
+                      int swizzle) {
   if (g->rank < 1 || g->rank > 5 || !tma_dtype_ok(g->dtype)) {
-    diag_error(c->d, s->span, "TMA cannot copy a %d-D %s tensor (1 to 5 "
-               "dimensions of a numeric dtype)", g->rank, dtype_name(g->dtype));
+    diag_error(c->d, s->span,
+               "TMA cannot copy a %d-D %s tensor (1 to 5 "
+               "dimensions of a numeric dtype)",
+               g->rank, dtype_name(g->dtype));
     return false;
   }
   for (int i = 0; i < g->rank; i++) {
     if (box[i] < 1 || box[i] > 256) {
-      diag_error(c->d, s->span, "TMA box dimension %d is %lld; the hardware "
-                 "allows 1 to 256", i, (long long)box[i]);
+      diag_error(c->d, s->span,
+                 "TMA box dimension %d is %lld; the hardware "
+                 "allows 1 to 256",
+                 i, (long long)box[i]);
       return false;
     }
   }
   int64_t inner = box[g->rank - 1] * dtype_bytes(g->dtype);
   if (inner % 16 != 0) {
-    diag_error(c->d, s->span, "TMA box rows are %lld bytes; the hardware "
-               "needs a multiple of 16", (long long)inner);
+    diag_error(c->d, s->span,
+               "TMA box rows are %lld bytes; the hardware "
+               "needs a multiple of 16",
+               (long long)inner);
     return false;
   }
   if (swizzle > 0 && inner > swizzle) {
-    diag_error(c->d, s->span, "TMA box rows are %lld bytes, more than the "
-               "%d-byte swizzle span", (long long)inner, swizzle);
+    diag_error(c->d, s->span,
+               "TMA box rows are %lld bytes, more than the "
+               "%d-byte swizzle span",
+               (long long)inner, swizzle);
     return false;
   }
   return true;
 }
 
-static bool same_box(const IrTmap *m, const IrTensor *g, const int64_t *box,
-                     int swizzle) {
-  return m->global == g && m->swizzle_bytes == swizzle &&
-         memcmp(m->box, box, sizeof m->box) == 0;
+static bool same_box(const IrTmap *m, const IrTensor *g, const int64_t *box, int swizzle) {
+  return m->global == g && m->swizzle_bytes == swizzle && memcmp(m->box, box, sizeof m->box) == 0;
 }
 
 /* Finds or creates the map of (g, box, swizzle) and returns its index. */
-static int tmap_index(TmapCtx *c, IrTensor *g, const int64_t *box,
-                      int swizzle) {
+static int tmap_index(TmapCtx *c, IrTensor *g, const int64_t *box, int swizzle) {
   IrKernel *k = c->k;
   for (int i = 0; i < k->ntmaps; i++)
-    if (same_box(k->tmaps[i], g, box, swizzle))
-      return i;
+    if (same_box(k->tmaps[i], g, box, swizzle)) return i;
   IrTmap *m = arena_alloc(c->ar, sizeof *m);
   m->index = k->ntmaps;
   m->global = g;
   memcpy(m->box, box, sizeof m->box);
   m->swizzle_bytes = swizzle;
   IrTmap **maps = arena_alloc(c->ar, (size_t)(k->ntmaps + 1) * sizeof *maps);
-  if (k->ntmaps)
-    memcpy(maps, k->tmaps, (size_t)k->ntmaps * sizeof *maps);
+  if (k->ntmaps) memcpy(maps, k->tmaps, (size_t)k->ntmaps * sizeof *maps);
   maps[k->ntmaps] = m;
   k->tmaps = maps;
   return k->ntmaps++;
@@ -173,15 +181,13 @@ static int tmap_index(TmapCtx *c, IrTensor *g, const int64_t *box,
 
 static void tmap_stmt(IrStmt *s, void *ctx) {
   TmapCtx *c = ctx;
-  if (s->kind != S_TMA_LOAD && s->kind != S_TMA_STORE)
-    return;
+  if (s->kind != S_TMA_LOAD && s->kind != S_TMA_STORE) return;
   IrTensor *g = s->t[0];
   const IrRef *view = &s->ref[0];
   if (!g || !view->t) /* malformed: the verifier reports it */
     return;
   int64_t box[IR_MAX_RANK] = {0};
-  for (int i = 0; i < ir_ref_rank(view) && i < IR_MAX_RANK; i++)
-    box[i] = ir_ref_dim(view, i);
+  for (int i = 0; i < ir_ref_rank(view) && i < IR_MAX_RANK; i++) box[i] = ir_ref_dim(view, i);
   int swizzle = view->t->swizzle_bytes;
   if (!check_box(c, s, g, box, swizzle)) {
     c->ok = false;
@@ -213,20 +219,22 @@ static bool acc_shape_ok(const IrTensor *t) {
 }
 
 /* Gives t the accumulator layout because of statement s. */
-static void make_acc(IrTensor *t, const IrStmt *s, const IrTensor *from,
-                     AccCtx *c) {
-  if (!t || t->space != MS_REGISTER || t->layout == LAYOUT_WGMMA_ACC)
-    return;
+static void make_acc(IrTensor *t, const IrStmt *s, const IrTensor *from, AccCtx *c) {
+  if (!t || t->space != MS_REGISTER || t->layout == LAYOUT_WGMMA_ACC) return;
   if (t->layout == LAYOUT_SPATIAL) /* already reported */
     return;
   if (!acc_shape_ok(t)) {
     if (from)
-      diag_error(c->d, s->span, "conflicting layouts: '%s' takes the WGMMA "
+      diag_error(c->d, s->span,
+                 "conflicting layouts: '%s' takes the WGMMA "
                  "accumulator layout from '%s', but it is not a [64k, N] "
-                 "tile of one 128-thread warp group", t->name, from->name);
+                 "tile of one 128-thread warp group",
+                 t->name, from->name);
     else
-      diag_error(c->d, s->span, "the WGMMA accumulator '%s' must be a [64k, "
-                 "N] tile owned by one 128-thread warp group", t->name);
+      diag_error(c->d, s->span,
+                 "the WGMMA accumulator '%s' must be a [64k, "
+                 "N] tile owned by one 128-thread warp group",
+                 t->name);
     t->layout = LAYOUT_SPATIAL;
     c->ok = false;
     return;
@@ -244,19 +252,15 @@ static void acc_stmt(IrStmt *s, void *ctx) {
     return;
   }
   if (s->kind == S_SLICE) { /* columns of a fragment are a fragment */
-    if (s->t[1] && s->t[1]->layout == LAYOUT_WGMMA_ACC)
-      make_acc(s->t[0], s, s->t[1], c);
+    if (s->t[1] && s->t[1]->layout == LAYOUT_WGMMA_ACC) make_acc(s->t[0], s, s->t[1], c);
     return;
   }
-  if (s->kind != S_CAST && s->kind != S_ELEMWISE)
-    return;
+  if (s->kind != S_CAST && s->kind != S_ELEMWISE) return;
   for (int i = 0; i < 3; i++) {
     IrTensor *src = s->t[i];
-    if (!src || src->layout != LAYOUT_WGMMA_ACC)
-      continue;
+    if (!src || src->layout != LAYOUT_WGMMA_ACC) continue;
     for (int j = 0; j < 3; j++)
-      if (j != i)
-        make_acc(s->t[j], s, src, c);
+      if (j != i) make_acc(s->t[j], s, src, c);
   }
 }
 
@@ -265,9 +269,9 @@ static void acc_stmt(IrStmt *s, void *ctx) {
  * row; in the spatial layout they are spread over other threads. */
 static void check_slice_source(IrStmt *s, void *ctx) {
   AccCtx *c = ctx;
-  if (s->kind != S_SLICE || !s->t[1] || s->t[1]->layout == LAYOUT_WGMMA_ACC)
-    return;
-  diag_error(c->d, s->span, "column slices are only supported on WGMMA "
+  if (s->kind != S_SLICE || !s->t[1] || s->t[1]->layout == LAYOUT_WGMMA_ACC) return;
+  diag_error(c->d, s->span,
+             "column slices are only supported on WGMMA "
              "accumulators: '%s' does not have the WGMMA fragment layout",
              s->t[1]->name);
   c->ok = false;
@@ -275,8 +279,7 @@ static void check_slice_source(IrStmt *s, void *ctx) {
 
 static bool infer_registers(IrKernel *k, Diag *d) {
   for (int i = 0; i < k->ntensors; i++)
-    if (k->tensors[i]->space == MS_REGISTER)
-      k->tensors[i]->layout = LAYOUT_NONE;
+    if (k->tensors[i]->space == MS_REGISTER) k->tensors[i]->layout = LAYOUT_NONE;
   AccCtx c = {d, true, true};
   /* each round fixes at least one tensor, so ntensors + 1 rounds suffice */
   for (int round = 0; c.changed && round <= k->ntensors; round++) {
@@ -285,8 +288,7 @@ static bool infer_registers(IrKernel *k, Diag *d) {
   }
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
-    if (t->space == MS_REGISTER && t->layout == LAYOUT_NONE)
-      t->layout = LAYOUT_SPATIAL;
+    if (t->space == MS_REGISTER && t->layout == LAYOUT_NONE) t->layout = LAYOUT_SPATIAL;
   }
   walk(&k->body, check_slice_source, &c);
   return c.ok;
@@ -299,8 +301,7 @@ bool ir_infer_layouts(IrModule *m, Diag *d) {
   for (int i = 0; i < m->nkernels; i++) {
     IrKernel *k = m->kernels[i];
     for (int j = 0; j < k->ntensors; j++)
-      if (k->tensors[j]->space == MS_GLOBAL)
-        k->tensors[j]->layout = LAYOUT_ROW_MAJOR;
+      if (k->tensors[j]->space == MS_GLOBAL) k->tensors[j]->layout = LAYOUT_ROW_MAJOR;
     bool shared_ok = infer_shared(k, d);
     /* tensor maps need the swizzles: skip them after a swizzle error */
     bool maps_ok = shared_ok && make_tmaps(k, m->ar, d);

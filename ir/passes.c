@@ -7,6 +7,6 @@
 #include "ir/ir.h"
 
 bool ir_run_passes(IrModule *m, Diag *d) {
-  return ir_verify(m, d) && ir_infer_layouts(m, d) && ir_verify(m, d) &&
-         ir_plan_smem(m, d) && ir_verify(m, d);
+  return ir_check(m, d) && ir_infer_layouts(m, d) && ir_check(m, d) && ir_plan_smem(m, d) &&
+         ir_check(m, d);
 }

@@ -10,26 +10,33 @@
 #include "ir/ir.h"
 
 static void indent(FILE *out, int depth) {
-  for (int i = 0; i < depth; i++)
-    fputs("  ", out);
+  for (int i = 0; i < depth; i++) fputs("  ", out);
 }
 
 static const char *space_name(MemSpace s) {
   switch (s) {
-  case MS_GLOBAL: return "global";
-  case MS_SHARED: return "shared";
-  case MS_REGISTER: return "register";
+  case MS_GLOBAL:
+    return "global";
+  case MS_SHARED:
+    return "shared";
+  case MS_REGISTER:
+    return "register";
   }
   return "?";
 }
 
 static const char *layout_name(LayoutKind k) {
   switch (k) {
-  case LAYOUT_NONE: return "none";
-  case LAYOUT_ROW_MAJOR: return "row_major";
-  case LAYOUT_SWIZZLED: return "swizzled";
-  case LAYOUT_SPATIAL: return "spatial";
-  case LAYOUT_WGMMA_ACC: return "wgmma_acc";
+  case LAYOUT_NONE:
+    return "none";
+  case LAYOUT_ROW_MAJOR:
+    return "row_major";
+  case LAYOUT_SWIZZLED:
+    return "swizzled";
+  case LAYOUT_SPATIAL:
+    return "spatial";
+  case LAYOUT_WGMMA_ACC:
+    return "wgmma_acc";
   }
   return "?";
 }
@@ -55,16 +62,14 @@ static void print_string(FILE *out, const char *s) {
 
 static void print_exprs(FILE *out, IrExpr *const *es, int n) {
   for (int i = 0; i < n; i++) {
-    if (i)
-      fputs(", ", out);
+    if (i) fputs(", ", out);
     ir_print_expr(out, es[i]);
   }
 }
 
 static void print_ints(FILE *out, const int64_t *v, int n) {
   fputc('[', out);
-  for (int i = 0; i < n; i++)
-    fprintf(out, i ? ", %lld" : "%lld", (long long)v[i]);
+  for (int i = 0; i < n; i++) fprintf(out, i ? ", %lld" : "%lld", (long long)v[i]);
   fputc(']', out);
 }
 
@@ -83,8 +88,7 @@ static void print_ref(FILE *out, const IrRef *r) {
     print_exprs(out, r->idx, r->nidx);
     fputc(']', out);
   }
-  if (r->transposed)
-    fputs(".T", out);
+  if (r->transposed) fputs(".T", out);
 }
 
 static void print_offsets(FILE *out, const IrStmt *s) {
@@ -120,11 +124,9 @@ static void print_tensor(FILE *out, const IrTensor *t) {
     }
   }
   fprintf(out, " layout=%s", layout_name(t->layout));
-  if (t->space == MS_SHARED && !t->is_mbarrier)
-    fprintf(out, " swizzle=%d", t->swizzle_bytes);
+  if (t->space == MS_SHARED && !t->is_mbarrier) fprintf(out, " swizzle=%d", t->swizzle_bytes);
   if (t->space == MS_SHARED && t->align > 0)
-    fprintf(out, " offset=%lld align=%lld", (long long)t->smem_offset,
-            (long long)t->align);
+    fprintf(out, " offset=%lld align=%lld", (long long)t->smem_offset, (long long)t->align);
   fprintf(out, "  # line %d\n", t->span.line);
 }
 
@@ -137,8 +139,7 @@ static void print_param(FILE *out, const IrParam *p) {
 
 static void print_tmap(FILE *out, const IrTmap *m) {
   if (m->global)
-    fprintf(out, "  tmap %d: %%t%d %s box=", m->index, m->global->id,
-            m->global->name);
+    fprintf(out, "  tmap %d: %%t%d %s box=", m->index, m->global->id, m->global->name);
   else
     fputs("  tmap ?: <null> box=", out);
   print_ints(out, m->box, m->global ? m->global->rank : 0);
@@ -152,14 +153,15 @@ static void print_block(FILE *out, const IrBlock *b, int depth);
 /* The text of a statement with no nested block, without indentation. */
 static void print_simple(FILE *out, const IrStmt *s) {
   switch (s->kind) {
-  case S_SYNC: fputs("sync", out); break;
+  case S_SYNC:
+    fputs("sync", out);
+    break;
   case S_MBAR_WAIT:
     fputs("mbarrier.wait ", out);
     print_ref(out, &s->ref[0]);
     fputs(", phase=", out);
     ir_print_expr(out, s->e[0]);
-    fprintf(out, ", sem=%s, scope=%s", s->str ? s->str : "?",
-            s->str2 ? s->str2 : "?");
+    fprintf(out, ", sem=%s, scope=%s", s->str ? s->str : "?", s->str2 ? s->str2 : "?");
     break;
   case S_MBAR_ARRIVE:
     fputs("mbarrier.arrive ", out);
@@ -191,10 +193,18 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_offsets(out, s);
     fprintf(out, ", tmap=%d", s->tmap);
     break;
-  case S_TMA_FENCE: fputs("tma.fence_proxy_async", out); break;
-  case S_TMA_COMMIT: fputs("tma.commit_group", out); break;
-  case S_TMA_WAIT: fprintf(out, "tma.wait_group %lld", (long long)s->n); break;
-  case S_WGMMA_FENCE: fputs("wgmma.fence", out); break;
+  case S_TMA_FENCE:
+    fputs("tma.fence_proxy_async", out);
+    break;
+  case S_TMA_COMMIT:
+    fputs("tma.commit_group", out);
+    break;
+  case S_TMA_WAIT:
+    fprintf(out, "tma.wait_group %lld", (long long)s->n);
+    break;
+  case S_WGMMA_FENCE:
+    fputs("wgmma.fence", out);
+    break;
   case S_WGMMA_MMA:
     fputs("wgmma.mma ", out);
     print_tensor_ref(out, s->t[0]);
@@ -203,8 +213,12 @@ static void print_simple(FILE *out, const IrStmt *s) {
     fputs(" @ ", out);
     print_ref(out, &s->ref[1]);
     break;
-  case S_WGMMA_COMMIT: fputs("wgmma.commit_group", out); break;
-  case S_WGMMA_WAIT: fprintf(out, "wgmma.wait_group %lld", (long long)s->n); break;
+  case S_WGMMA_COMMIT:
+    fputs("wgmma.commit_group", out);
+    break;
+  case S_WGMMA_WAIT:
+    fprintf(out, "wgmma.wait_group %lld", (long long)s->n);
+    break;
   case S_FILL:
     fputs("fill ", out);
     print_tensor_ref(out, s->t[0]);
@@ -266,31 +280,28 @@ static void print_simple(FILE *out, const IrStmt *s) {
       ir_print_expr(out, s->args[i]);
     }
     break;
-  default: fputs("<structured>", out); break;
+  default:
+    fputs("<structured>", out);
+    break;
   }
 }
 
-static void print_line(FILE *out, const IrStmt *s) {
-  fprintf(out, "  # line %d\n", s->span.line);
-}
+static void print_line(FILE *out, const IrStmt *s) { fprintf(out, "  # line %d\n", s->span.line); }
 
 /* A statement, and the blocks nested in it one level deeper. */
 static void print_stmt(FILE *out, const IrStmt *s, int depth) {
   indent(out, depth);
   switch (s->kind) {
   case S_ASSIGN:
-    fprintf(out, "%%v%d %s: %s = ", s->var->id, s->var->name,
-            dtype_name(s->var->type));
+    fprintf(out, "%%v%d %s: %s = ", s->var->id, s->var->name, dtype_name(s->var->type));
     ir_print_expr(out, s->e[0]);
     print_line(out, s);
     return;
   case S_FOR:
-    fprintf(out, "for %%v%d %s: %s in range(", s->var->id, s->var->name,
-            dtype_name(s->var->type));
+    fprintf(out, "for %%v%d %s: %s in range(", s->var->id, s->var->name, dtype_name(s->var->type));
     print_exprs(out, s->e, 3);
     fputc(')', out);
-    if (s->n)
-      fprintf(out, " unroll %lld", (long long)s->n);
+    if (s->n) fprintf(out, " unroll %lld", (long long)s->n);
     fputc(':', out);
     print_line(out, s);
     print_block(out, &s->body, depth + 1);
@@ -308,8 +319,7 @@ static void print_stmt(FILE *out, const IrStmt *s, int depth) {
     }
     return;
   case S_THREAD_GROUP:
-    fprintf(out, "thread_group [%lld, %lld):", (long long)s->n,
-            (long long)(s->n + s->n2));
+    fprintf(out, "thread_group [%lld, %lld):", (long long)s->n, (long long)(s->n + s->n2));
     print_line(out, s);
     print_block(out, &s->body, depth + 1);
     return;
@@ -330,26 +340,20 @@ static void print_block(FILE *out, const IrBlock *b, int depth) {
     indent(out, depth);
     fputs("pass\n", out);
   }
-  for (int i = 0; i < b->len; i++)
-    print_stmt(out, b->items[i], depth);
+  for (int i = 0; i < b->len; i++) print_stmt(out, b->items[i], depth);
 }
 
 static void print_kernel(FILE *out, const IrKernel *k) {
-  fprintf(out, "kernel %s script=%s config(", k->name,
-          k->script ? k->script : k->name);
+  fprintf(out, "kernel %s script=%s config(", k->name, k->script ? k->script : k->name);
   for (int i = 0; i < k->nconfig; i++)
-    fprintf(out, i ? ", %s=%lld" : "%s=%lld", k->config_names[i],
-            (long long)k->config_values[i]);
+    fprintf(out, i ? ", %s=%lld" : "%s=%lld", k->config_names[i], (long long)k->config_values[i]);
   fputs(")\n", out);
-  for (int i = 0; i < k->nparams; i++)
-    print_param(out, k->params[i]);
+  for (int i = 0; i < k->nparams; i++) print_param(out, k->params[i]);
   fputs("  grid = ", out);
   print_exprs(out, k->grid, 3);
   fprintf(out, "\n  warps = %d\n", k->warps);
-  for (int i = 0; i < k->ntensors; i++)
-    print_tensor(out, k->tensors[i]);
-  for (int i = 0; i < k->ntmaps; i++)
-    print_tmap(out, k->tmaps[i]);
+  for (int i = 0; i < k->ntensors; i++) print_tensor(out, k->tensors[i]);
+  for (int i = 0; i < k->ntmaps; i++) print_tmap(out, k->tmaps[i]);
   fprintf(out, "  smem = %lld\n", (long long)k->smem_bytes);
   fputs("  body:\n", out);
   print_block(out, &k->body, 2);
@@ -357,8 +361,7 @@ static void print_kernel(FILE *out, const IrKernel *k) {
 
 void ir_print(FILE *out, const IrModule *m) {
   for (int i = 0; i < m->nkernels; i++) {
-    if (i)
-      fputc('\n', out);
+    if (i) fputc('\n', out);
     print_kernel(out, m->kernels[i]);
   }
 }

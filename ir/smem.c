@@ -36,10 +36,8 @@ static int64_t sat_add(int64_t a, int64_t b) {
 }
 
 static int64_t tensor_align(const IrTensor *t) {
-  if (t->is_mbarrier)
-    return 8;
-  if (t->layout == LAYOUT_SWIZZLED && t->swizzle_bytes > 0)
-    return 8 * (int64_t)t->swizzle_bytes;
+  if (t->is_mbarrier) return 8;
+  if (t->layout == LAYOUT_SWIZZLED && t->swizzle_bytes > 0) return 8 * (int64_t)t->swizzle_bytes;
   return 16;
 }
 
@@ -47,18 +45,16 @@ static int64_t tensor_align(const IrTensor *t) {
 
 /* A TMA or WGMMA view must start on its tensor's alignment. Reported once
  * per tensor (an unrolled loop repeats the same view). */
-static bool check_view(const IrRef *r, const IrStmt *s, bool *reported,
-                       Diag *d) {
-  if (!r->t || r->nidx == 0 || r->t->align <= 16)
-    return true;
+static bool check_view(const IrRef *r, const IrStmt *s, bool *reported, Diag *d) {
+  if (!r->t || r->nidx == 0 || r->t->align <= 16) return true;
   int64_t bytes = ir_ref_nbytes(r);
-  if (bytes % r->t->align == 0)
-    return true;
+  if (bytes % r->t->align == 0) return true;
   if (!reported[r->t->id])
-    diag_error(d, s->span, "a view of '%s' is %lld bytes, so it does not "
+    diag_error(d, s->span,
+               "a view of '%s' is %lld bytes, so it does not "
                "always start on the %lld-byte boundary its %d-byte swizzle "
-               "needs", r->t->name, (long long)bytes, (long long)r->t->align,
-               r->t->swizzle_bytes);
+               "needs",
+               r->t->name, (long long)bytes, (long long)r->t->align, r->t->swizzle_bytes);
   reported[r->t->id] = true;
   return false;
 }
@@ -83,8 +79,7 @@ static bool check_views(const IrBlock *b, bool *reported, Diag *d) {
 
 /* Reports the tensor at which the plan first passes the limit, with a note
  * for each shared tensor of 1 KB or more. */
-static void report_overflow(const IrKernel *k, int64_t needed, int64_t slack,
-                            Diag *d) {
+static void report_overflow(const IrKernel *k, int64_t needed, int64_t slack, Diag *d) {
   const IrTensor *culprit = NULL;
   for (int i = 0; i < k->ntensors && !culprit; i++) {
     const IrTensor *t = k->tensors[i];
@@ -93,16 +88,15 @@ static void report_overflow(const IrKernel *k, int64_t needed, int64_t slack,
       culprit = t;
   }
   Span at = culprit ? culprit->span : k->span;
-  diag_error(d, at, "shared memory of '%s' exceeds the limit: %lld bytes "
-             "needed%s, %d available", culprit ? culprit->name : k->name,
-             (long long)needed,
-             slack ? " (with 1024 bytes to align the base)" : "",
-             TLS_SMEM_LIMIT);
+  diag_error(d, at,
+             "shared memory of '%s' exceeds the limit: %lld bytes "
+             "needed%s, %d available",
+             culprit ? culprit->name : k->name, (long long)needed,
+             slack ? " (with 1024 bytes to align the base)" : "", TLS_SMEM_LIMIT);
   for (int i = 0; i < k->ntensors; i++) {
     const IrTensor *t = k->tensors[i];
     if (t->space == MS_SHARED && ir_tensor_nbytes(t) >= 1024)
-      diag_note(d, t->span, "'%s' takes %lld bytes", t->name,
-                (long long)ir_tensor_nbytes(t));
+      diag_note(d, t->span, "'%s' takes %lld bytes", t->name, (long long)ir_tensor_nbytes(t));
   }
 }
 
@@ -112,13 +106,11 @@ static bool plan_kernel(IrKernel *k, Diag *d) {
   int64_t offset = 0, max_align = 16;
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
-    if (t->space != MS_SHARED)
-      continue;
+    if (t->space != MS_SHARED) continue;
     t->align = tensor_align(t);
     t->smem_offset = align_up(offset, t->align);
     offset = sat_add(t->smem_offset, ir_tensor_nbytes(t));
-    if (t->align > max_align)
-      max_align = t->align;
+    if (t->align > max_align) max_align = t->align;
   }
   int64_t slack = max_align > 16 ? BASE_ROUNDING : 0;
   k->smem_bytes = offset > 0 ? align_up(offset, 16) + slack : 0;
@@ -135,7 +127,6 @@ static bool plan_kernel(IrKernel *k, Diag *d) {
 
 bool ir_plan_smem(IrModule *m, Diag *d) {
   bool ok = true;
-  for (int i = 0; i < m->nkernels; i++)
-    ok = plan_kernel(m->kernels[i], d) && ok;
+  for (int i = 0; i < m->nkernels; i++) ok = plan_kernel(m->kernels[i], d) && ok;
   return ok;
 }

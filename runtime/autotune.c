@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "runtime/rt_internal.h"
 
 static int by_value(const void *a, const void *b) {
   float x = *(const float *)a, y = *(const float *)b;
@@ -12,8 +12,8 @@ static int by_value(const void *a, const void *b) {
 }
 
 /* Median of `reps` event-timed launches after one warm-up. */
-static tls_status time_entry(const tls_kernel *k, const tls_arg *args, int nargs, CUstream s, CUevent ev[2], int reps,
-                             float *median) {
+static tls_status time_entry(const tls_kernel *k, const tls_arg *args, int nargs, CUstream s,
+                             CUevent ev[2], int reps, float *median) {
   tls_context *ctx = k->mod->ctx;
   CudaApi *cu = &ctx->api;
   float *ms = malloc((size_t)reps * sizeof *ms);
@@ -35,9 +35,11 @@ static tls_status time_entry(const tls_kernel *k, const tls_arg *args, int nargs
   return st;
 }
 
-tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg *args, int nargs, void *stream,
-                        int reps, const tls_kernel **best, float *best_ms, float *ms_each) {
-  if (!mod || !script || !best || reps < 1) return rt_error(mod ? mod->ctx : NULL, TLS_ERR_INVALID, "tls_autotune: bad argument");
+tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg *args, int nargs,
+                        void *stream, int reps, const tls_kernel **best, float *best_ms,
+                        float *ms_each) {
+  if (!mod || !script || !best || reps < 1)
+    return rt_error(mod ? mod->ctx : NULL, TLS_ERR_INVALID, "tls_autotune: bad argument");
   tls_context *ctx = mod->ctx;
   if (!ctx->online) return rt_error(ctx, TLS_ERR_NO_DEVICE, "tls_autotune: the context has no GPU");
   CUevent ev[2] = {NULL, NULL};
@@ -48,12 +50,14 @@ tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg
   for (int i = 0; !st && i < mod->nkernels; i++) {
     const tls_kernel *k = &mod->kernels[i];
     float ms = -1;
-    if (!strcmp(k->script, script)) st = time_entry(k, args, nargs, (CUstream)stream, ev, reps, &ms);
+    if (!strcmp(k->script, script))
+      st = time_entry(k, args, nargs, (CUstream)stream, ev, reps, &ms);
     if (ms_each) ms_each[i] = ms;
     if (!st && ms >= 0 && (!*best || ms < *best_ms)) *best = k, *best_ms = ms;
   }
   for (int i = 0; i < 2; i++)
     if (ev[i]) ctx->api.cuEventDestroy(ev[i]);
-  if (!st && !*best) st = rt_error(ctx, TLS_ERR_NOT_FOUND, "%s: no entry of script '%s'", mod->name, script);
+  if (!st && !*best)
+    st = rt_error(ctx, TLS_ERR_NOT_FOUND, "%s: no entry of script '%s'", mod->name, script);
   return st;
 }

@@ -5,7 +5,7 @@
  * since the runtime cannot know its size. */
 #include <stdlib.h>
 
-#include "rt_internal.h"
+#include "runtime/rt_internal.h"
 
 /* Records [base, base + bytes); a buffer at the same base replaces it. */
 tls_status rt_buffer_add(tls_context *ctx, uint64_t base, uint64_t bytes) {
@@ -37,7 +37,8 @@ const RtBuffer *rt_buffer_find(const tls_context *ctx, uint64_t address) {
   const RtBuffer *best = NULL;
   for (int i = 0; i < ctx->nbuffers; i++) {
     const RtBuffer *b = &ctx->buffers[i];
-    if (address >= b->base && address - b->base < b->bytes && (!best || b->base > best->base)) best = b;
+    if (address >= b->base && address - b->base < b->bytes && (!best || b->base > best->base))
+      best = b;
   }
   return best;
 }
@@ -45,7 +46,8 @@ const RtBuffer *rt_buffer_find(const tls_context *ctx, uint64_t address) {
 tls_status tls_mem_register(tls_context *ctx, uint64_t dptr, size_t bytes) {
   if (!ctx) return TLS_ERR_INVALID;
   if (!dptr || !bytes)
-    return rt_error(ctx, TLS_ERR_INVALID, "tls_mem_register: %s", !dptr ? "null pointer" : "zero bytes");
+    return rt_error(ctx, TLS_ERR_INVALID, "tls_mem_register: %s",
+                    !dptr ? "null pointer" : "zero bytes");
   return rt_buffer_add(ctx, dptr, bytes);
 }
 

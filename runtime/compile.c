@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "runtime/rt_internal.h"
 
 extern char **environ;
 
@@ -67,11 +67,16 @@ static bool make_dirs(char *path) {
 }
 
 static bool cache_dir(char *out, size_t len) {
-  const char *env = getenv("TLSC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (env && *env) snprintf(out, len, "%s", env);
-  else if (xdg && *xdg) snprintf(out, len, "%s/tlsc", xdg);
-  else if (home && *home) snprintf(out, len, "%s/.cache/tlsc", home);
-  else return false;
+  const char *env = getenv("TLSC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
+             *home = getenv("HOME");
+  if (env && *env)
+    snprintf(out, len, "%s", env);
+  else if (xdg && *xdg)
+    snprintf(out, len, "%s/tlsc", xdg);
+  else if (home && *home)
+    snprintf(out, len, "%s/.cache/tlsc", home);
+  else
+    return false;
   return make_dirs(out);
 }
 
@@ -103,7 +108,8 @@ static bool write_file(const char *path, const char *data, size_t len) {
 /* ------------------------------------------------------------- ptxas */
 
 /* Runs ptxas -arch=ARCH -o cubin ptx, its output into log. 0 = success. */
-static int run_ptxas(const char *ptxas, const char *arch, const char *ptx, const char *cubin, const char *log) {
+static int run_ptxas(const char *ptxas, const char *arch, const char *ptx, const char *cubin,
+                     const char *log) {
   char arch_flag[32];
   snprintf(arch_flag, sizeof arch_flag, "-arch=%s", arch);
   char *argv[] = {(char *)ptxas, arch_flag, "-o", (char *)cubin, (char *)ptx, NULL};
@@ -127,7 +133,8 @@ static tls_status load_image(tls_module *mod, const void *image) {
 }
 
 /* Assembles into dir/key.cubin (through temporary names) and loads it. */
-static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *dir, const char *key) {
+static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *dir,
+                                const char *key) {
   tls_context *ctx = mod->ctx;
   char ptx[4200], tmp[4200], log[4200], final[4200];
   snprintf(ptx, sizeof ptx, "%s/%s.%d.ptx", dir, key, (int)getpid());
@@ -143,8 +150,8 @@ static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *
   unlink(log);
   if (rc) {
     unlink(tmp);
-    rt_error(ctx, TLS_ERR_COMPILE, "%s: ptxas -arch=%s failed (exit %d):\n%.3500s", mod->name, ctx->arch, rc,
-             out ? out : "");
+    rt_error(ctx, TLS_ERR_COMPILE, "%s: ptxas -arch=%s failed (exit %d):\n%.3500s", mod->name,
+             ctx->arch, rc, out ? out : "");
     free(out);
     return TLS_ERR_COMPILE;
   }
@@ -191,8 +198,8 @@ static tls_status compile_jit(tls_module *mod) {
   if (!r) return TLS_OK;
   const char *name = "?";
   ctx->api.cuGetErrorName(r, &name);
-  return rt_error(ctx, TLS_ERR_COMPILE, "%s: the driver JIT refused the PTX: %s\n%.3500s", mod->name,
-                  name ? name : "?", log);
+  return rt_error(ctx, TLS_ERR_COMPILE, "%s: the driver JIT refused the PTX: %s\n%.3500s",
+                  mod->name, name ? name : "?", log);
 }
 
 tls_status compile_module(tls_module *mod) {
@@ -204,7 +211,8 @@ tls_status compile_module(tls_module *mod) {
   bool have_ptxas = mode != TLS_COMPILE_JIT && find_ptxas(ptxas, sizeof ptxas);
   if (!have_ptxas) {
     if (mode == TLS_COMPILE_PTXAS)
-      return rt_error(mod->ctx, TLS_ERR_COMPILE, "ptxas not found (TLSC_PTXAS, PATH, /usr/local/cuda/bin)");
+      return rt_error(mod->ctx, TLS_ERR_COMPILE,
+                      "ptxas not found (TLSC_PTXAS, PATH, /usr/local/cuda/bin)");
     return compile_jit(mod);
   }
   char key[40], dir[4096];

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "runtime/rt_internal.h"
 
 static tls_context *context_new(void) {
   tls_context *ctx = calloc(1, sizeof *ctx);
@@ -23,9 +23,13 @@ tls_status tls_init_offline(tls_context **out) {
 static tls_status query_device(tls_context *ctx) {
   CudaApi *cu = &ctx->api;
   int major = 0, minor = 0;
-  CUresult r = cu->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, ctx->dev);
-  if (!r) r = cu->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, ctx->dev);
-  if (!r) r = cu->cuDeviceGetAttribute(&ctx->smem_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, ctx->dev);
+  CUresult r =
+      cu->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, ctx->dev);
+  if (!r)
+    r = cu->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, ctx->dev);
+  if (!r)
+    r = cu->cuDeviceGetAttribute(&ctx->smem_optin,
+                                 CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, ctx->dev);
   if (!r) r = cu->cuDeviceGetName(ctx->device_name, sizeof ctx->device_name - 1, ctx->dev);
   if (r) return rt_cuda_error(ctx, r, "cuDeviceGetAttribute");
   /* The 'a' targets (sm_90a) carry wgmma and setmaxnreg. */
@@ -49,7 +53,8 @@ tls_status tls_init(int device, tls_context **out) {
   if (device < 0 || device >= count)
     return rt_error(ctx, TLS_ERR_NO_DEVICE, "no GPU %d (the driver sees %d)", device, count);
   if ((r = cu->cuDeviceGet(&ctx->dev, device))) return rt_cuda_error(ctx, r, "cuDeviceGet");
-  if ((r = cu->cuDevicePrimaryCtxRetain(&ctx->cuctx, ctx->dev))) return rt_cuda_error(ctx, r, "cuDevicePrimaryCtxRetain");
+  if ((r = cu->cuDevicePrimaryCtxRetain(&ctx->cuctx, ctx->dev)))
+    return rt_cuda_error(ctx, r, "cuDevicePrimaryCtxRetain");
   if ((r = cu->cuCtxSetCurrent(ctx->cuctx))) return rt_cuda_error(ctx, r, "cuCtxSetCurrent");
   ctx->online = true;
   tls_status st = query_device(ctx);

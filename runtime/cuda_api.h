@@ -79,18 +79,15 @@ typedef struct CudaApi {
   CUresult (*cuCtxSetCurrent)(CUcontext);
   CUresult (*cuCtxSynchronize)(void);
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
-  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
-                                 void **);
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void **, void **);
-  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *, int, uint32_t, void *,
-                                     const uint64_t *, const uint64_t *,
-                                     const uint32_t *, const uint32_t *, int,
-                                     int, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *, int, uint32_t, void *, const uint64_t *,
+                                     const uint64_t *, const uint32_t *, const uint32_t *, int, int,
+                                     int, int);
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_api.h"
+#include "runtime/cuda_api.h"
 
 /* Looks up `name`; when `fallback` is given and `name` is missing, that
  * one (older drivers export cuEventElapsedTime only). */
-static int resolve(CudaApi *api, void *slot, const char *name,
-                   const char *fallback, char *msg, size_t msglen) {
+static int resolve(CudaApi *api, void *slot, const char *name, const char *fallback, char *msg,
+                   size_t msglen) {
   void *f = dlsym(api->lib, name);
   if (!f && fallback) f = dlsym(api->lib, fallback);
   if (!f) {
@@ -21,7 +21,7 @@ static int resolve(CudaApi *api, void *slot, const char *name,
   return 0;
 }
 
-#define R(field, name, fallback)                                              \
+#define R(field, name, fallback)                                                                   \
   if (resolve(api, &api->field, name, fallback, msg, msglen)) goto fail
 
 int cuda_api_open(CudaApi *api, char *msg, size_t msglen) {

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "runtime/rt_internal.h"
 
 enum { EXPR_MAX_DEPTH = 32 };
 
@@ -85,12 +85,16 @@ static void parse_name(XParser *xp) {
   size_t len = (size_t)(xp->p - start);
   char name[64];
   snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), start);
-  if (!strcmp(name, "min")) { parse_minmax(xp, X_MIN); return; }
-  if (!strcmp(name, "max")) { parse_minmax(xp, X_MAX); return; }
+  if (!strcmp(name, "min")) {
+    parse_minmax(xp, X_MIN);
+    return;
+  }
+  if (!strcmp(name, "max")) {
+    parse_minmax(xp, X_MAX);
+    return;
+  }
   for (int i = 0; i < xp->nparams; i++) {
-    if (strlen(xp->params[i].name) != len ||
-        strncmp(xp->params[i].name, start, len))
-      continue;
+    if (strlen(xp->params[i].name) != len || strncmp(xp->params[i].name, start, len)) continue;
     if (xp->params[i].type == PT_PTR || xp->params[i].type == PT_F32) {
       fail(xp, "parameter '%s' is not an integer", name);
       return;
@@ -103,22 +107,37 @@ static void parse_name(XParser *xp) {
 
 static void parse_primary(XParser *xp) {
   char c = *xp->p;
-  if (isdigit((unsigned char)c)) { parse_integer(xp); return; }
-  if (isalpha((unsigned char)c) || c == '_') { parse_name(xp); return; }
+  if (isdigit((unsigned char)c)) {
+    parse_integer(xp);
+    return;
+  }
+  if (isalpha((unsigned char)c) || c == '_') {
+    parse_name(xp);
+    return;
+  }
   if (c == '(') {
     xp->p++;
     parse_expr(xp);
-    if (*xp->p != ')') { fail(xp, "expected ')'%s", ""); return; }
+    if (*xp->p != ')') {
+      fail(xp, "expected ')'%s", "");
+      return;
+    }
     xp->p++;
     return;
   }
-  if (c == '\0') { fail(xp, "expression ends early%s", ""); return; }
+  if (c == '\0') {
+    fail(xp, "expression ends early%s", "");
+    return;
+  }
   char s[2] = {c, 0};
   fail(xp, "unexpected character '%s'", s);
 }
 
 static void parse_unary(XParser *xp) {
-  if (++xp->depth > EXPR_MAX_DEPTH) { fail(xp, "expression nested too deeply%s", ""); return; }
+  if (++xp->depth > EXPR_MAX_DEPTH) {
+    fail(xp, "expression nested too deeply%s", "");
+    return;
+  }
   if (*xp->p == '-') {
     xp->p++;
     parse_unary(xp);
@@ -139,7 +158,10 @@ static void parse_term(XParser *xp) {
 }
 
 static void parse_expr(XParser *xp) {
-  if (++xp->depth > EXPR_MAX_DEPTH) { fail(xp, "expression nested too deeply%s", ""); return; }
+  if (++xp->depth > EXPR_MAX_DEPTH) {
+    fail(xp, "expression nested too deeply%s", "");
+    return;
+  }
   parse_term(xp);
   while (!xp->failed && (*xp->p == '+' || *xp->p == '-')) {
     char op = *xp->p++;
@@ -154,31 +176,33 @@ static int max_stack(const Expr *e) {
   int depth = 0, most = 0;
   for (int i = 0; i < e->n; i++) {
     XOp op = e->code[i].op;
-    if (op == X_CONST || op == X_PARAM) depth++;
-    else if (op != X_NEG) depth--;
+    if (op == X_CONST || op == X_PARAM)
+      depth++;
+    else if (op != X_NEG)
+      depth--;
     if (depth > most) most = depth;
   }
   return most;
 }
 
-bool expr_compile(const char *text, const Param *params, int nparams,
-                  Expr *out, char *msg, size_t msglen) {
+bool expr_compile(const char *text, const Param *params, int nparams, Expr *out, char *msg,
+                  size_t msglen) {
   XParser xp = {text, params, nparams, out, 0, msg, msglen, false};
   out->n = 0;
-  if (!*text) fail(&xp, "empty expression%s", "");
-  else parse_expr(&xp);
+  if (!*text)
+    fail(&xp, "empty expression%s", "");
+  else
+    parse_expr(&xp);
   if (!xp.failed && *xp.p) {
     char s[2] = {*xp.p, 0};
     fail(&xp, "unexpected character '%s'", s);
   }
-  if (!xp.failed && max_stack(out) > EXPR_MAX_STACK)
-    fail(&xp, "expression too complex%s", "");
+  if (!xp.failed && max_stack(out) > EXPR_MAX_STACK) fail(&xp, "expression too complex%s", "");
   return !xp.failed;
 }
 
 /* One binary operation, checked; false with msg on overflow or / by 0. */
-static bool apply(XOp op, int64_t a, int64_t b, int64_t *r, char *msg,
-                  size_t msglen) {
+static bool apply(XOp op, int64_t a, int64_t b, int64_t *r, char *msg, size_t msglen) {
   switch (op) {
   case X_ADD:
     if (!__builtin_add_overflow(a, b, r)) return true;
@@ -192,30 +216,37 @@ static bool apply(XOp op, int64_t a, int64_t b, int64_t *r, char *msg,
   case X_DIV:
   case X_MOD:
     if (b == 0) {
-      snprintf(msg, msglen, "division by zero (%lld %c 0)", (long long)a,
-               op == X_DIV ? '/' : '%');
+      snprintf(msg, msglen, "division by zero (%lld %c 0)", (long long)a, op == X_DIV ? '/' : '%');
       return false;
     }
     if (a == INT64_MIN && b == -1) break;
     *r = op == X_DIV ? a / b : a % b;
     return true;
-  case X_MIN: *r = a < b ? a : b; return true;
-  case X_MAX: *r = a > b ? a : b; return true;
-  default: break;
+  case X_MIN:
+    *r = a < b ? a : b;
+    return true;
+  case X_MAX:
+    *r = a > b ? a : b;
+    return true;
+  default:
+    break;
   }
   snprintf(msg, msglen, "64-bit overflow");
   return false;
 }
 
-bool expr_eval(const Expr *e, const int64_t *values, int64_t *out,
-               char *msg, size_t msglen) {
+bool expr_eval(const Expr *e, const int64_t *values, int64_t *out, char *msg, size_t msglen) {
   int64_t stack[EXPR_MAX_STACK];
   int sp = 0;
   for (int i = 0; i < e->n; i++) {
     const XInstr *x = &e->code[i];
     switch (x->op) {
-    case X_CONST: stack[sp++] = x->value; break;
-    case X_PARAM: stack[sp++] = values[x->param]; break;
+    case X_CONST:
+      stack[sp++] = x->value;
+      break;
+    case X_PARAM:
+      stack[sp++] = values[x->param];
+      break;
     case X_NEG:
       if (stack[sp - 1] == INT64_MIN) {
         snprintf(msg, msglen, "64-bit overflow");
@@ -225,8 +256,7 @@ bool expr_eval(const Expr *e, const int64_t *values, int64_t *out,
       break;
     default:
       sp--;
-      if (!apply(x->op, stack[sp - 1], stack[sp], &stack[sp - 1], msg, msglen))
-        return false;
+      if (!apply(x->op, stack[sp - 1], stack[sp], &stack[sp - 1], msg, msglen)) return false;
     }
   }
   *out = stack[0];

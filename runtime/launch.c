@@ -4,10 +4,11 @@
  * the maps as kernel parameters. */
 #include <string.h>
 
-#include "rt_internal.h"
+#include "runtime/rt_internal.h"
 
 /* The encoded map for these inputs, from the cache or freshly encoded. */
-static tls_status tmap_for(tls_kernel *k, int t, const tls_tmap_params *tp, const CUtensorMap **out) {
+static tls_status tmap_for(tls_kernel *k, int t, const tls_tmap_params *tp,
+                           const CUtensorMap **out) {
   TmapDesc *tm = &k->tmaps[t];
   for (int s = 0; s < TMAP_CACHE_SLOTS; s++) {
     if (tm->cache[s].valid && !memcmp(&tm->cache[s].key, tp, sizeof *tp)) {
@@ -21,15 +22,16 @@ static tls_status tmap_for(tls_kernel *k, int t, const tls_tmap_params *tp, cons
   tls_context *ctx = k->mod->ctx;
   slot->valid = false;
   CUresult r = ctx->api.cuTensorMapEncodeTiled(
-      &slot->map, tp->dtype, (uint32_t)tp->rank, (void *)(uintptr_t)tp->address, tp->dims, tp->strides, tp->box,
-      ONES, CU_TENSOR_MAP_INTERLEAVE_NONE, tp->swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      &slot->map, tp->dtype, (uint32_t)tp->rank, (void *)(uintptr_t)tp->address, tp->dims,
+      tp->strides, tp->box, ONES, CU_TENSOR_MAP_INTERLEAVE_NONE, tp->swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r) {
     char why[512];
     rt_cuda_error(ctx, r, "cuTensorMapEncodeTiled");
     memcpy(why, ctx->err, sizeof why - 1);
     why[sizeof why - 1] = 0;
-    return rt_error(ctx, TLS_ERR_TMAP, "launch of '%s' refused: tensor map %d: %s", k->name, t, why);
+    return rt_error(ctx, TLS_ERR_TMAP, "launch of '%s' refused: tensor map %d: %s", k->name, t,
+                    why);
   }
   memcpy(&slot->key, tp, sizeof *tp); /* with its (zeroed) padding, for memcmp */
   slot->valid = true;
@@ -45,7 +47,8 @@ tls_status tls_launch(const tls_kernel *kernel, const tls_arg *args, int nargs, 
   tls_status st = tls_prepare_launch(k, args, nargs, &plan);
   if (st) return st;
   if (!ctx->online || !k->fn)
-    return rt_error(ctx, TLS_ERR_NO_DEVICE, "launch of '%s' refused: the context has no GPU", k->name);
+    return rt_error(ctx, TLS_ERR_NO_DEVICE, "launch of '%s' refused: the context has no GPU",
+                    k->name);
   void *params[TLS_MAX_PARAMS + TLS_MAX_TMAPS];
   for (int i = 0; i < nargs; i++) params[i] = (void *)&args[i].v; /* each member sits at offset 0 */
   for (int t = 0; t < plan.num_tmaps; t++) {
@@ -53,7 +56,7 @@ tls_status tls_launch(const tls_kernel *kernel, const tls_arg *args, int nargs, 
     if ((st = tmap_for(k, t, &plan.tmaps[t], &map))) return st;
     params[nargs + t] = (void *)map;
   }
-  CUresult r = ctx->api.cuLaunchKernel(k->fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.block, 1, 1, plan.smem,
-                                       (CUstream)stream, params, NULL);
+  CUresult r = ctx->api.cuLaunchKernel(k->fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.block,
+                                       1, 1, plan.smem, (CUstream)stream, params, NULL);
   return r ? rt_cuda_error(ctx, r, "cuLaunchKernel") : TLS_OK;
 }

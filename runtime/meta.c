@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "runtime/rt_internal.h"
 
 enum { MAX_FIELDS = 16, MAX_KERNELS = 256 };
 
@@ -32,8 +32,7 @@ static tls_status perr(MetaParser *mp, int line, const char *fmt, ...) {
   int n = snprintf(mp->msg, mp->msglen, "%s:%d: error: ", mp->mod->name, line);
   va_list ap;
   va_start(ap, fmt);
-  if (n >= 0 && (size_t)n < mp->msglen)
-    vsnprintf(mp->msg + n, mp->msglen - (size_t)n, fmt, ap);
+  if (n >= 0 && (size_t)n < mp->msglen) vsnprintf(mp->msg + n, mp->msglen - (size_t)n, fmt, ap);
   va_end(ap);
   return TLS_ERR_FORMAT;
 }
@@ -50,17 +49,12 @@ static const struct {
   const char *name;
   int cu, bytes;
 } DTYPES[] = {
-    {"f16", CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2},
-    {"bf16", CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2},
-    {"f32", CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4},
-    {"f64", CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8},
-    {"i32", CU_TENSOR_MAP_DATA_TYPE_INT32, 4},
-    {"u32", CU_TENSOR_MAP_DATA_TYPE_UINT32, 4},
-    {"i64", CU_TENSOR_MAP_DATA_TYPE_INT64, 8},
-    {"u64", CU_TENSOR_MAP_DATA_TYPE_UINT64, 8},
+    {"f16", CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2}, {"bf16", CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2},
+    {"f32", CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4}, {"f64", CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8},
+    {"i32", CU_TENSOR_MAP_DATA_TYPE_INT32, 4},   {"u32", CU_TENSOR_MAP_DATA_TYPE_UINT32, 4},
+    {"i64", CU_TENSOR_MAP_DATA_TYPE_INT64, 8},   {"u64", CU_TENSOR_MAP_DATA_TYPE_UINT64, 8},
     {"i8", CU_TENSOR_MAP_DATA_TYPE_UINT8, 1}, /* TMA copies bits */
-    {"u8", CU_TENSOR_MAP_DATA_TYPE_UINT8, 1},
-    {"i16", CU_TENSOR_MAP_DATA_TYPE_UINT16, 2},
+    {"u8", CU_TENSOR_MAP_DATA_TYPE_UINT8, 1},    {"i16", CU_TENSOR_MAP_DATA_TYPE_UINT16, 2},
     {"u16", CU_TENSOR_MAP_DATA_TYPE_UINT16, 2},
 };
 
@@ -94,8 +88,7 @@ static bool parse_int(const char *s, long long lo, long long hi, long long *out)
   if (!*s) return false;
   char *end;
   long long v = strtoll(s, &end, 10);
-  if (*end || !isdigit((unsigned char)s[s[0] == '-']) || v < lo || v > hi)
-    return false;
+  if (*end || !isdigit((unsigned char)s[s[0] == '-']) || v < lo || v > hi) return false;
   *out = v;
   return true;
 }
@@ -165,7 +158,8 @@ static tls_status dir_entry(MetaParser *mp, char **f, int n) {
   if (st) return st;
   tls_module *mod = mp->mod;
   if (n < 2 || !is_ident(f[1])) return perr(mp, mp->line, "'entry' needs a kernel name");
-  if (mod->nkernels == mp->max_kernels) return perr(mp, mp->line, "too many entries (at most %d)", MAX_KERNELS);
+  if (mod->nkernels == mp->max_kernels)
+    return perr(mp, mp->line, "too many entries (at most %d)", MAX_KERNELS);
   for (int i = 0; i < mod->nkernels; i++)
     if (!strcmp(mod->kernels[i].name, f[1]))
       return perr(mp, mp->line, "entry '%s' appears twice", f[1]);
@@ -184,7 +178,8 @@ static tls_status dir_entry(MetaParser *mp, char **f, int n) {
       free(k->script);
       k->script = xstrdup(v);
     } else if ((v = key_value(f[i], "block"))) {
-      if (!parse_int(v, 1, 1024, &x)) return perr(mp, mp->line, "block must be 1..1024 threads, not '%s'", v);
+      if (!parse_int(v, 1, 1024, &x))
+        return perr(mp, mp->line, "block must be 1..1024 threads, not '%s'", v);
       k->block = (int)x;
     } else if ((v = key_value(f[i], "smem"))) {
       if (!parse_int(v, 0, 1 << 30, &x)) return perr(mp, mp->line, "bad smem byte count '%s'", v);
@@ -204,7 +199,8 @@ static tls_status dir_config(MetaParser *mp, char **f, int n) {
   size_t len = 1;
   for (int i = 1; i < n; i++) {
     char *eq = strchr(f[i], '=');
-    if (!eq || eq == f[i] || !eq[1]) return perr(mp, mp->line, "config field '%s' is not key=value", f[i]);
+    if (!eq || eq == f[i] || !eq[1])
+      return perr(mp, mp->line, "config field '%s' is not key=value", f[i]);
     len += strlen(f[i]) + 1;
   }
   char *s = malloc(len);
@@ -226,13 +222,15 @@ static tls_status dir_param(MetaParser *mp, char **f, int n) {
   if (n < 3 || !is_ident(f[1])) return perr(mp, mp->line, "'param' needs a name and a type");
   if (k->nparams == TLS_MAX_PARAMS) return perr(mp, mp->line, "too many parameters");
   for (int i = 0; i < k->nparams; i++)
-    if (!strcmp(k->params[i].name, f[1])) return perr(mp, mp->line, "parameter '%s' appears twice", f[1]);
+    if (!strcmp(k->params[i].name, f[1]))
+      return perr(mp, mp->line, "parameter '%s' appears twice", f[1]);
   Param *p = &k->params[k->nparams];
   memset(p, 0, sizeof *p);
   if (!strcmp(f[2], "ptr")) {
     int cu;
     if (n != 4) return perr(mp, mp->line, "'param %s ptr' needs one element type", f[1]);
-    if (!meta_dtype(f[3], &cu, &p->elem_bytes)) return perr(mp, mp->line, "unknown element type '%s'", f[3]);
+    if (!meta_dtype(f[3], &cu, &p->elem_bytes))
+      return perr(mp, mp->line, "unknown element type '%s'", f[3]);
     p->type = PT_PTR;
     snprintf(p->type_text, sizeof p->type_text, "ptr %s", f[3]);
   } else {
@@ -257,8 +255,8 @@ static tls_status dir_grid(MetaParser *mp, char **f, int n) {
 }
 
 /* The tmap fields that are lists: dims, strides, box. */
-static tls_status tmap_lists(MetaParser *mp, TmapDesc *tm, int t, char *dims,
-                             char *strides, char *box) {
+static tls_status tmap_lists(MetaParser *mp, TmapDesc *tm, int t, char *dims, char *strides,
+                             char *box) {
   char *items[TLS_MAX_RANK];
   int r = tm->rank;
   if (split_commas(dims, items, TLS_MAX_RANK) != r)
@@ -284,9 +282,11 @@ static tls_status tmap_lists(MetaParser *mp, TmapDesc *tm, int t, char *dims,
 static tls_status tmap_static_rules(MetaParser *mp, TmapDesc *tm, int t) {
   int inner = (int)tm->box[0] * tm->elem_bytes;
   if (inner % 16)
-    return perr(mp, mp->line, "tmap %d: inner box extent %d bytes is not a multiple of 16", t, inner);
+    return perr(mp, mp->line, "tmap %d: inner box extent %d bytes is not a multiple of 16", t,
+                inner);
   if (tm->swizzle_bytes && inner > tm->swizzle_bytes)
-    return perr(mp, mp->line, "tmap %d: inner box extent %d bytes exceeds the %d-byte swizzle", t, inner, tm->swizzle_bytes);
+    return perr(mp, mp->line, "tmap %d: inner box extent %d bytes exceeds the %d-byte swizzle", t,
+                inner, tm->swizzle_bytes);
   return TLS_OK;
 }
 
@@ -295,7 +295,9 @@ static tls_status dir_tmap(MetaParser *mp, char **f, int n) {
   tls_kernel *k = mp->cur;
   long long x;
   if (n < 2 || !parse_int(f[1], 0, TLS_MAX_TMAPS - 1, &x) || x != k->ntmaps)
-    return perr(mp, mp->line, "tmap index must be %d (maps are numbered in order from 0, at most %d)", k->ntmaps, TLS_MAX_TMAPS);
+    return perr(mp, mp->line,
+                "tmap index must be %d (maps are numbered in order from 0, at most %d)", k->ntmaps,
+                TLS_MAX_TMAPS);
   int t = (int)x;
   TmapDesc *tm = &k->tmaps[t];
   memset(tm, 0, sizeof *tm);
@@ -304,28 +306,40 @@ static tls_status dir_tmap(MetaParser *mp, char **f, int n) {
   char *ptr = NULL, *dtype = NULL, *dims = NULL, *strides = NULL, *box = NULL;
   for (int i = 2; i < n; i++) {
     char *v;
-    if ((v = (char *)key_value(f[i], "ptr"))) ptr = v;
-    else if ((v = (char *)key_value(f[i], "dtype"))) dtype = v;
+    if ((v = (char *)key_value(f[i], "ptr")))
+      ptr = v;
+    else if ((v = (char *)key_value(f[i], "dtype")))
+      dtype = v;
     else if ((v = (char *)key_value(f[i], "rank"))) {
-      if (!parse_int(v, 1, TLS_MAX_RANK, &x)) return perr(mp, mp->line, "tmap %d: rank must be 1..%d", t, TLS_MAX_RANK);
+      if (!parse_int(v, 1, TLS_MAX_RANK, &x))
+        return perr(mp, mp->line, "tmap %d: rank must be 1..%d", t, TLS_MAX_RANK);
       tm->rank = (int)x;
-    } else if ((v = (char *)key_value(f[i], "dims"))) dims = v;
-    else if ((v = (char *)key_value(f[i], "strides"))) strides = v;
-    else if ((v = (char *)key_value(f[i], "box"))) box = v;
+    } else if ((v = (char *)key_value(f[i], "dims")))
+      dims = v;
+    else if ((v = (char *)key_value(f[i], "strides")))
+      strides = v;
+    else if ((v = (char *)key_value(f[i], "box")))
+      box = v;
     else if ((v = (char *)key_value(f[i], "swizzle"))) {
       if (!parse_int(v, 0, 128, &x) || (x != 0 && x != 32 && x != 64 && x != 128))
         return perr(mp, mp->line, "tmap %d: swizzle must be 0, 32, 64 or 128, not '%s'", t, v);
       tm->swizzle_bytes = (int)x;
-      tm->swizzle = x == 0 ? CU_TENSOR_MAP_SWIZZLE_NONE : x == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
-                  : x == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
-    } else return perr(mp, mp->line, "unknown key '%s' in 'tmap'", f[i]);
+      tm->swizzle = x == 0    ? CU_TENSOR_MAP_SWIZZLE_NONE
+                    : x == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                    : x == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                              : CU_TENSOR_MAP_SWIZZLE_128B;
+    } else
+      return perr(mp, mp->line, "unknown key '%s' in 'tmap'", f[i]);
   }
-  if (!ptr || !dtype || !tm->rank || !dims || !box || tm->swizzle_bytes < 0 || (tm->rank > 1 && !strides))
-    return perr(mp, mp->line, "tmap %d needs ptr=, dtype=, rank=, dims=, strides=, box= and swizzle=", t);
+  if (!ptr || !dtype || !tm->rank || !dims || !box || tm->swizzle_bytes < 0 ||
+      (tm->rank > 1 && !strides))
+    return perr(mp, mp->line,
+                "tmap %d needs ptr=, dtype=, rank=, dims=, strides=, box= and swizzle=", t);
   for (int i = 0; i < k->nparams && tm->ptr_param < 0; i++)
     if (!strcmp(k->params[i].name, ptr)) tm->ptr_param = i;
   if (tm->ptr_param < 0 || k->params[tm->ptr_param].type != PT_PTR)
-    return perr(mp, mp->line, "tmap %d: ptr=%s is not a pointer parameter declared before it", t, ptr);
+    return perr(mp, mp->line, "tmap %d: ptr=%s is not a pointer parameter declared before it", t,
+                ptr);
   k->params[tm->ptr_param].used_by_tmap = true;
   if (!meta_dtype(dtype, &tm->dtype, &tm->elem_bytes))
     return perr(mp, mp->line, "tmap %d: unknown dtype '%s'", t, dtype);
@@ -343,9 +357,11 @@ static tls_status meta_line(MetaParser *mp, char *text) {
   if (mp->closed) return perr(mp, mp->line, "metadata after 'end'");
   if (!mp->have_version) {
     long long v;
-    if (strcmp(f[0], "version") || n != 2) return perr(mp, mp->line, "the metadata block must start with 'version 1'");
+    if (strcmp(f[0], "version") || n != 2)
+      return perr(mp, mp->line, "the metadata block must start with 'version 1'");
     if (!parse_int(f[1], 0, 1 << 30, &v) || v != 1)
-      return perr(mp, mp->line, "unsupported metadata version '%s' (this runtime reads version 1)", f[1]);
+      return perr(mp, mp->line, "unsupported metadata version '%s' (this runtime reads version 1)",
+                  f[1]);
     mp->have_version = true;
     return TLS_OK;
   }
@@ -364,10 +380,14 @@ static tls_status meta_line(MetaParser *mp, char *text) {
     if (strcmp(f[0], IN_ENTRY[i])) continue;
     if (!mp->cur) return perr(mp, mp->line, "'%s' outside an entry", f[0]);
     switch (i) {
-    case 0: return dir_config(mp, f, n);
-    case 1: return dir_param(mp, f, n);
-    case 2: return dir_grid(mp, f, n);
-    default: return dir_tmap(mp, f, n);
+    case 0:
+      return dir_config(mp, f, n);
+    case 1:
+      return dir_param(mp, f, n);
+    case 2:
+      return dir_grid(mp, f, n);
+    default:
+      return dir_tmap(mp, f, n);
     }
   }
   return perr(mp, mp->line, "unknown metadata directive '%s'", f[0]);
@@ -420,17 +440,18 @@ static int param_size(const char *decl, const char *end) {
   return 0;
 }
 
-static int param_bytes(ParamType t) {
-  return t == PT_I32 || t == PT_U32 || t == PT_F32 ? 4 : 8;
-}
+static int param_bytes(ParamType t) { return t == PT_I32 || t == PT_U32 || t == PT_F32 ? 4 : 8; }
 
 /* The entry's `.param` list must be the user params then one 128-byte
  * tensor map per tmap. */
 static tls_status check_entry_params(MetaParser *mp, const char *ptx, tls_kernel *k) {
   const char *open = find_entry(ptx, k->name);
-  if (!open) return perr(mp, k->line, "entry '%s' is not in the PTX text (truncated file?)", k->name);
+  if (!open)
+    return perr(mp, k->line, "entry '%s' is not in the PTX text (truncated file?)", k->name);
   const char *close = strchr(open, ')');
-  if (!close) return perr(mp, line_of(mp->mod->text, open), "parameter list of '%s' is not closed (truncated file?)", k->name);
+  if (!close)
+    return perr(mp, line_of(mp->mod->text, open),
+                "parameter list of '%s' is not closed (truncated file?)", k->name);
   int want = k->nparams + k->ntmaps, i = 0;
   for (const char *p = strstr(open, ".param"); p && p < close; i++) {
     const char *next = strstr(p + 6, ".param");
@@ -438,16 +459,22 @@ static tls_status check_entry_params(MetaParser *mp, const char *ptx, tls_kernel
     int size = param_size(p, end);
     int expect = i < k->nparams ? param_bytes(k->params[i].type) : 128;
     if (i < want && size != expect)
-      return perr(mp, line_of(mp->mod->text, p), "PTX parameter %d of '%s' is not the %d-byte value the metadata declares", i, k->name, expect);
+      return perr(mp, line_of(mp->mod->text, p),
+                  "PTX parameter %d of '%s' is not the %d-byte value the metadata declares", i,
+                  k->name, expect);
     p = next;
   }
   if (i != want)
-    return perr(mp, line_of(mp->mod->text, open), "'%s' takes %d PTX parameters but the metadata declares %d (%d params + %d tensor maps)", k->name, i, want, k->nparams, k->ntmaps);
+    return perr(
+        mp, line_of(mp->mod->text, open),
+        "'%s' takes %d PTX parameters but the metadata declares %d (%d params + %d tensor maps)",
+        k->name, i, want, k->nparams, k->ntmaps);
   /* The body follows (after directives such as .maxntid, which have no ';'):
    * a file cut right after the parameter list has none. */
   size_t gap = strcspn(close, "{;");
   if (close[gap] != '{')
-    return perr(mp, line_of(mp->mod->text, close), "entry '%s' has no body (truncated file?)", k->name);
+    return perr(mp, line_of(mp->mod->text, close), "entry '%s' has no body (truncated file?)",
+                k->name);
   return TLS_OK;
 }
 
@@ -462,22 +489,28 @@ static tls_status check_braces(MetaParser *mp, const char *ptx) {
       const char *e = strstr(p + 2, "*/");
       if (!e) return perr(mp, line_of(mp->mod->text, p), "comment not closed (truncated file?)");
       p = e + 1;
-    } else if (*p == '{') depth++;
-    else if (*p == '}' && --depth < 0) return perr(mp, line_of(mp->mod->text, p), "unbalanced '}'");
+    } else if (*p == '{')
+      depth++;
+    else if (*p == '}' && --depth < 0)
+      return perr(mp, line_of(mp->mod->text, p), "unbalanced '}'");
   }
   if (depth) {
     size_t len = mp->mod->len;
     if (len && mp->mod->text[len - 1] == '\n') len--; /* name the last line, not the one after it */
-    return perr(mp, line_of(mp->mod->text, mp->mod->text + len), "PTX text ends inside a block (truncated file?)");
+    return perr(mp, line_of(mp->mod->text, mp->mod->text + len),
+                "PTX text ends inside a block (truncated file?)");
   }
   return TLS_OK;
 }
 
 static tls_status check_ptx(MetaParser *mp, const char *ptx) {
-  if (!strstr(ptx, ".version")) return perr(mp, mp->line, "no PTX '.version' after the metadata block (truncated file?)");
-  if (!strstr(ptx, ".target")) return perr(mp, mp->line, "no PTX '.target' directive (truncated file?)");
+  if (!strstr(ptx, ".version"))
+    return perr(mp, mp->line, "no PTX '.version' after the metadata block (truncated file?)");
+  if (!strstr(ptx, ".target"))
+    return perr(mp, mp->line, "no PTX '.target' directive (truncated file?)");
   tls_status st = check_braces(mp, ptx);
-  for (int i = 0; !st && i < mp->mod->nkernels; i++) st = check_entry_params(mp, ptx, &mp->mod->kernels[i]);
+  for (int i = 0; !st && i < mp->mod->nkernels; i++)
+    st = check_entry_params(mp, ptx, &mp->mod->kernels[i]);
   return st;
 }
 
@@ -510,7 +543,8 @@ static tls_status parse_block(MetaParser *mp, const char **ptx_start) {
     if (!eol) break;
     p = eol + 1;
   }
-  if (!mp->have_version) return perr(mp, 1, "no '//@tls version 1' metadata block (is this a tlsc PTX file?)");
+  if (!mp->have_version)
+    return perr(mp, 1, "no '//@tls version 1' metadata block (is this a tlsc PTX file?)");
   if (!mp->closed) return perr(mp, mp->line, "metadata block has no 'end' line (truncated file?)");
   if (!mp->mod->nkernels) return perr(mp, mp->line, "metadata declares no entry");
   *ptx_start = p;
@@ -530,7 +564,8 @@ tls_status meta_parse(tls_module *mod, char *msg, size_t msglen) {
   size_t bytes = (size_t)(entries < MAX_KERNELS ? entries : MAX_KERNELS) * sizeof *mod->kernels;
   bytes = (bytes + 63) / 64 * 64;
   mod->kernels = aligned_alloc(64, bytes);
-  if (!mod->kernels) return snprintf(msg, msglen, "out of memory for %zu bytes of entries", bytes), TLS_ERR_NOMEM;
+  if (!mod->kernels)
+    return snprintf(msg, msglen, "out of memory for %zu bytes of entries", bytes), TLS_ERR_NOMEM;
   memset(mod->kernels, 0, bytes);
   mp.max_kernels = entries < MAX_KERNELS ? entries : MAX_KERNELS;
   const char *ptx = NULL;

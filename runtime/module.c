@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "runtime/rt_internal.h"
 
 enum { MAX_FILE_BYTES = 256 << 20 };
 
@@ -27,13 +27,16 @@ static tls_status module_finish(tls_module *mod, tls_module **out) {
   for (int i = 0; !st && ctx->online && i < mod->nkernels; i++) {
     tls_kernel *k = &mod->kernels[i];
     CUresult r = ctx->api.cuModuleGetFunction(&k->fn, mod->cumod, k->name);
-    if (r) st = rt_cuda_error(ctx, r, "cuModuleGetFunction");
+    if (r)
+      st = rt_cuda_error(ctx, r, "cuModuleGetFunction");
     else if (k->smem > 48 * 1024 && k->smem > ctx->smem_optin)
-      st = rt_error(ctx, TLS_ERR_COMPILE, "%s: entry '%s' needs %d bytes of shared memory; the GPU allows %d",
-                    mod->name, k->name, k->smem, ctx->smem_optin);
+      st = rt_error(ctx, TLS_ERR_COMPILE,
+                    "%s: entry '%s' needs %d bytes of shared memory; the GPU allows %d", mod->name,
+                    k->name, k->smem, ctx->smem_optin);
     else if (k->smem > 48 * 1024) {
       /* Above 48 KB the function must opt in, once, at load time. */
-      r = ctx->api.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->smem);
+      r = ctx->api.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      k->smem);
       if (r) st = rt_cuda_error(ctx, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     }
   }
@@ -61,8 +64,10 @@ static tls_module *module_new(tls_context *ctx, const char *name, char *text, si
   return mod;
 }
 
-tls_status tls_module_load_string(tls_context *ctx, const char *ptx, const char *name, tls_module **out) {
-  if (!ctx || !ptx || !out) return rt_error(ctx, TLS_ERR_INVALID, "tls_module_load_string: NULL argument");
+tls_status tls_module_load_string(tls_context *ctx, const char *ptx, const char *name,
+                                  tls_module **out) {
+  if (!ctx || !ptx || !out)
+    return rt_error(ctx, TLS_ERR_INVALID, "tls_module_load_string: NULL argument");
   *out = NULL;
   char *text = strdup(ptx);
   if (!text) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
@@ -81,7 +86,11 @@ static tls_status read_file(tls_context *ctx, const char *path, char **text, siz
     n += got;
     if (n == cap && cap < MAX_FILE_BYTES) {
       char *bigger = realloc(buf, cap * 2 + 1);
-      if (!bigger) { free(buf); buf = NULL; break; }
+      if (!bigger) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
       buf = bigger;
       cap *= 2;
     } else if (n == cap) {
@@ -108,7 +117,8 @@ static tls_status read_file(tls_context *ctx, const char *path, char **text, siz
 }
 
 tls_status tls_module_load_file(tls_context *ctx, const char *path, tls_module **out) {
-  if (!ctx || !path || !out) return rt_error(ctx, TLS_ERR_INVALID, "tls_module_load_file: NULL argument");
+  if (!ctx || !path || !out)
+    return rt_error(ctx, TLS_ERR_INVALID, "tls_module_load_file: NULL argument");
   *out = NULL;
   char *text = NULL;
   size_t len = 0;
@@ -158,15 +168,15 @@ static bool config_matches(const char *have, const char *want) {
   return true;
 }
 
-const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *script, const char *config) {
+const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *script,
+                                         const char *config) {
   if (!mod || !script) return NULL;
   for (int i = 0; i < mod->nkernels; i++) {
     const tls_kernel *k = &mod->kernels[i];
-    if (!strcmp(k->script, script) && config_matches(k->config, config ? config : ""))
-      return k;
+    if (!strcmp(k->script, script) && config_matches(k->config, config ? config : "")) return k;
   }
-  rt_error(mod->ctx, TLS_ERR_NOT_FOUND, "%s: no entry of script '%s' with config '%s'", mod->name, script,
-           config ? config : "");
+  rt_error(mod->ctx, TLS_ERR_NOT_FOUND, "%s: no entry of script '%s' with config '%s'", mod->name,
+           script, config ? config : "");
   return NULL;
 }
 

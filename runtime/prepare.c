@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "runtime/rt_internal.h"
 
 static const char *const ARG_KIND_NAMES[] = {"i32", "u32", "i64", "u64", "f32", "ptr"};
 
@@ -32,7 +32,8 @@ static void signature(const tls_kernel *k, char *out, size_t len) {
   size_t n = 0;
   out[0] = 0;
   for (int i = 0; i < k->nparams && n < len; i++) {
-    int w = snprintf(out + n, len - n, "%s%s %s", i ? ", " : "", k->params[i].name, k->params[i].type_text);
+    int w = snprintf(out + n, len - n, "%s%s %s", i ? ", " : "", k->params[i].name,
+                     k->params[i].type_text);
     if (w < 0) break;
     n += (size_t)w;
   }
@@ -43,30 +44,42 @@ static tls_status check_args(const tls_kernel *k, const tls_arg *args, int nargs
   if (nargs != k->nparams || (nargs && !args)) {
     char sig[512];
     signature(k, sig, sizeof sig);
-    return refuse(k, TLS_ERR_ARG_COUNT, "it takes %d arguments (%s), got %d", k->nparams, sig, nargs);
+    return refuse(k, TLS_ERR_ARG_COUNT, "it takes %d arguments (%s), got %d", k->nparams, sig,
+                  nargs);
   }
   for (int i = 0; i < nargs; i++) {
     const Param *p = &k->params[i];
     const tls_arg *a = &args[i];
     if ((unsigned)a->kind > TLS_ARG_PTR || a->kind != kind_of(p->type))
-      return refuse(k, TLS_ERR_ARG_TYPE, "argument %d (%s) must be %s, got %s", i, p->name, p->type_text,
+      return refuse(k, TLS_ERR_ARG_TYPE, "argument %d (%s) must be %s, got %s", i, p->name,
+                    p->type_text,
                     (unsigned)a->kind <= TLS_ARG_PTR ? ARG_KIND_NAMES[a->kind] : "an unknown kind");
     values[i] = 0;
     switch (p->type) {
-    case PT_I32: values[i] = a->v.i32; break;
-    case PT_U32: values[i] = a->v.u32; break;
-    case PT_I64: values[i] = a->v.i64; break;
+    case PT_I32:
+      values[i] = a->v.i32;
+      break;
+    case PT_U32:
+      values[i] = a->v.u32;
+      break;
+    case PT_I64:
+      values[i] = a->v.i64;
+      break;
     case PT_U64:
       if (a->v.u64 > INT64_MAX)
-        return refuse(k, TLS_ERR_ARG_VALUE, "argument %d (%s) = %" PRIu64 " is above 2^63-1", i, p->name, a->v.u64);
+        return refuse(k, TLS_ERR_ARG_VALUE, "argument %d (%s) = %" PRIu64 " is above 2^63-1", i,
+                      p->name, a->v.u64);
       values[i] = (int64_t)a->v.u64;
       break;
-    case PT_F32: break;
+    case PT_F32:
+      break;
     case PT_PTR: {
       uint64_t align = p->used_by_tmap ? 16 : (uint64_t)p->elem_bytes;
-      if (!a->v.ptr) return refuse(k, TLS_ERR_ARG_VALUE, "argument %d (%s) is a null pointer", i, p->name);
+      if (!a->v.ptr)
+        return refuse(k, TLS_ERR_ARG_VALUE, "argument %d (%s) is a null pointer", i, p->name);
       if (a->v.ptr % align)
-        return refuse(k, TLS_ERR_ARG_VALUE, "argument %d (%s) = 0x%" PRIx64 " is not %d-byte aligned%s", i, p->name,
+        return refuse(k, TLS_ERR_ARG_VALUE,
+                      "argument %d (%s) = 0x%" PRIx64 " is not %d-byte aligned%s", i, p->name,
                       a->v.ptr, (int)align, p->used_by_tmap ? " (TMA needs 16)" : "");
       break;
     }
@@ -82,40 +95,44 @@ static tls_status eval_grid(const tls_kernel *k, const int64_t *values, tls_laun
   for (int d = 0; d < 3; d++) {
     int64_t v;
     if (!expr_eval(&k->grid[d], values, &v, why, sizeof why))
-      return refuse(k, TLS_ERR_EXPR, "grid %c = %s: %s", "xyz"[d], k->grid[d].text, why);
+      return refuse(k, TLS_ERR_EXPR, "grid %c = %s: %s", "xyz"[d], k -> grid[d].text, why);
     if (v < 1)
-      return refuse(k, TLS_ERR_ARG_VALUE, "grid %c = %s is %" PRId64 " (sizes must be positive)", "xyz"[d],
-                    k->grid[d].text, v);
+      return refuse(k, TLS_ERR_ARG_VALUE, "grid %c = %s is %" PRId64 " (sizes must be positive)",
+                    "xyz"[d], k -> grid[d].text, v);
     if (v > LIMIT[d])
-      return refuse(k, TLS_ERR_ARG_VALUE, "grid %c = %s is %" PRId64 ", above the limit %" PRId64, "xyz"[d],
-                    k->grid[d].text, v, LIMIT[d]);
+      return refuse(k, TLS_ERR_ARG_VALUE, "grid %c = %s is %" PRId64 ", above the limit %" PRId64,
+                    "xyz"[d], k -> grid[d].text, v, LIMIT[d]);
     plan->grid[d] = (uint32_t)v;
   }
   return TLS_OK;
 }
 
 /* dims: positive and at most 2^32 elements. */
-static tls_status eval_dims(const tls_kernel *k, int t, const int64_t *values, tls_tmap_params *tp) {
+static tls_status eval_dims(const tls_kernel *k, int t, const int64_t *values,
+                            tls_tmap_params *tp) {
   const TmapDesc *tm = &k->tmaps[t];
   const char *ptr = k->params[tm->ptr_param].name;
   char why[128];
   for (int i = 0; i < tm->rank; i++) {
     int64_t v;
     if (!expr_eval(&tm->dims[i], values, &v, why, sizeof why))
-      return refuse(k, TLS_ERR_EXPR, "tensor map %d (%s) dims[%d] = %s: %s", t, ptr, i, tm->dims[i].text, why);
+      return refuse(k, TLS_ERR_EXPR, "tensor map %d (%s) dims[%d] = %s: %s", t, ptr, i,
+                    tm->dims[i].text, why);
     if (v < 1)
-      return refuse(k, TLS_ERR_ARG_VALUE, "tensor map %d (%s) dims[%d] = %s is %" PRId64 " (sizes must be positive)",
-                    t, ptr, i, tm->dims[i].text, v);
+      return refuse(k, TLS_ERR_ARG_VALUE,
+                    "tensor map %d (%s) dims[%d] = %s is %" PRId64 " (sizes must be positive)", t,
+                    ptr, i, tm->dims[i].text, v);
     if (v > (int64_t)1 << 32)
-      return refuse(k, TLS_ERR_TMAP, "tensor map %d (%s) dims[%d] = %s is %" PRId64 ", above 2^32", t, ptr, i,
-                    tm->dims[i].text, v);
+      return refuse(k, TLS_ERR_TMAP, "tensor map %d (%s) dims[%d] = %s is %" PRId64 ", above 2^32",
+                    t, ptr, i, tm->dims[i].text, v);
     tp->dims[i] = (uint64_t)v;
   }
   return TLS_OK;
 }
 
 /* strides: multiples of 16 below 2^40, each row past the previous one. */
-static tls_status eval_strides(const tls_kernel *k, int t, const int64_t *values, tls_tmap_params *tp) {
+static tls_status eval_strides(const tls_kernel *k, int t, const int64_t *values,
+                               tls_tmap_params *tp) {
   const TmapDesc *tm = &k->tmaps[t];
   const char *ptr = k->params[tm->ptr_param].name;
   char why[128];
@@ -124,19 +141,26 @@ static tls_status eval_strides(const tls_kernel *k, int t, const int64_t *values
     int64_t v;
     const char *text = tm->strides[i].text;
     if (!expr_eval(&tm->strides[i], values, &v, why, sizeof why))
-      return refuse(k, TLS_ERR_EXPR, "tensor map %d (%s) strides[%d] = %s: %s", t, ptr, i, text, why);
+      return refuse(k, TLS_ERR_EXPR, "tensor map %d (%s) strides[%d] = %s: %s", t, ptr, i, text,
+                    why);
     if (v < 1)
-      return refuse(k, TLS_ERR_ARG_VALUE, "tensor map %d (%s) strides[%d] = %s is %" PRId64 " (sizes must be positive)",
+      return refuse(k, TLS_ERR_ARG_VALUE,
+                    "tensor map %d (%s) strides[%d] = %s is %" PRId64 " (sizes must be positive)",
                     t, ptr, i, text, v);
     if (v % 16)
-      return refuse(k, TLS_ERR_TMAP, "tensor map %d (%s) strides[%d] = %s is %" PRId64 " bytes, not a multiple of 16",
+      return refuse(k, TLS_ERR_TMAP,
+                    "tensor map %d (%s) strides[%d] = %s is %" PRId64
+                    " bytes, not a multiple of 16",
                     t, ptr, i, text, v);
     if (v >= (int64_t)1 << 40)
-      return refuse(k, TLS_ERR_TMAP, "tensor map %d (%s) strides[%d] = %s is %" PRId64 ", not below 2^40", t, ptr, i,
+      return refuse(k, TLS_ERR_TMAP,
+                    "tensor map %d (%s) strides[%d] = %s is %" PRId64 ", not below 2^40", t, ptr, i,
                     text, v);
     if ((uint64_t)v < span)
-      return refuse(k, TLS_ERR_TMAP, "tensor map %d (%s) strides[%d] = %" PRId64 " bytes is less than the %" PRIu64
-                    " bytes of the dimension below it", t, ptr, i, v, span);
+      return refuse(k, TLS_ERR_TMAP,
+                    "tensor map %d (%s) strides[%d] = %" PRId64 " bytes is less than the %" PRIu64
+                    " bytes of the dimension below it",
+                    t, ptr, i, v, span);
     tp->strides[i] = (uint64_t)v;
     span = (uint64_t)v * tp->dims[i + 1];
   }
@@ -166,8 +190,8 @@ static tls_status check_extent(const tls_kernel *k, int t, const tls_tmap_params
     return refuse(k, TLS_ERR_ARG_VALUE, "tensor map %d (%s) spans more than 2^64 bytes", t, ptr);
   if (extent > room)
     return refuse(k, TLS_ERR_ARG_VALUE,
-                  "tensor map %d (%s) spans %" PRIu64 " bytes from 0x%" PRIx64 ", past the end of its buffer (%" PRIu64
-                  " bytes at 0x%" PRIx64 ")",
+                  "tensor map %d (%s) spans %" PRIu64 " bytes from 0x%" PRIx64
+                  ", past the end of its buffer (%" PRIu64 " bytes at 0x%" PRIx64 ")",
                   t, ptr, extent, tp->address, b->bytes, b->base);
   return TLS_OK;
 }
@@ -187,7 +211,8 @@ static tls_status eval_tmap(const tls_kernel *k, int t, const tls_arg *args, con
   return st ? st : check_extent(k, t, tp);
 }
 
-tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int nargs, tls_launch_plan *plan) {
+tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int nargs,
+                              tls_launch_plan *plan) {
   if (!k || !plan) return TLS_ERR_INVALID;
   int64_t values[TLS_MAX_PARAMS];
   tls_status st = check_args(k, args, nargs, values);

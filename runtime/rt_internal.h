@@ -6,16 +6,14 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
-#include "cuda_api.h"
-#include "tlsrt.h"
+#include "runtime/cuda_api.h"
+#include "runtime/tlsrt.h"
 
 /* ---------------------------------------------------------- expressions */
 
 /* An expression compiled to postfix code at load time, so that a launch
  * evaluates it with one pass over a small array and no parsing. */
-typedef enum XOp {
-  X_CONST, X_PARAM, X_ADD, X_SUB, X_MUL, X_DIV, X_MOD, X_NEG, X_MIN, X_MAX
-} XOp;
+typedef enum XOp { X_CONST, X_PARAM, X_ADD, X_SUB, X_MUL, X_DIV, X_MOD, X_NEG, X_MIN, X_MAX } XOp;
 
 typedef struct XInstr {
   XOp op;
@@ -43,12 +41,11 @@ typedef struct Param {
 
 /* Compiles `text` over the parameter names; on error writes the reason
  * into msg and returns false. Parameters must be integers. */
-bool expr_compile(const char *text, const Param *params, int nparams,
-                  Expr *out, char *msg, size_t msglen);
+bool expr_compile(const char *text, const Param *params, int nparams, Expr *out, char *msg,
+                  size_t msglen);
 /* Evaluates in checked 64-bit signed arithmetic; false (with msg) on
  * overflow or division by zero. */
-bool expr_eval(const Expr *e, const int64_t *values, int64_t *out,
-               char *msg, size_t msglen);
+bool expr_eval(const Expr *e, const int64_t *values, int64_t *out, char *msg, size_t msglen);
 
 /* ------------------------------------------------------------- kernels */
 
@@ -63,7 +60,7 @@ typedef struct TmapSlot {
 
 typedef struct TmapDesc {
   int ptr_param;
-  int dtype;      /* CUtensorMapDataType */
+  int dtype; /* CUtensorMapDataType */
   int elem_bytes;
   int rank;
   Expr dims[TLS_MAX_RANK];
@@ -91,8 +88,8 @@ struct tls_kernel {
 
 struct tls_module {
   struct tls_context *ctx;
-  char *name;  /* path or label, for messages */
-  char *text;  /* the whole PTX file, NUL-terminated */
+  char *name; /* path or label, for messages */
+  char *text; /* the whole PTX file, NUL-terminated */
   size_t len;
   char *source;
   int nkernels;

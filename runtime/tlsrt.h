@@ -71,12 +71,9 @@ const char *tls_context_device_name(const tls_context *ctx);
 /* Device memory, for C users and tlsrun (CUdeviceptr values). */
 tls_status tls_mem_alloc(tls_context *ctx, uint64_t *dptr, size_t bytes);
 tls_status tls_mem_free(tls_context *ctx, uint64_t dptr);
-tls_status tls_mem_upload(tls_context *ctx, uint64_t dst, const void *src,
-                          size_t bytes);
-tls_status tls_mem_download(tls_context *ctx, void *dst, uint64_t src,
-                            size_t bytes);
-tls_status tls_mem_set8(tls_context *ctx, uint64_t dst, uint8_t value,
-                        size_t bytes);
+tls_status tls_mem_upload(tls_context *ctx, uint64_t dst, const void *src, size_t bytes);
+tls_status tls_mem_download(tls_context *ctx, void *dst, uint64_t src, size_t bytes);
+tls_status tls_mem_set8(tls_context *ctx, uint64_t dst, uint8_t value, size_t bytes);
 tls_status tls_synchronize(tls_context *ctx);
 /* Buffers of known size: tls_mem_alloc records each, and a caller may
  * declare others (from cudaMalloc, or any address offline). A launch whose
@@ -104,10 +101,9 @@ typedef enum tls_compile_mode {
 /* Parses the metadata block fully, checks the PTX against it, and (online)
  * compiles it. A file that is truncated or has broken metadata is refused
  * with the line number in the message. `name` labels messages. */
-tls_status tls_module_load_file(tls_context *ctx, const char *path,
-                                tls_module **out);
-tls_status tls_module_load_string(tls_context *ctx, const char *ptx,
-                                  const char *name, tls_module **out);
+tls_status tls_module_load_file(tls_context *ctx, const char *path, tls_module **out);
+tls_status tls_module_load_string(tls_context *ctx, const char *ptx, const char *name,
+                                  tls_module **out);
 void tls_module_set_compile_mode(tls_context *ctx, tls_compile_mode mode);
 void tls_module_free(tls_module *mod);
 /* How the last online load got its code: "jit", "ptxas", "cache". */
@@ -119,8 +115,7 @@ const tls_kernel *tls_module_kernel(const tls_module *mod, int index);
 const tls_kernel *tls_kernel_find(const tls_module *mod, const char *name);
 /* By script name and a config subset "num_stages=4,block_k=64" ("" = the
  * first entry of that script). */
-const tls_kernel *tls_kernel_find_config(const tls_module *mod,
-                                         const char *script,
+const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *script,
                                          const char *config);
 
 const char *tls_kernel_name(const tls_kernel *k);
@@ -185,14 +180,14 @@ enum { TLS_MAX_RANK = 5, TLS_MAX_TMAPS = 8, TLS_MAX_PARAMS = 32 };
 
 /* What cuTensorMapEncodeTiled receives for one tensor map. */
 typedef struct tls_tmap_params {
-  int dtype;        /* CUtensorMapDataType value */
+  int dtype; /* CUtensorMapDataType value */
   int elem_bytes;
   int rank;
-  uint64_t address; /* global base */
+  uint64_t address;                   /* global base */
   uint64_t dims[TLS_MAX_RANK];        /* innermost first */
   uint64_t strides[TLS_MAX_RANK - 1]; /* bytes, dims 1..rank-1 */
   uint32_t box[TLS_MAX_RANK];
-  int swizzle;      /* CUtensorMapSwizzle value */
+  int swizzle; /* CUtensorMapSwizzle value */
 } tls_tmap_params;
 
 /* A validated launch: everything but the driver calls. */
@@ -207,20 +202,20 @@ typedef struct tls_launch_plan {
 /* Checks the arguments (count, types, pointers, sizes), evaluates the grid
  * and the tensor-map shapes, and checks them against the TMA rules. Makes
  * no driver call: runs on a machine without a GPU. */
-tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args,
-                              int nargs, tls_launch_plan *plan);
+tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int nargs,
+                              tls_launch_plan *plan);
 /* Prepares, encodes the tensor maps (cached by their inputs), and launches
  * on `stream` (a CUstream; NULL = the default stream). Asynchronous. */
-tls_status tls_launch(const tls_kernel *k, const tls_arg *args, int nargs,
-                      void *stream);
+tls_status tls_launch(const tls_kernel *k, const tls_arg *args, int nargs, void *stream);
 
 /* Autotuning: times every entry of `script` (its autotune points, which
  * share one signature) on these arguments, `reps` runs each after one
  * warm-up, with CUDA events on `stream`, and returns the fastest with its
  * median time. ms_each (may be NULL) receives each entry's median, in
  * module order, -1 for entries of other scripts. */
-tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg *args, int nargs, void *stream,
-                        int reps, const tls_kernel **best, float *best_ms, float *ms_each);
+tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg *args, int nargs,
+                        void *stream, int reps, const tls_kernel **best, float *best_ms,
+                        float *ms_each);
 
 #ifdef __cplusplus
 }

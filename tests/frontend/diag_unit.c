@@ -23,7 +23,8 @@ int main(void) {
            "first line of a span\n"
            "second line\n"
            "%s\n"
-           "last = 1", long_line);
+           "last = 1",
+           long_line);
   Source *src = source_from_string("unit.tls", text);
   Diag d;
   diag_init(&d, src, stderr);

@@ -1,6 +1,6 @@
 /* fuzz_compile.c: libFuzzer harness for the whole compiler, in process.
  *
- * Any byte string is a source file: parse -> ir_build -> ir_run_passes ->
+ * Any byte string is a source file: parse -> eval_build -> ir_run_passes ->
  * ptx_emit (into a memory stream), exactly the stages `tlsc -o` runs.
  * Diagnostics go to /dev/null. The sanitizers catch crashes, leaks,
  * overflows and undefined behaviour; the harness itself checks the
@@ -8,6 +8,7 @@
  * (a silent failure would make tlsc exit 1 with no message).
  */
 #include "backend_ptx/ptx.h"
+#include "eval/eval.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -18,18 +19,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Stops the run when a stage failed without a diagnostic. */
 static void require_diagnostic(const Diag *d, const char *stage) {
-  if (d->nerrors > 0)
-    return;
+  if (d->nerrors > 0) return;
   fprintf(stderr, "fuzz_compile: %s failed without a diagnostic\n", stage);
   abort();
 }
 
 /* Evaluates, runs the passes and emits PTX into `out`. */
-static void compile_module(Arena *ar, const Source *src, const Node *module,
-                           Diag *d, FILE *out) {
-  IrModule *m = ir_build(ar, module, src, NULL, 0, d);
+static void compile_module(Arena *ar, const Source *src, const Node *module, Diag *d, FILE *out) {
+  IrModule *m = eval_build(ar, module, src, NULL, 0, d);
   if (!m) {
-    require_diagnostic(d, "ir_build");
+    require_diagnostic(d, "eval_build");
     return;
   }
   if (!ir_run_passes(m, d)) {
@@ -37,14 +36,12 @@ static void compile_module(Arena *ar, const Source *src, const Node *module,
     return;
   }
   PtxOptions popt = {.line_info = true};
-  if (!ptx_emit(out, m, &popt, d))
-    require_diagnostic(d, "ptx_emit");
+  if (!ptx_emit(out, m, &popt, d)) require_diagnostic(d, "ptx_emit");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static FILE *devnull;
-  if (!devnull)
-    devnull = fopen("/dev/null", "w");
+  if (!devnull) devnull = fopen("/dev/null", "w");
   Source src = {"fuzz.tls", xmalloc(size + 1), size};
   memcpy(src.text, data, size);
   src.text[size] = '\0';
@@ -54,8 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = NULL;
   size_t len = 0;
   FILE *out = open_memstream(&text, &len);
-  if (!out)
-    abort();
+  if (!out) abort();
   Node *module = parse_source(ar, &src, &d);
   if (module)
     compile_module(ar, &src, module, &d, out);

@@ -22,12 +22,18 @@ static int make_args(const tls_kernel *k, tls_arg *args) {
   int n = tls_kernel_num_params(k);
   for (int i = 0; i < n && i < TLS_MAX_PARAMS; i++) {
     const char *type = tls_kernel_param_type(k, i);
-    if (!strncmp(type, "ptr", 3)) args[i] = tls_ptr(0x10000 * (uint64_t)(i + 1));
-    else if (!strcmp(type, "f32")) args[i] = tls_f32(1.0f);
-    else if (!strcmp(type, "i64")) args[i] = tls_i64(256);
-    else if (!strcmp(type, "u64")) args[i] = tls_u64(256);
-    else if (!strcmp(type, "u32")) args[i] = tls_u32(256);
-    else args[i] = tls_i32(256);
+    if (!strncmp(type, "ptr", 3))
+      args[i] = tls_ptr(0x10000 * (uint64_t)(i + 1));
+    else if (!strcmp(type, "f32"))
+      args[i] = tls_f32(1.0f);
+    else if (!strcmp(type, "i64"))
+      args[i] = tls_i64(256);
+    else if (!strcmp(type, "u64"))
+      args[i] = tls_u64(256);
+    else if (!strcmp(type, "u32"))
+      args[i] = tls_u32(256);
+    else
+      args[i] = tls_i32(256);
   }
   return n < TLS_MAX_PARAMS ? n : TLS_MAX_PARAMS;
 }

@@ -14,8 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static FILE *devnull;
-  if (!devnull)
-    devnull = fopen("/dev/null", "w");
+  if (!devnull) devnull = fopen("/dev/null", "w");
   Source src = {"fuzz.tls", xmalloc(size + 1), size};
   memcpy(src.text, data, size);
   src.text[size] = '\0';
@@ -23,8 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Diag d;
   diag_init(&d, &src, devnull);
   Node *module = parse_source(ar, &src, &d);
-  if (module)
-    ast_dump(devnull, module);
+  if (module) ast_dump(devnull, module);
   arena_free(ar);
   free(src.text);
   return 0;

@@ -12,17 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tlsrt.h"
+#include "runtime/tlsrt.h"
 
 static int failures;
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      failures++;                                                              \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      failures++;                                                                                  \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                  \
+      printf(__VA_ARGS__);                                                                         \
+      printf("\n");                                                                                \
+    }                                                                                              \
   } while (0)
 #define OK(call) CHECK((call) == TLS_OK, "%s: %s", #call, tls_last_error(ctx))
 
@@ -66,7 +66,8 @@ static void test_vadd(tls_module *mod) {
   const int n = 1000003;
   const tls_kernel *k = tls_kernel_find(mod, "vadd_f32");
   float *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4);
-  for (int i = 0; i < n; i++) a[i] = (float)(next_u32() % 1000) / 7, b[i] = (float)(next_u32() % 1000) / 3;
+  for (int i = 0; i < n; i++)
+    a[i] = (float)(next_u32() % 1000) / 7, b[i] = (float)(next_u32() % 1000) / 3;
   uint64_t da, db, dc;
   OK(tls_mem_alloc(ctx, &da, n * 4));
   OK(tls_mem_alloc(ctx, &db, n * 4));
@@ -98,7 +99,8 @@ static void test_vadd(tls_module *mod) {
 static void tile_copy(const tls_kernel *k, int m, int n, bool time_it) {
   size_t bytes = (size_t)m * n * 2;
   uint16_t *src = malloc(bytes), *dst = malloc(bytes);
-  for (size_t i = 0; i < (size_t)m * n; i++) src[i] = (uint16_t)(0x3C00 | (next_u32() & 0x3FF)); /* [1,2) */
+  for (size_t i = 0; i < (size_t)m * n; i++)
+    src[i] = (uint16_t)(0x3C00 | (next_u32() & 0x3FF)); /* [1,2) */
   uint64_t ds, dd, dbad;
   int bad = -1;
   OK(tls_mem_alloc(ctx, &ds, bytes));

@@ -14,55 +14,52 @@
  * The kernel mirrors examples/matmul_v5.tls (one consumer warp group); its
  * spans point into FAKE_SCRIPT below, so diagnostics print real lines.
  */
-#include "ir/ir.h"
+#include "eval/eval.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static int failures;
 
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,       \
-              #cond);                                                        \
-      failures++;                                                            \
-    }                                                                        \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                     \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 
 /* The "script" the spans point at: one line per construct. */
 static const char *FAKE_SCRIPT =
-    "class MatmulWGMMAV5(tilus.Script):\n"                          /* 1 */
-    "    ga = self.global_view(a_ptr, shape=[m_size, k_size])\n"  /* 2 */
-    "    gb = self.global_view(b_ptr, shape=[n_size, k_size])\n"  /* 3 */
-    "    gc = self.global_view(c_ptr, shape=[m_size, n_size])\n"  /* 4 */
-    "    sa = self.shared_tensor(dtype=float16, shape=SA)\n"      /* 5 */
-    "    sb = self.shared_tensor(dtype=float16, shape=SB)\n"      /* 6 */
-    "    empty = self.mbarrier.alloc([2, 2, 2, 2])\n"             /* 7 */
-    "    full = self.mbarrier.alloc([1, 1, 1, 1])\n"              /* 8 */
-    "    stage: int32 = 0\n"                                      /* 9 */
-    "    with self.thread_group(thread_begin=256, num_threads=32):\n" /* 10 */
-    "        for offset_k in self.range(0, k_size, 64, unroll=4):\n"  /* 11 */
-    "            self.mbarrier.wait(empty[stage], phase=phase)\n"     /* 12 */
-    "            self.mbarrier.arrive_and_expect_tx(full[stage], n)\n" /* 13 */
-    "            self.tma.global_to_shared(src=ga, dst=sa[stage, 0])\n" /* 14 */
-    "            self.tma.global_to_shared(src=ga, dst=sa[stage, 1])\n" /* 15 */
-    "            self.tma.global_to_shared(src=gb, dst=sb[stage])\n"  /* 16 */
-    "            stage = (stage + 1) % 4\n"                           /* 17 */
-    "    with self.thread_group(thread_begin=0, num_threads=128):\n"  /* 18 */
-    "        acc = self.register_tensor(dtype=float32, init=0.0)\n"   /* 19 */
+    "class MatmulWGMMAV5(tilus.Script):\n"                               /* 1 */
+    "    ga = self.global_view(a_ptr, shape=[m_size, k_size])\n"         /* 2 */
+    "    gb = self.global_view(b_ptr, shape=[n_size, k_size])\n"         /* 3 */
+    "    gc = self.global_view(c_ptr, shape=[m_size, n_size])\n"         /* 4 */
+    "    sa = self.shared_tensor(dtype=float16, shape=SA)\n"             /* 5 */
+    "    sb = self.shared_tensor(dtype=float16, shape=SB)\n"             /* 6 */
+    "    empty = self.mbarrier.alloc([2, 2, 2, 2])\n"                    /* 7 */
+    "    full = self.mbarrier.alloc([1, 1, 1, 1])\n"                     /* 8 */
+    "    stage: int32 = 0\n"                                             /* 9 */
+    "    with self.thread_group(thread_begin=256, num_threads=32):\n"    /* 10 */
+    "        for offset_k in self.range(0, k_size, 64, unroll=4):\n"     /* 11 */
+    "            self.mbarrier.wait(empty[stage], phase=phase)\n"        /* 12 */
+    "            self.mbarrier.arrive_and_expect_tx(full[stage], n)\n"   /* 13 */
+    "            self.tma.global_to_shared(src=ga, dst=sa[stage, 0])\n"  /* 14 */
+    "            self.tma.global_to_shared(src=ga, dst=sa[stage, 1])\n"  /* 15 */
+    "            self.tma.global_to_shared(src=gb, dst=sb[stage])\n"     /* 16 */
+    "            stage = (stage + 1) % 4\n"                              /* 17 */
+    "    with self.thread_group(thread_begin=0, num_threads=128):\n"     /* 18 */
+    "        acc = self.register_tensor(dtype=float32, init=0.0)\n"      /* 19 */
     "        self.wgmma.mma(sa[stage, 0], sb[stage].transpose(), acc)\n" /* 20 */
-    "        casted = self.cast(acc, dtype=float16)\n"                /* 21 */
-    "        self.store_global(gc, casted, offsets=[om, on])\n";      /* 22 */
+    "        casted = self.cast(acc, dtype=float16)\n"                   /* 21 */
+    "        self.store_global(gc, casted, offsets=[om, on])\n";         /* 22 */
 
 /* The span of line n of FAKE_SCRIPT, from its first non-blank character. */
 static Span line_span(int n) {
   const char *p = FAKE_SCRIPT;
-  for (int i = 1; i < n && strchr(p, '\n'); i++)
-    p = strchr(p, '\n') + 1;
+  for (int i = 1; i < n && strchr(p, '\n'); i++) p = strchr(p, '\n') + 1;
   int col = 1;
-  while (p[col - 1] == ' ')
-    col++;
+  while (p[col - 1] == ' ') col++;
   int len = (int)(strchr(p, '\n') - p);
   return (Span){n, col, n, len + 1};
 }
@@ -83,28 +80,22 @@ static void test_folding(Arena *ar) {
   CHECK(ir_binary(ar, OP_MOD, seven, zero)->kind == X_BINARY);
   /* INT_MIN / -1 overflows in C: not folded */
   IrExpr *imin = ir_const(ar, DT_INT32, INT32_MIN);
-  CHECK(ir_binary(ar, OP_DIV, imin, ir_const(ar, DT_INT32, -1))->kind ==
-        X_BINARY);
+  CHECK(ir_binary(ar, OP_DIV, imin, ir_const(ar, DT_INT32, -1))->kind == X_BINARY);
   /* int32 wraps; uint32 wraps */
   IrExpr *imax = ir_const(ar, DT_INT32, INT32_MAX);
-  CHECK(ir_is_const(ir_binary(ar, OP_ADD, imax, ir_const(ar, DT_INT32, 1)),
-                    &v) && v == INT32_MIN);
+  CHECK(ir_is_const(ir_binary(ar, OP_ADD, imax, ir_const(ar, DT_INT32, 1)), &v) && v == INT32_MIN);
   IrExpr *u0 = ir_const(ar, DT_UINT32, 0);
   IrExpr *wrapped = ir_binary(ar, OP_SUB, u0, ir_const(ar, DT_INT32, 1));
-  CHECK(wrapped->type == DT_UINT32 && ir_is_const(wrapped, &v) &&
-        v == 4294967295LL);
+  CHECK(wrapped->type == DT_UINT32 && ir_is_const(wrapped, &v) && v == 4294967295LL);
   /* unsigned comparison: (uint32)-1 > 0 */
   IrExpr *gt = ir_binary(ar, OP_GT, wrapped, ir_const(ar, DT_INT32, 0));
   CHECK(gt->type == DT_BOOL && ir_is_const(gt, &v) && v == 1);
   /* unsigned division: 4294967295u / 2 */
-  CHECK(ir_is_const(ir_binary(ar, OP_DIV, wrapped, two), &v) &&
-        v == 2147483647);
+  CHECK(ir_is_const(ir_binary(ar, OP_DIV, wrapped, two), &v) && v == 2147483647);
   /* shifts out of range stay */
-  CHECK(ir_binary(ar, OP_SHL, two, ir_const(ar, DT_INT32, 32))->kind ==
-        X_BINARY);
+  CHECK(ir_binary(ar, OP_SHL, two, ir_const(ar, DT_INT32, 32))->kind == X_BINARY);
   CHECK(ir_is_const(ir_binary(ar, OP_SHL, two, two), &v) && v == 8);
-  CHECK(ir_is_const(ir_binary(ar, OP_SHR, seven, ir_const(ar, DT_INT32, 1)),
-                    &v) && v == -4);
+  CHECK(ir_is_const(ir_binary(ar, OP_SHR, seven, ir_const(ar, DT_INT32, 1)), &v) && v == -4);
   /* logical and unary */
   IrExpr *t = ir_const(ar, DT_BOOL, 1), *f = ir_const(ar, DT_BOOL, 0);
   CHECK(ir_is_const(ir_binary(ar, OP_LAND, t, f), &v) && v == 0);
@@ -115,16 +106,11 @@ static void test_folding(Arena *ar) {
   /* floats */
   IrExpr *half = ir_const_f(ar, DT_FLOAT32, 0.5);
   IrExpr *fsum = ir_binary(ar, OP_ADD, half, ir_const(ar, DT_INT32, 1));
-  CHECK(fsum->kind == X_CONST && fsum->type == DT_FLOAT32 &&
-        fsum->fval == 1.5);
-  CHECK(ir_binary(ar, OP_DIV, half, ir_const_f(ar, DT_FLOAT32, 0))->kind ==
-        X_BINARY);
-  CHECK(ir_is_const(ir_cast(ar, DT_INT32, ir_const_f(ar, DT_FLOAT64, -2.7)),
-                    &v) && v == -2);
-  CHECK(ir_cast(ar, DT_INT32, ir_const_f(ar, DT_FLOAT64, 1e20))->kind ==
-        X_CAST);
-  CHECK(ir_is_const(ir_cast(ar, DT_BOOL, ir_const(ar, DT_INT32, 5)), &v) &&
-        v == 1);
+  CHECK(fsum->kind == X_CONST && fsum->type == DT_FLOAT32 && fsum->fval == 1.5);
+  CHECK(ir_binary(ar, OP_DIV, half, ir_const_f(ar, DT_FLOAT32, 0))->kind == X_BINARY);
+  CHECK(ir_is_const(ir_cast(ar, DT_INT32, ir_const_f(ar, DT_FLOAT64, -2.7)), &v) && v == -2);
+  CHECK(ir_cast(ar, DT_INT32, ir_const_f(ar, DT_FLOAT64, 1e20))->kind == X_CAST);
+  CHECK(ir_is_const(ir_cast(ar, DT_BOOL, ir_const(ar, DT_INT32, 5)), &v) && v == 1);
   /* select on a constant condition */
   CHECK(ir_select(ar, t, two, seven) == two);
 }
@@ -150,8 +136,8 @@ static void test_identities(Arena *ar) {
   CHECK(ir_binary(ar, OP_SUB, z, xr)->kind == X_BINARY);
   /* int32 op uint32 -> uint32, with an explicit cast of the int32 side */
   IrExpr *mixed = ir_binary(ar, OP_ADD, xr, ur);
-  CHECK(mixed->type == DT_UINT32 && mixed->a->kind == X_CAST &&
-        mixed->a->type == DT_UINT32 && mixed->b == ur);
+  CHECK(mixed->type == DT_UINT32 && mixed->a->kind == X_CAST && mixed->a->type == DT_UINT32 &&
+        mixed->b == ur);
   /* uint32 ^ bool -> uint32 (the pipeline's phase flip) */
   IrExpr *flip = ir_binary(ar, OP_XOR, ur, ir_binary(ar, OP_EQ, xr, z));
   CHECK(flip->type == DT_UINT32 && flip->b->kind == X_CAST);
@@ -159,8 +145,7 @@ static void test_identities(Arena *ar) {
   CHECK(ir_binary(ar, OP_ADD, br, br)->type == DT_INT32);
   CHECK(ir_binary(ar, OP_LT, xr, ur)->type == DT_BOOL);
   /* int32 with int64 -> int64 */
-  CHECK(ir_binary(ar, OP_MUL, xr, ir_const(ar, DT_INT64, 3))->type ==
-        DT_INT64);
+  CHECK(ir_binary(ar, OP_MUL, xr, ir_const(ar, DT_INT64, 3))->type == DT_INT64);
   /* dtypes */
   DType t;
   CHECK(dtype_from_name("bfloat16", &t) && t == DT_BFLOAT16);
@@ -184,18 +169,15 @@ static void test_print_expr(Arena *ar) {
   IrParam m = {0, "m_size", DT_INT32, false, DT_VOID};
   IrParam n = {1, "n_size", DT_INT32, false, DT_VOID};
   IrExpr *c = ir_const(ar, DT_INT32, 127), *d = ir_const(ar, DT_INT32, 128);
-  IrExpr *mb = ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD,
-                                               ir_param_ref(ar, &m), c), d);
+  IrExpr *mb = ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, &m), c), d);
   IrExpr *nb = ir_binary(ar, OP_DIV,
-                         ir_binary(ar, OP_ADD, ir_param_ref(ar, &n),
-                                   ir_const(ar, DT_INT32, 255)),
+                         ir_binary(ar, OP_ADD, ir_param_ref(ar, &n), ir_const(ar, DT_INT32, 255)),
                          ir_const(ar, DT_INT32, 256));
   CHECK(!strcmp(expr_text(ir_binary(ar, OP_MUL, mb, nb)),
                 "((m_size + 127) / 128) * ((n_size + 255) / 256)"));
-  CHECK(!strcmp(expr_text(ir_binary(ar, OP_MIN, ir_param_ref(ar, &m), c)),
-                "min(m_size, 127)"));
-  CHECK(!strcmp(expr_text(ir_cast(ar, DT_UINT32, ir_special(ar, SR_CTAID_X))),
-                "uint32(blockIdx.x)"));
+  CHECK(!strcmp(expr_text(ir_binary(ar, OP_MIN, ir_param_ref(ar, &m), c)), "min(m_size, 127)"));
+  CHECK(
+      !strcmp(expr_text(ir_cast(ar, DT_UINT32, ir_special(ar, SR_CTAID_X))), "uint32(blockIdx.x)"));
   CHECK(!strcmp(expr_text(ir_const_f(ar, DT_FLOAT32, 0.1)), "0.1"));
   CHECK(!strcmp(expr_text(ir_const_f(ar, DT_FLOAT32, 2)), "2.0"));
   CHECK(!strcmp(expr_text(ir_const(ar, DT_BOOL, 1)), "true"));
@@ -232,32 +214,27 @@ static IrParam *add_param(Builder *b, const char *name, bool ptr) {
   p->is_ptr = ptr;
   p->elem = ptr ? DT_FLOAT16 : DT_VOID;
   IrParam **ps = arena_alloc(b->ar, (size_t)(k->nparams + 1) * sizeof *ps);
-  if (k->nparams)
-    memcpy(ps, k->params, (size_t)k->nparams * sizeof *ps);
+  if (k->nparams) memcpy(ps, k->params, (size_t)k->nparams * sizeof *ps);
   ps[k->nparams++] = p;
   k->params = ps;
   return p;
 }
 
-static IrTensor *global_view(Builder *b, const char *name, IrParam *ptr,
-                             IrParam *rows, IrParam *cols, int line) {
+static IrTensor *global_view(Builder *b, const char *name, IrParam *ptr, IrParam *rows,
+                             IrParam *cols, int line) {
   int64_t shape[2] = {0, 0};
-  IrTensor *t = ir_new_tensor(b->ar, b->k, name, MS_GLOBAL, DT_FLOAT16, 2,
-                              shape, line_span(line));
+  IrTensor *t = ir_new_tensor(b->ar, b->k, name, MS_GLOBAL, DT_FLOAT16, 2, shape, line_span(line));
   t->gptr = ir_param_ref(b->ar, ptr);
   t->gshape[0] = ir_param_ref(b->ar, rows);
   t->gshape[1] = ir_param_ref(b->ar, cols);
   return t;
 }
 
-static IrTensor *mbarriers(Builder *b, const char *name, int64_t n,
-                           int64_t count, int line) {
-  IrTensor *t = ir_new_tensor(b->ar, b->k, name, MS_SHARED, DT_UINT64, 1, &n,
-                              line_span(line));
+static IrTensor *mbarriers(Builder *b, const char *name, int64_t n, int64_t count, int line) {
+  IrTensor *t = ir_new_tensor(b->ar, b->k, name, MS_SHARED, DT_UINT64, 1, &n, line_span(line));
   t->is_mbarrier = true;
   t->mbar_counts = arena_alloc(b->ar, (size_t)n * sizeof *t->mbar_counts);
-  for (int i = 0; i < n; i++)
-    t->mbar_counts[i] = count;
+  for (int i = 0; i < n; i++) t->mbar_counts[i] = count;
   return t;
 }
 
@@ -270,21 +247,17 @@ static IrStmt *stmt(Builder *b, IrBlock *blk, SKind kind, int line) {
 static IrExpr *cint(Builder *b, int64_t v) { return ir_const(b->ar, DT_INT32, v); }
 static IrExpr *var(Builder *b, IrVar *v) { return ir_var_ref(b->ar, v); }
 
-static IrRef ref1(IrTensor *t, IrExpr *i0) {
-  return (IrRef){.t = t, .nidx = 1, .idx = {i0}};
-}
+static IrRef ref1(IrTensor *t, IrExpr *i0) { return (IrRef){.t = t, .nidx = 1, .idx = {i0}}; }
 
 static IrRef ref2(IrTensor *t, IrExpr *i0, IrExpr *i1) {
   return (IrRef){.t = t, .nidx = 2, .idx = {i0, i1}};
 }
 
 /* stage = (stage + 1) % stages */
-static void advance(Builder *b, IrBlock *blk, IrVar *stage, int64_t stages,
-                    int line) {
+static void advance(Builder *b, IrBlock *blk, IrVar *stage, int64_t stages, int line) {
   IrStmt *s = stmt(b, blk, S_ASSIGN, line);
   s->var = stage;
-  s->e[0] = ir_binary(b->ar, OP_MOD,
-                      ir_binary(b->ar, OP_ADD, var(b, stage), cint(b, 1)),
+  s->e[0] = ir_binary(b->ar, OP_MOD, ir_binary(b->ar, OP_ADD, var(b, stage), cint(b, 1)),
                       cint(b, stages));
 }
 
@@ -295,8 +268,8 @@ static IrExpr **offsets2(Builder *b, IrExpr *o0, IrExpr *o1) {
   return o;
 }
 
-static void tma_load(Builder *b, IrBlock *blk, IrTensor *g, IrRef dst,
-                     IrExpr *o0, IrExpr *o1, IrRef bar, int line) {
+static void tma_load(Builder *b, IrBlock *blk, IrTensor *g, IrRef dst, IrExpr *o0, IrExpr *o1,
+                     IrRef bar, int line) {
   IrStmt *s = stmt(b, blk, S_TMA_LOAD, line);
   s->t[0] = g;
   s->ref[0] = dst;
@@ -332,12 +305,10 @@ static void build_producer(Builder *b, const Variant *v, V5Tensors *x) {
   tx->ref[0] = ref1(x->full, st);
   IrRef a0 = ref2(x->sa, st, cint(b, 0)), a1 = ref2(x->sa, st, cint(b, 1));
   IrRef bt = ref1(x->sb, st);
-  tx->e[0] = cint(b, ir_ref_nbytes(&a0) + ir_ref_nbytes(&a1) +
-                         ir_ref_nbytes(&bt));
+  tx->e[0] = cint(b, ir_ref_nbytes(&a0) + ir_ref_nbytes(&a1) + ir_ref_nbytes(&bt));
   tma_load(b, &loop->body, x->ga, a0, var(b, x->om), ok, ref1(x->full, st), 14);
-  tma_load(b, &loop->body, x->ga, a1,
-           ir_binary(b->ar, OP_ADD, var(b, x->om), cint(b, v->sa_rows)), ok,
-           ref1(x->full, st), 15);
+  tma_load(b, &loop->body, x->ga, a1, ir_binary(b->ar, OP_ADD, var(b, x->om), cint(b, v->sa_rows)),
+           ok, ref1(x->full, st), 15);
   tma_load(b, &loop->body, x->gb, bt, var(b, x->on), ok, ref1(x->full, st), 16);
   advance(b, &loop->body, x->stage, v->stages, 17);
   IrStmt *flip = stmt(b, &loop->body, S_ASSIGN, 17);
@@ -352,8 +323,8 @@ static void build_consumer(Builder *b, const Variant *v, V5Tensors *x) {
   tg->n = v->consumer_begin;
   tg->n2 = 128;
   int64_t acc_shape[2] = {v->sa_rows, v->acc_cols};
-  IrTensor *acc = ir_new_tensor(b->ar, b->k, "acc", MS_REGISTER, DT_FLOAT32,
-                                2, acc_shape, line_span(19));
+  IrTensor *acc =
+      ir_new_tensor(b->ar, b->k, "acc", MS_REGISTER, DT_FLOAT32, 2, acc_shape, line_span(19));
   acc->nthreads = 128;
   acc->has_init = true;
   IrStmt *fill = stmt(b, &tg->body, S_FILL, 19);
@@ -369,8 +340,8 @@ static void build_consumer(Builder *b, const Variant *v, V5Tensors *x) {
   stmt(b, &tg->body, S_WGMMA_COMMIT, 20);
   IrStmt *wait = stmt(b, &tg->body, S_WGMMA_WAIT, 20);
   wait->n = 0;
-  IrTensor *casted = ir_new_tensor(b->ar, b->k, "casted", MS_REGISTER,
-                                   DT_FLOAT16, 2, acc_shape, line_span(21));
+  IrTensor *casted =
+      ir_new_tensor(b->ar, b->k, "casted", MS_REGISTER, DT_FLOAT16, 2, acc_shape, line_span(21));
   casted->nthreads = 128;
   IrStmt *cast = stmt(b, &tg->body, S_CAST, 21);
   cast->t[0] = casted;
@@ -401,8 +372,7 @@ static void build_header(Builder *b, const Variant *v, V5Tensors *x) {
   Arena *ar = b->ar;
   k->grid[0] = ir_binary(
       ar, OP_MUL,
-      ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, m), cint(b, 127)),
-                cint(b, 128)),
+      ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, m), cint(b, 127)), cint(b, 128)),
       ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, n), cint(b, 255)),
                 cint(b, 256)));
   k->grid[1] = k->grid[2] = cint(b, 1);
@@ -412,10 +382,8 @@ static void build_header(Builder *b, const Variant *v, V5Tensors *x) {
   x->gc = global_view(b, "gc", cp, m, n, 4);
   int64_t sa_shape[4] = {v->stages, 2, v->sa_rows, v->sa_cols};
   int64_t sb_shape[3] = {v->stages, v->sb_rows, v->sa_cols};
-  x->sa = ir_new_tensor(ar, k, "sa", MS_SHARED, DT_FLOAT16, 4, sa_shape,
-                        line_span(5));
-  x->sb = ir_new_tensor(ar, k, "sb", MS_SHARED, DT_FLOAT16, 3, sb_shape,
-                        line_span(6));
+  x->sa = ir_new_tensor(ar, k, "sa", MS_SHARED, DT_FLOAT16, 4, sa_shape, line_span(5));
+  x->sb = ir_new_tensor(ar, k, "sb", MS_SHARED, DT_FLOAT16, 3, sb_shape, line_span(6));
   x->empty = mbarriers(b, "empty", v->stages, 2, 7);
   x->full = mbarriers(b, "full", v->stages, 1, 8);
   x->stage = ir_new_var(ar, k, "stage", DT_INT32);
@@ -424,12 +392,11 @@ static void build_header(Builder *b, const Variant *v, V5Tensors *x) {
   x->on = ir_new_var(ar, k, "offset_n", DT_INT32);
   IrVar *init[4] = {x->stage, x->phase, x->om, x->on};
   IrExpr *bid = ir_special(ar, SR_CTAID_X);
-  IrExpr *nblk = ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, n),
-                                                cint(b, 255)), cint(b, 256));
-  IrExpr *vals[4] = {
-      cint(b, 0), ir_const(ar, DT_UINT32, 1),
-      ir_binary(ar, OP_MUL, ir_binary(ar, OP_DIV, bid, nblk), cint(b, 128)),
-      ir_binary(ar, OP_MUL, ir_binary(ar, OP_MOD, bid, nblk), cint(b, 256))};
+  IrExpr *nblk =
+      ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, n), cint(b, 255)), cint(b, 256));
+  IrExpr *vals[4] = {cint(b, 0), ir_const(ar, DT_UINT32, 1),
+                     ir_binary(ar, OP_MUL, ir_binary(ar, OP_DIV, bid, nblk), cint(b, 128)),
+                     ir_binary(ar, OP_MUL, ir_binary(ar, OP_MOD, bid, nblk), cint(b, 256))};
   for (int i = v->assign_stage ? 0 : 1; i < 4; i++) {
     IrStmt *s = stmt(b, &k->body, S_ASSIGN, 9);
     s->var = init[i];
@@ -448,8 +415,7 @@ static IrModule *build_v5(Arena *ar, const Source *src, const Variant *v) {
   V5Tensors x;
   build_header(&b, v, &x);
   build_producer(&b, v, &x);
-  if (v->consumer)
-    build_consumer(&b, v, &x);
+  if (v->consumer) build_consumer(&b, v, &x);
   return m;
 }
 
@@ -457,18 +423,14 @@ static IrModule *build_v5(Arena *ar, const Source *src, const Variant *v) {
 static IrStmt *find_stmt(IrBlock *blk, SKind kind, int *idx) {
   for (int i = 0; i < blk->len; i++) {
     IrStmt *s = blk->items[i];
-    if (s->kind == kind && (*idx)-- == 0)
-      return s;
+    if (s->kind == kind && (*idx)-- == 0) return s;
     IrStmt *inner = find_stmt(&s->body, kind, idx);
-    if (inner)
-      return inner;
+    if (inner) return inner;
   }
   return NULL;
 }
 
-static IrStmt *nth_stmt(IrKernel *k, SKind kind, int n) {
-  return find_stmt(&k->body, kind, &n);
-}
+static IrStmt *nth_stmt(IrKernel *k, SKind kind, int n) { return find_stmt(&k->body, kind, &n); }
 
 /* The passes on the real V5 shapes: swizzles, maps, offsets, layouts. */
 static void test_v5_passes(Arena *ar, const Source *src) {
@@ -489,10 +451,9 @@ static void test_v5_passes(Arena *ar, const Source *src) {
   CHECK(t[7]->layout == LAYOUT_WGMMA_ACC && t[8]->layout == LAYOUT_WGMMA_ACC);
   CHECK(k->ntmaps == 2);
   if (k->ntmaps == 2) {
-    CHECK(k->tmaps[0]->global == t[0] && k->tmaps[0]->box[0] == 64 &&
-          k->tmaps[0]->box[1] == 64 && k->tmaps[0]->swizzle_bytes == 128);
-    CHECK(k->tmaps[1]->global == t[1] && k->tmaps[1]->box[0] == 256 &&
-          k->tmaps[1]->box[1] == 64);
+    CHECK(k->tmaps[0]->global == t[0] && k->tmaps[0]->box[0] == 64 && k->tmaps[0]->box[1] == 64 &&
+          k->tmaps[0]->swizzle_bytes == 128);
+    CHECK(k->tmaps[1]->global == t[1] && k->tmaps[1]->box[0] == 256 && k->tmaps[1]->box[1] == 64);
   }
   CHECK(nth_stmt(k, S_TMA_LOAD, 0)->tmap == 0);
   CHECK(nth_stmt(k, S_TMA_LOAD, 1)->tmap == 0);
@@ -501,8 +462,7 @@ static void test_v5_passes(Arena *ar, const Source *src) {
   CHECK(ir_run_passes(m, &d) && k->ntmaps == 2 && k->smem_bytes == 197696);
   /* a register tensor with no WGMMA link is spatial */
   int64_t shape[1] = {256};
-  IrTensor *lone = ir_new_tensor(ar, k, "lone", MS_REGISTER, DT_FLOAT32, 1,
-                                 shape, line_span(19));
+  IrTensor *lone = ir_new_tensor(ar, k, "lone", MS_REGISTER, DT_FLOAT32, 1, shape, line_span(19));
   lone->nthreads = 128;
   CHECK(ir_infer_layouts(m, &d) && lone->layout == LAYOUT_SPATIAL);
   CHECK(d.nerrors == 0);
@@ -514,14 +474,13 @@ static void test_side_tensors(Arena *ar, const Source *src) {
   IrModule *m = build_v5(ar, src, &V5);
   IrKernel *k = m->kernels[0];
   int64_t n = 16;
-  IrTensor *scratch = ir_new_tensor(ar, k, "scratch", MS_SHARED, DT_FLOAT32,
-                                    1, &n, line_span(6));
+  IrTensor *scratch = ir_new_tensor(ar, k, "scratch", MS_SHARED, DT_FLOAT32, 1, &n, line_span(6));
   IrTensor *casted = k->tensors[8];
-  IrTensor *scaled = ir_new_tensor(ar, k, "scaled", MS_REGISTER, DT_FLOAT16,
-                                   2, casted->shape, line_span(21));
+  IrTensor *scaled =
+      ir_new_tensor(ar, k, "scaled", MS_REGISTER, DT_FLOAT16, 2, casted->shape, line_span(21));
   scaled->nthreads = 128;
-  IrTensor *sum = ir_new_tensor(ar, k, "sum", MS_REGISTER, DT_FLOAT16, 2,
-                                casted->shape, line_span(21));
+  IrTensor *sum =
+      ir_new_tensor(ar, k, "sum", MS_REGISTER, DT_FLOAT16, 2, casted->shape, line_span(21));
   sum->nthreads = 128;
   IrBlock *consumer = &k->body.items[k->body.len - 1]->body;
   /* appended after the store: sum = scaled + scaled, then scaled = casted
@@ -555,26 +514,25 @@ static void test_verifier_catches(Arena *ar, const Source *src) {
   diag_init(&d, src, sink ? sink : stderr);
   IrModule *m = build_v5(ar, src, &V5);
   IrKernel *k = m->kernels[0];
-  CHECK(ir_run_passes(m, &d) && ir_verify(m, &d));
+  CHECK(ir_run_passes(m, &d) && ir_check(m, &d));
   IrStmt *load = nth_stmt(k, S_TMA_LOAD, 0);
   load->tmap = 1; /* gb's map for a load from ga */
-  CHECK(!ir_verify(m, &d));
+  CHECK(!ir_check(m, &d));
   load->tmap = 0;
   k->tensors[4]->smem_offset = 1024; /* sb over sa */
-  CHECK(!ir_verify(m, &d));
+  CHECK(!ir_check(m, &d));
   k->tensors[4]->smem_offset = 65536;
   k->tensors[0]->layout = LAYOUT_NONE; /* layouts half done */
   k->tensors[7]->layout = LAYOUT_NONE;
-  CHECK(!ir_verify(m, &d));
+  CHECK(!ir_check(m, &d));
   k->tensors[7]->layout = LAYOUT_WGMMA_ACC;
   k->tensors[7]->nthreads = 32;
-  CHECK(!ir_verify(m, &d));
+  CHECK(!ir_check(m, &d));
   k->tensors[7]->nthreads = 128;
   k->tensors[0]->layout = LAYOUT_ROW_MAJOR;
   int errors = d.nerrors;
-  CHECK(ir_verify(m, &d) && d.nerrors == errors);
-  if (sink)
-    fclose(sink);
+  CHECK(ir_check(m, &d) && d.nerrors == errors);
+  if (sink) fclose(sink);
 }
 
 /* ------------------------------------------------------- mutation */
@@ -592,8 +550,8 @@ static uint64_t rng(void) {
 }
 
 static int64_t any_size(void) {
-  static const int64_t sizes[] = {-1, 0, 1, 2, 3, 8, 16, 63, 64, 128, 256,
-                                  512, 1 << 20, INT64_MAX / 2};
+  static const int64_t sizes[] = {-1, 0,  1,   2,   3,   8,       16,
+                                  63, 64, 128, 256, 512, 1 << 20, INT64_MAX / 2};
   return sizes[rng() % (sizeof sizes / sizeof sizes[0])];
 }
 
@@ -601,15 +559,32 @@ static void mutate_stmts(IrKernel *k, IrBlock *b) {
   for (int i = 0; i < b->len; i++) {
     IrStmt *s = b->items[i];
     switch (rng() % 12) {
-    case 0: s->n = any_size(); break;
-    case 1: s->n2 = any_size(); break;
-    case 2: s->ref[0].nidx = (int)(rng() % 6) - 1; break;
-    case 3: s->ref[1].transposed = !s->ref[1].transposed; break;
-    case 4: s->noffsets = (int)(rng() % 4); break;
-    case 5: s->t[rng() % 3] = k->tensors[rng() % k->ntensors]; break;
-    case 6: s->ref[rng() % 2].t = k->tensors[rng() % k->ntensors]; break;
-    case 7: s->tmap = (int)any_size(); break;
-    default: break;
+    case 0:
+      s->n = any_size();
+      break;
+    case 1:
+      s->n2 = any_size();
+      break;
+    case 2:
+      s->ref[0].nidx = (int)(rng() % 6) - 1;
+      break;
+    case 3:
+      s->ref[1].transposed = !s->ref[1].transposed;
+      break;
+    case 4:
+      s->noffsets = (int)(rng() % 4);
+      break;
+    case 5:
+      s->t[rng() % 3] = k->tensors[rng() % k->ntensors];
+      break;
+    case 6:
+      s->ref[rng() % 2].t = k->tensors[rng() % k->ntensors];
+      break;
+    case 7:
+      s->tmap = (int)any_size();
+      break;
+    default:
+      break;
     }
     mutate_stmts(k, &s->body);
   }
@@ -619,12 +594,23 @@ static void mutate_tensors(IrKernel *k) {
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
     switch (rng() % 8) {
-    case 0: t->shape[rng() % IR_MAX_RANK] = any_size(); break;
-    case 1: t->rank = (int)(rng() % (IR_MAX_RANK + 1)) - 1; break;
-    case 2: t->nthreads = (int)any_size(); break;
-    case 3: t->dtype = (DType)(rng() % (DT_FLOAT64 + 1)); break;
-    case 4: t->space = (MemSpace)(rng() % 3); break;
-    default: break;
+    case 0:
+      t->shape[rng() % IR_MAX_RANK] = any_size();
+      break;
+    case 1:
+      t->rank = (int)(rng() % (IR_MAX_RANK + 1)) - 1;
+      break;
+    case 2:
+      t->nthreads = (int)any_size();
+      break;
+    case 3:
+      t->dtype = (DType)(rng() % (DT_FLOAT64 + 1));
+      break;
+    case 4:
+      t->space = (MemSpace)(rng() % 3);
+      break;
+    default:
+      break;
     }
   }
 }
@@ -635,8 +621,7 @@ static int run_mutate(const Source *src, int count) {
   for (int i = 0; i < count && sink; i++) {
     Arena *ar = arena_new();
     IrModule *m = build_v5(ar, src, &V5);
-    if (rng() % 2)
-      mutate_tensors(m->kernels[0]);
+    if (rng() % 2) mutate_tensors(m->kernels[0]);
     mutate_stmts(m->kernels[0], &m->kernels[0]->body);
     Diag d;
     diag_init(&d, src, sink);
@@ -648,10 +633,8 @@ static int run_mutate(const Source *src, int count) {
     }
     arena_free(ar);
   }
-  if (sink)
-    fclose(sink);
-  printf("%d mutants: %d accepted, %d failed silently\n", count, accepted,
-         silent);
+  if (sink) fclose(sink);
+  printf("%d mutants: %d accepted, %d failed silently\n", count, accepted, silent);
   return !sink || silent ? 1 : 0;
 }
 
@@ -735,8 +718,7 @@ int main(int argc, char **argv) {
   else if (argc == 3 && !strcmp(argv[1], "mutate"))
     rc = run_mutate(src, atoi(argv[2]));
   else
-    fprintf(stderr,
-            "usage: test_passes unit | print-v5 | diag NAME | mutate N\n");
+    fprintf(stderr, "usage: test_passes unit | print-v5 | diag NAME | mutate N\n");
   source_free(src);
   return rc;
 }

@@ -38,8 +38,7 @@ static IrParam *add_param(const char *name, DType t, bool is_ptr, DType elem) {
   p->is_ptr = is_ptr;
   p->elem = elem;
   IrParam **ps = arena_alloc(ar, sizeof *ps * (size_t)(kern->nparams + 1));
-  if (kern->nparams)
-    memcpy(ps, kern->params, sizeof *ps * (size_t)kern->nparams);
+  if (kern->nparams) memcpy(ps, kern->params, sizeof *ps * (size_t)kern->nparams);
   ps[kern->nparams++] = p;
   kern->params = ps;
   return p;
@@ -57,14 +56,15 @@ static void assign(IrBlock *b, int line, IrVar *v, IrExpr *e) {
   s->e[0] = e;
 }
 
-static IrExpr *cdiv(IrExpr *a, int64_t b) { return bin(OP_DIV, bin(OP_ADD, a, i32(b - 1)), i32(b)); }
+static IrExpr *cdiv(IrExpr *a, int64_t b) {
+  return bin(OP_DIV, bin(OP_ADD, a, i32(b - 1)), i32(b));
+}
 
 static IrTensor *global(const char *name, int pptr, DType dt, int rank, IrExpr **dims) {
   int64_t shape[IR_MAX_RANK] = {0};
   IrTensor *t = ir_new_tensor(ar, kern, name, MS_GLOBAL, dt, rank, shape, at(3));
   t->gptr = prm(pptr);
-  for (int i = 0; i < rank; i++)
-    t->gshape[i] = dims[i];
+  for (int i = 0; i < rank; i++) t->gshape[i] = dims[i];
   return t;
 }
 
@@ -269,8 +269,7 @@ static void build_wgmma(IrModule *m) {
   empty->is_mbarrier = full->is_mbarrier = true;
   empty->mbar_counts = arena_alloc(ar, 4 * sizeof(int64_t));
   full->mbar_counts = arena_alloc(ar, 4 * sizeof(int64_t));
-  for (int i = 0; i < 4; i++)
-    empty->mbar_counts[i] = full->mbar_counts[i] = 1;
+  for (int i = 0; i < 4; i++) empty->mbar_counts[i] = full->mbar_counts[i] = 1;
   kern->smem_bytes = 163904 + 1024;
   kern->tmaps = arena_alloc(ar, 2 * sizeof(IrTmap *));
   kern->tmaps[0] = tmap(0, ga, 64);
@@ -319,8 +318,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   ar = arena_new();
-  static const char text[] =
-      "line 1\nline 2\n    for i in self.range(0, n, n):\nline 4\nline 5\n";
+  static const char text[] = "line 1\nline 2\n    for i in self.range(0, n, n):\nline 4\nline 5\n";
   Source *src = source_from_string("hand_ir.tls", text);
   IrModule m = {.ar = ar, .src = src};
   if (!strcmp(argv[1], "vecadd"))
@@ -328,8 +326,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(argv[1], "wgmma") || !strcmp(argv[1], "serial")) {
     serialize = !strcmp(argv[1], "serial");
     build_wgmma(&m);
-  }
-  else
+  } else
     build_bad(&m);
   Diag d;
   diag_init(&d, src, stderr);

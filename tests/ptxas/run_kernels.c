@@ -47,15 +47,12 @@ static uint64_t upload(tls_context *ctx, const half *h, size_t n, size_t pad) {
 static int run_vecadd(tls_context *ctx, const char *path) {
   enum { N = 100003, PAD = 4096 };
   tls_module *mod;
-  if (tls_module_load_file(ctx, path, &mod))
-    return fail(ctx, path);
+  if (tls_module_load_file(ctx, path, &mod)) return fail(ctx, path);
   half *a = malloc(N * 2), *b = malloc(N * 2), *c = malloc((N + PAD) * 2);
   uint64_t seed = 1;
-  for (int i = 0; i < N; i++)
-    a[i] = random_half(&seed), b[i] = random_half(&seed);
+  for (int i = 0; i < N; i++) a[i] = random_half(&seed), b[i] = random_half(&seed);
   uint64_t da = upload(ctx, a, N, 0), db = upload(ctx, b, N, 0), dc = upload(ctx, NULL, N, PAD);
-  if (!da || !db || !dc)
-    return fail(ctx, "buffers");
+  if (!da || !db || !dc) return fail(ctx, "buffers");
   int bad = 0;
   for (int e = 0; e < tls_module_num_kernels(mod); e++) {
     const tls_kernel *k = tls_module_kernel(mod, e);
@@ -67,8 +64,8 @@ static int run_vecadd(tls_context *ctx, const char *path) {
     for (int i = 0; i < N + PAD; i++) {
       uint16_t want = i < N ? bits((half)(((float)a[i] + (float)b[i]) * 2.0f)) : 0xFFFF;
       if (bits(c[i]) != want && wrong++ < 5)
-        fprintf(stderr, "%s: c[%d] = 0x%04x, want 0x%04x\n", tls_kernel_name(k), i,
-                bits(c[i]), want);
+        fprintf(stderr, "%s: c[%d] = 0x%04x, want 0x%04x\n", tls_kernel_name(k), i, bits(c[i]),
+                want);
     }
     printf("%s n=%d: %s (%d wrong)\n", tls_kernel_name(k), N, wrong ? "FAIL" : "ok", wrong);
     bad += wrong != 0;
@@ -81,13 +78,11 @@ static int run_vecadd(tls_context *ctx, const char *path) {
 static int run_staged(tls_context *ctx, const char *path) {
   enum { M = 100, N = 136 };
   tls_module *mod;
-  if (tls_module_load_file(ctx, path, &mod))
-    return fail(ctx, path);
+  if (tls_module_load_file(ctx, path, &mod)) return fail(ctx, path);
   const tls_kernel *k = tls_kernel_find(mod, "Staged");
   half *x = malloc(M * N * 2), *y = malloc(M * N * 2);
   uint64_t seed = 2;
-  for (int i = 0; i < M * N; i++)
-    x[i] = random_half(&seed);
+  for (int i = 0; i < M * N; i++) x[i] = random_half(&seed);
   uint64_t dx = upload(ctx, x, M * N, 0), dy = upload(ctx, NULL, M * N, 0);
   tls_arg args[] = {tls_i32(M), tls_i32(N), tls_ptr(dx), tls_ptr(dy)};
   if (!k || !dx || !dy || tls_launch(k, args, 4, NULL) || tls_synchronize(ctx) ||

@@ -6,26 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
-#include "tlsrt.h"
+#include "runtime/rt_internal.h"
+#include "runtime/tlsrt.h"
 
 static int failures, checks;
 static const char *data_dir;
 
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    checks++;                                                                  \
-    if (!(cond)) {                                                             \
-      failures++;                                                              \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    checks++;                                                                                      \
+    if (!(cond)) {                                                                                 \
+      failures++;                                                                                  \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                  \
+      printf(__VA_ARGS__);                                                                         \
+      printf("\n");                                                                                \
+    }                                                                                              \
   } while (0)
 
 /* ------------------------------------------------------------ expressions */
 
-static Param P[3] = {{.name = "m", .type = PT_I32}, {.name = "n", .type = PT_I64}, {.name = "p", .type = PT_PTR}};
+static Param P[3] = {
+    {.name = "m", .type = PT_I32}, {.name = "n", .type = PT_I64}, {.name = "p", .type = PT_PTR}};
 
 /* Compiles and evaluates with m=values[0], n=values[1]; returns ok. */
 static bool eval(const char *text, int64_t m, int64_t n, int64_t *out, char *why) {
@@ -39,15 +40,16 @@ static void expect_value(const char *text, int64_t m, int64_t n, int64_t want) {
   int64_t got = 0;
   char why[128] = "";
   bool ok = eval(text, m, n, &got, why);
-  CHECK(ok && got == want, "%s with m=%lld n=%lld: got %lld (%s), want %lld", text, (long long)m, (long long)n,
-        (long long)got, ok ? "ok" : why, (long long)want);
+  CHECK(ok && got == want, "%s with m=%lld n=%lld: got %lld (%s), want %lld", text, (long long)m,
+        (long long)n, (long long)got, ok ? "ok" : why, (long long)want);
 }
 
 static void expect_error(const char *text, int64_t m, int64_t n, const char *msg) {
   int64_t got = 0;
   char why[128] = "";
   bool ok = eval(text, m, n, &got, why);
-  CHECK(!ok && strstr(why, msg), "%s: want error '%s', got %s '%s'", text, msg, ok ? "success" : "error", why);
+  CHECK(!ok && strstr(why, msg), "%s: want error '%s', got %s '%s'", text, msg,
+        ok ? "success" : "error", why);
 }
 
 static void test_expressions(void) {
@@ -76,7 +78,8 @@ static void test_expressions(void) {
   expect_error("min(m)", 0, 0, "expected ','");
   expect_error("", 0, 0, "empty expression");
   expect_error("99999999999999999999", 0, 0, "too large");
-  expect_error("((((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))))", 0, 0, "nested too deeply");
+  expect_error("((((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))))", 0, 0,
+               "nested too deeply");
 }
 
 /* ------------------------------------------------------------ metadata */
@@ -98,24 +101,28 @@ static void test_metadata(tls_context *ctx, tls_module *mod) {
   CHECK(k && !strcmp(tls_kernel_param_type(k, 3), "ptr f16"), "param type text");
   const tls_kernel *s3 = tls_kernel_find_config(mod, "MatmulWGMMAV5", "num_stages=3");
   CHECK(s3 && !strcmp(tls_kernel_name(s3), "MatmulWGMMAV5_s3"), "lookup by script + config");
-  CHECK(tls_kernel_find_config(mod, "MatmulWGMMAV5", "block_k=64,num_stages=4") == k, "config subset, any order");
+  CHECK(tls_kernel_find_config(mod, "MatmulWGMMAV5", "block_k=64,num_stages=4") == k,
+        "config subset, any order");
   CHECK(!tls_kernel_find_config(mod, "MatmulWGMMAV5", "num_stages=5"), "no such config");
-  CHECK(!tls_kernel_find(mod, "Nope") && strstr(tls_last_error(ctx), "no entry named 'Nope'"), "unknown name: %s",
-        tls_last_error(ctx));
-  CHECK(!tls_kernel_find_config(mod, "MatmulWGMMAV5", "num_stages=44"), "num_stages=44 is not num_stages=4");
+  CHECK(!tls_kernel_find(mod, "Nope") && strstr(tls_last_error(ctx), "no entry named 'Nope'"),
+        "unknown name: %s", tls_last_error(ctx));
+  CHECK(!tls_kernel_find_config(mod, "MatmulWGMMAV5", "num_stages=44"),
+        "num_stages=44 is not num_stages=4");
 }
 
 /* The same file given as a string. */
 static void test_load_string(tls_context *ctx) {
   tls_module *mod = NULL;
-  CHECK(tls_module_load_string(ctx, "//@tls version 1\n//@tls entry K script=S block=64 smem=0\n//@tls grid 1 1 1\n"
-                                    "//@tls end\n.version 8.0\n.target sm_90a\n.entry K()\n{\nret;\n}\n",
-                               "inline", &mod) == TLS_OK,
+  CHECK(tls_module_load_string(
+            ctx,
+            "//@tls version 1\n//@tls entry K script=S block=64 smem=0\n//@tls grid 1 1 1\n"
+            "//@tls end\n.version 8.0\n.target sm_90a\n.entry K()\n{\nret;\n}\n",
+            "inline", &mod) == TLS_OK,
         "load_string: %s", tls_last_error(ctx));
   CHECK(mod && tls_module_num_kernels(mod) == 1, "one entry from a string");
   tls_module_free(mod);
-  CHECK(tls_module_load_string(ctx, "//@tls version 1\n//@tls entry K script=S block=64 smem=0\n", "cut", &mod) ==
-                TLS_ERR_FORMAT &&
+  CHECK(tls_module_load_string(ctx, "//@tls version 1\n//@tls entry K script=S block=64 smem=0\n",
+                               "cut", &mod) == TLS_ERR_FORMAT &&
             strstr(tls_last_error(ctx), "cut:"),
         "string cut short: %s", tls_last_error(ctx));
 }
@@ -143,7 +150,8 @@ static void test_every_truncation(tls_context *ctx) {
     tls_module_free(mod);
     text[cut] = saved;
   }
-  CHECK(complete > 0 && accepted == 0, "%d of %zu truncations were not refused as TLS_ERR_FORMAT", accepted, complete);
+  CHECK(complete > 0 && accepted == 0, "%d of %zu truncations were not refused as TLS_ERR_FORMAT",
+        accepted, complete);
 }
 
 /* -------------------------------------------------------------- launch */
@@ -164,7 +172,8 @@ static void test_plan(const tls_kernel *k) {
   CHECK(plan.grid[0] == 8 * 4 && plan.grid[1] == 1 && plan.grid[2] == 1, "grid %u", plan.grid[0]);
   CHECK(plan.block == 288 && plan.smem == 197664 && plan.num_tmaps == 2, "block/smem");
   const tls_tmap_params *a = &plan.tmaps[0], *b = &plan.tmaps[1];
-  CHECK(a->address == A && a->rank == 2 && a->dims[0] == 1032 && a->dims[1] == 1000 && a->strides[0] == 2064,
+  CHECK(a->address == A && a->rank == 2 && a->dims[0] == 1032 && a->dims[1] == 1000 &&
+            a->strides[0] == 2064,
         "tmap 0 shape");
   CHECK(a->box[0] == 64 && a->box[1] == 64 && a->swizzle == CU_TENSOR_MAP_SWIZZLE_128B &&
             a->dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
@@ -173,12 +182,12 @@ static void test_plan(const tls_kernel *k) {
 }
 
 /* Expects a refusal with this status and a message containing `msg`. */
-static void expect_refused(const tls_kernel *k, tls_context *ctx, const tls_arg *args, int nargs, tls_status want,
-                           const char *msg) {
+static void expect_refused(const tls_kernel *k, tls_context *ctx, const tls_arg *args, int nargs,
+                           tls_status want, const char *msg) {
   tls_launch_plan plan;
   tls_status st = tls_prepare_launch(k, args, nargs, &plan);
-  CHECK(st == want && strstr(tls_last_error(ctx), msg), "want %s / '%s', got %s / '%s'", tls_error_string(want), msg,
-        tls_error_string(st), tls_last_error(ctx));
+  CHECK(st == want && strstr(tls_last_error(ctx), msg), "want %s / '%s', got %s / '%s'",
+        tls_error_string(want), msg, tls_error_string(st), tls_last_error(ctx));
   /* tls_launch refuses the same way, before any driver call. */
   st = tls_launch(k, args, nargs, NULL);
   CHECK(st == want, "tls_launch: want %s, got %s", tls_error_string(want), tls_error_string(st));
@@ -187,7 +196,8 @@ static void expect_refused(const tls_kernel *k, tls_context *ctx, const tls_arg 
 static void test_refusals(tls_context *ctx, const tls_kernel *k) {
   tls_arg args[6];
   set_args(args, 256, 256, 64);
-  expect_refused(k, ctx, args, 5, TLS_ERR_ARG_COUNT, "takes 6 arguments (m_size i32, n_size i32, k_size i32, a_ptr ptr f16");
+  expect_refused(k, ctx, args, 5, TLS_ERR_ARG_COUNT,
+                 "takes 6 arguments (m_size i32, n_size i32, k_size i32, a_ptr ptr f16");
   args[1] = tls_i64(256);
   expect_refused(k, ctx, args, 6, TLS_ERR_ARG_TYPE, "argument 1 (n_size) must be i32, got i64");
   set_args(args, 256, 256, 64);
@@ -198,12 +208,15 @@ static void test_refusals(tls_context *ctx, const tls_kernel *k) {
   expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "argument 4 (b_ptr) is a null pointer");
   set_args(args, 256, 256, 64);
   args[3] = tls_ptr(A + 8);
-  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "argument 3 (a_ptr) = 0x10008 is not 16-byte aligned");
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE,
+                 "argument 3 (a_ptr) = 0x10008 is not 16-byte aligned");
   set_args(args, 256, 256, 64);
   args[5] = tls_ptr(C + 1); /* c_ptr is no TMA operand: f16 alignment */
-  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "argument 5 (c_ptr) = 0x30001 is not 2-byte aligned");
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE,
+                 "argument 5 (c_ptr) = 0x30001 is not 2-byte aligned");
   set_args(args, 0, 256, 64);
-  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "grid x = ((m_size+127)/128)*((n_size+255)/256) is 0");
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE,
+                 "grid x = ((m_size+127)/128)*((n_size+255)/256) is 0");
   set_args(args, -300, 256, 64);
   expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "grid x");
   set_args(args, 256, 256, 0);
@@ -211,7 +224,8 @@ static void test_refusals(tls_context *ctx, const tls_kernel *k) {
   set_args(args, 256, 256, -64);
   expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "dims[0] = k_size is -64");
   set_args(args, 256, 256, 100); /* 200-byte rows */
-  expect_refused(k, ctx, args, 6, TLS_ERR_TMAP, "strides[0] = k_size*2 is 200 bytes, not a multiple of 16");
+  expect_refused(k, ctx, args, 6, TLS_ERR_TMAP,
+                 "strides[0] = k_size*2 is 200 bytes, not a multiple of 16");
   tls_launch_plan plan;
   set_args(args, 256, 256, 64);
   CHECK(tls_launch(k, args, 6, NULL) == TLS_ERR_NO_DEVICE && strstr(tls_last_error(ctx), "no GPU"),
@@ -219,7 +233,9 @@ static void test_refusals(tls_context *ctx, const tls_kernel *k) {
   CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "valid after refusals");
   const tls_kernel *best = NULL;
   float ms = 0;
-  CHECK(tls_autotune(k->mod, "MatmulWGMMAV5", args, 6, NULL, 5, &best, &ms, NULL) == TLS_ERR_NO_DEVICE && !best,
+  CHECK(tls_autotune(k->mod, "MatmulWGMMAV5", args, 6, NULL, 5, &best, &ms, NULL) ==
+                TLS_ERR_NO_DEVICE &&
+            !best,
         "autotune offline: %s", tls_last_error(ctx));
 }
 
@@ -229,7 +245,8 @@ static void test_hostile_args(tls_context *ctx, const tls_kernel *k) {
   tls_arg args[6];
   set_args(args, 256, 256, 64);
   args[2].kind = (tls_arg_kind)99;
-  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_TYPE, "argument 2 (k_size) must be i32, got an unknown kind");
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_TYPE,
+                 "argument 2 (k_size) must be i32, got an unknown kind");
   expect_refused(k, ctx, NULL, 6, TLS_ERR_ARG_COUNT, "takes 6 arguments");
   expect_refused(k, ctx, args, -1, TLS_ERR_ARG_COUNT, "got -1");
   set_args(args, 2147483647, 2147483647, 64);
@@ -248,26 +265,34 @@ static void test_buffer_sizes(tls_context *ctx, const tls_kernel *k) {
   tls_launch_plan plan;
   set_args(args, 256, 256, 64);
   CHECK(tls_mem_register(ctx, A, 256 * 64 * 2) == TLS_OK, "register a");
-  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "a buffer of the exact size: %s", tls_last_error(ctx));
+  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "a buffer of the exact size: %s",
+        tls_last_error(ctx));
   CHECK(tls_mem_register(ctx, A, 256 * 64 * 2 - 16) == TLS_OK, "register a again, smaller");
   expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE,
-                 "tensor map 0 (a_ptr) spans 32768 bytes from 0x10000, past the end of its buffer (32752 bytes at "
+                 "tensor map 0 (a_ptr) spans 32768 bytes from 0x10000, past the end of its buffer "
+                 "(32752 bytes at "
                  "0x10000)");
   /* A pointer inside a larger buffer: the room left after it counts. */
   CHECK(tls_mem_register(ctx, A - 0x1000, 256 * 64 * 2 + 0x800) == TLS_OK, "register around a");
   tls_mem_unregister(ctx, A);
-  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "past the end of its buffer (34816 bytes at 0xf000)");
+  expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE,
+                 "past the end of its buffer (34816 bytes at 0xf000)");
   /* A view registered inside it wins over the enclosing buffer. */
   CHECK(tls_mem_register(ctx, A, 256 * 64 * 2) == TLS_OK, "register a view");
-  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "the view bounds a_ptr: %s", tls_last_error(ctx));
+  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "the view bounds a_ptr: %s",
+        tls_last_error(ctx));
   tls_mem_unregister(ctx, A);
   tls_mem_unregister(ctx, A - 0x1000);
   CHECK(tls_mem_register(ctx, B, 100) == TLS_OK, "register b");
   expect_refused(k, ctx, args, 6, TLS_ERR_ARG_VALUE, "tensor map 1 (b_ptr) spans 32768 bytes");
   tls_mem_unregister(ctx, B);
-  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "unknown sizes are not checked: %s", tls_last_error(ctx));
-  CHECK(tls_mem_register(ctx, 0, 16) == TLS_ERR_INVALID && strstr(tls_last_error(ctx), "null pointer"), "register 0");
-  CHECK(tls_mem_register(ctx, A, 0) == TLS_ERR_INVALID && strstr(tls_last_error(ctx), "zero bytes"), "zero bytes");
+  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "unknown sizes are not checked: %s",
+        tls_last_error(ctx));
+  CHECK(tls_mem_register(ctx, 0, 16) == TLS_ERR_INVALID &&
+            strstr(tls_last_error(ctx), "null pointer"),
+        "register 0");
+  CHECK(tls_mem_register(ctx, A, 0) == TLS_ERR_INVALID && strstr(tls_last_error(ctx), "zero bytes"),
+        "zero bytes");
   CHECK(tls_mem_register(NULL, A, 16) == TLS_ERR_INVALID, "register without a context");
 }
 
@@ -275,12 +300,19 @@ static void test_buffer_sizes(tls_context *ctx, const tls_kernel *k) {
 static void test_expression_refusals(tls_context *ctx) {
   tls_module *dz = load(ctx, "div_zero.ptx"), *of = load(ctx, "overflow.ptx");
   tls_arg args[2] = {tls_i32(4), tls_ptr(A)};
-  if (dz) expect_refused(tls_module_kernel(dz, 0), ctx, args, 2, TLS_ERR_EXPR, "grid x = n/0+1: division by zero");
+  if (dz)
+    expect_refused(tls_module_kernel(dz, 0), ctx, args, 2, TLS_ERR_EXPR,
+                   "grid x = n/0+1: division by zero");
   args[0] = tls_i64(3000000);
-  if (of) expect_refused(tls_module_kernel(of, 0), ctx, args, 2, TLS_ERR_EXPR, "grid x = n*n*n: 64-bit overflow");
+  if (of)
+    expect_refused(tls_module_kernel(of, 0), ctx, args, 2, TLS_ERR_EXPR,
+                   "grid x = n*n*n: 64-bit overflow");
   args[0] = tls_i64(2);
   tls_launch_plan plan;
-  if (of) CHECK(tls_prepare_launch(tls_module_kernel(of, 0), args, 2, &plan) == TLS_OK && plan.grid[0] == 8, "n*n*n");
+  if (of)
+    CHECK(tls_prepare_launch(tls_module_kernel(of, 0), args, 2, &plan) == TLS_OK &&
+              plan.grid[0] == 8,
+          "n*n*n");
   tls_module_free(dz);
   tls_module_free(of);
 }
@@ -291,8 +323,8 @@ static void test_no_driver(void) {
   tls_context *ctx = NULL;
   tls_status st = tls_init(0, &ctx);
   CHECK(st == TLS_ERR_NO_DRIVER, "no driver: %s", tls_error_string(st));
-  CHECK(ctx && strstr(tls_last_error(ctx), "no CUDA driver: /nonexistent/libcuda.so.1 not found"), "message: %s",
-        tls_last_error(ctx));
+  CHECK(ctx && strstr(tls_last_error(ctx), "no CUDA driver: /nonexistent/libcuda.so.1 not found"),
+        "message: %s", tls_last_error(ctx));
   CHECK(!tls_context_online(ctx), "offline after a failed init");
   uint64_t p;
   CHECK(tls_mem_alloc(ctx, &p, 16) == TLS_ERR_NO_DEVICE, "no allocation without a GPU");

@@ -1,4 +1,4 @@
-/* test_verify.c: the ir_simulate C API on examples/matmul_v5.tls.
+/* test_verify.c: the sim_run C API on examples/matmul_v5.tls.
  *
  *   test_verify PATH/matmul_v5.tls [N]
  *
@@ -12,29 +12,30 @@
  * crashes, and reports a problem exactly when it says so.
  * Exits non-zero when a check failed.
  */
-#include "ir/ir.h"
+#include "eval/eval.h"
+#include "sim/sim.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static int failures;
 
-#define CHECK(cond)                                                                    \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);         \
-      failures++;                                                                      \
-    }                                                                                  \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                     \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 
-static const IrSimParam SIZES_1024[] = {{"m_size", 1024}, {"n_size", 1024}, {"k_size", 1024}};
+static const SimParam SIZES_1024[] = {{"m_size", 1024}, {"n_size", 1024}, {"k_size", 1024}};
 
 /* A freshly built and planned module (each test mutates its own). */
 static IrModule *build(Arena *ar, const Source *src) {
   Diag d;
   diag_init(&d, src, stderr);
   Node *module = parse_source(ar, src, &d);
-  IrModule *m = module ? ir_build(ar, module, src, NULL, 0, &d) : NULL;
+  IrModule *m = module ? eval_build(ar, module, src, NULL, 0, &d) : NULL;
   if (!m || !ir_run_passes(m, &d)) {
     fprintf(stderr, "test_verify: cannot build %s\n", src->path);
     exit(2);
@@ -42,15 +43,14 @@ static IrModule *build(Arena *ar, const Source *src) {
   return m;
 }
 
-/* Runs ir_simulate with its diagnostics and summary caught in *text. */
-static IrSimStatus simulate(const IrModule *m, const Source *src, IrSimOptions opt,
-                            char **text) {
+/* Runs sim_run with its diagnostics and summary caught in *text. */
+static SimStatus simulate(const IrModule *m, const Source *src, SimOptions opt, char **text) {
   size_t len;
   FILE *f = open_memstream(text, &len);
   Diag d;
   diag_init(&d, src, f);
   opt.summary = f;
-  IrSimStatus st = ir_simulate(m, &opt, &d);
+  SimStatus st = sim_run(m, &opt, &d);
   fclose(f);
   return st;
 }
@@ -59,18 +59,18 @@ static void test_usage(const Source *src) {
   Arena *ar = arena_new();
   IrModule *m = build(ar, src);
   char *text;
-  IrSimOptions missing = {.params = SIZES_1024, .nparams = 2};
-  CHECK(simulate(m, src, missing, &text) == IR_SIM_USAGE);
+  SimOptions missing = {.params = SIZES_1024, .nparams = 2};
+  CHECK(simulate(m, src, missing, &text) == SIM_USAGE);
   CHECK(strstr(text, "needs a value for the parameter 'k_size'"));
   free(text);
-  IrSimParam unknown[] = {{"m_size", 1}, {"n_size", 1}, {"k_size", 1}, {"q_size", 1}};
-  IrSimOptions extra = {.params = unknown, .nparams = 4};
-  CHECK(simulate(m, src, extra, &text) == IR_SIM_USAGE);
+  SimParam unknown[] = {{"m_size", 1}, {"n_size", 1}, {"k_size", 1}, {"q_size", 1}};
+  SimOptions extra = {.params = unknown, .nparams = 4};
+  CHECK(simulate(m, src, extra, &text) == SIM_USAGE);
   CHECK(strstr(text, "no kernel has a run-time parameter 'q_size'"));
   free(text);
   int64_t outside[] = {32};
-  IrSimOptions far = {.params = SIZES_1024, .nparams = 3, .blocks = outside, .nblocks = 1};
-  CHECK(simulate(m, src, far, &text) == IR_SIM_USAGE);
+  SimOptions far = {.params = SIZES_1024, .nparams = 3, .blocks = outside, .nblocks = 1};
+  CHECK(simulate(m, src, far, &text) == SIM_USAGE);
   CHECK(strstr(text, "block 32 is outside the grid"));
   free(text);
   arena_free(ar);
@@ -81,8 +81,8 @@ static void test_sound(const Source *src) {
   IrModule *m = build(ar, src);
   char *text;
   int64_t blocks[] = {0, 7, 31};
-  IrSimOptions opt = {.params = SIZES_1024, .nparams = 3, .blocks = blocks, .nblocks = 3};
-  CHECK(simulate(m, src, opt, &text) == IR_SIM_OK);
+  SimOptions opt = {.params = SIZES_1024, .nparams = 3, .blocks = blocks, .nblocks = 3};
+  CHECK(simulate(m, src, opt, &text) == SIM_OK);
   CHECK(strncmp(text, "verify: MatmulWGMMAV5: no problem in blocks 0, 7, 31 of 32", 58) == 0);
   free(text);
   arena_free(ar);
@@ -90,8 +90,7 @@ static void test_sound(const Source *src) {
 
 static IrTensor *tensor_named(IrKernel *k, const char *name) {
   for (int i = 0; i < k->ntensors; i++)
-    if (strcmp(k->tensors[i]->name, name) == 0)
-      return k->tensors[i];
+    if (strcmp(k->tensors[i]->name, name) == 0) return k->tensors[i];
   return NULL;
 }
 
@@ -100,11 +99,10 @@ static void test_deadlock(const Source *src) {
   IrModule *m = build(ar, src);
   IrTensor *empty = tensor_named(m->kernels[0], "empty_barriers");
   CHECK(empty != NULL);
-  for (int64_t i = 0; empty && i < empty->shape[0]; i++)
-    empty->mbar_counts[i] = 1;
+  for (int64_t i = 0; empty && i < empty->shape[0]; i++) empty->mbar_counts[i] = 1;
   char *text;
-  IrSimOptions opt = {.params = SIZES_1024, .nparams = 3};
-  CHECK(simulate(m, src, opt, &text) == IR_SIM_PROBLEM);
+  SimOptions opt = {.params = SIZES_1024, .nparams = 3};
+  CHECK(simulate(m, src, opt, &text) == SIM_PROBLEM);
   CHECK(strstr(text, "error: deadlock in block 0 of MatmulWGMMAV5"));
   free(text);
   arena_free(ar);
@@ -115,8 +113,7 @@ static void drop_kind(IrBlock *b, SKind kind) {
   int n = 0;
   for (int i = 0; i < b->len; i++) {
     IrStmt *s = b->items[i];
-    if (s->kind == kind)
-      continue;
+    if (s->kind == kind) continue;
     drop_kind(&s->body, kind);
     drop_kind(&s->orelse, kind);
     b->items[n++] = s;
@@ -137,11 +134,10 @@ static void test_read_before_copy(const Source *src) {
   IrModule *m = build(ar, src);
   IrStmt *consumer = group_at(m->kernels[0], 0);
   CHECK(consumer != NULL);
-  if (consumer)
-    drop_kind(&consumer->body, S_MBAR_WAIT);
+  if (consumer) drop_kind(&consumer->body, S_MBAR_WAIT);
   char *text;
-  IrSimOptions opt = {.params = SIZES_1024, .nparams = 3};
-  CHECK(simulate(m, src, opt, &text) == IR_SIM_PROBLEM);
+  SimOptions opt = {.params = SIZES_1024, .nparams = 3};
+  CHECK(simulate(m, src, opt, &text) == SIM_PROBLEM);
   CHECK(strstr(text, "error: shared-memory race in block 0 of MatmulWGMMAV5: this wgmma reads "
                      "sa[0, 0] (bytes 0..8191) while a TMA copy still writes sa[0, 0]"));
   free(text);
@@ -154,17 +150,16 @@ static void test_copies_left(const Source *src) {
   IrKernel *k = m->kernels[0];
   IrStmt *producer = group_at(k, 256);
   CHECK(producer != NULL && producer->body.len == 2);
-  if (producer)
-    producer->body.len = 1; /* no drain loop */
+  if (producer) producer->body.len = 1; /* no drain loop */
   int n = 0;
   for (int i = 0; i < k->body.len; i++)
     if (k->body.items[i]->kind != S_THREAD_GROUP || k->body.items[i]->n == 256)
       k->body.items[n++] = k->body.items[i];
   k->body.len = n; /* no consumers */
-  IrSimParam sizes[] = {{"m_size", 1024}, {"n_size", 1024}, {"k_size", 256}};
+  SimParam sizes[] = {{"m_size", 1024}, {"n_size", 1024}, {"k_size", 256}};
   char *text;
-  IrSimOptions opt = {.params = sizes, .nparams = 3};
-  CHECK(simulate(m, src, opt, &text) == IR_SIM_PROBLEM);
+  SimOptions opt = {.params = sizes, .nparams = 3};
+  CHECK(simulate(m, src, opt, &text) == SIM_PROBLEM);
   CHECK(strstr(text, "this TMA copy into sa[0, 0] is still in flight when every warp has exited"));
   free(text);
   arena_free(ar);
@@ -172,8 +167,7 @@ static void test_copies_left(const Source *src) {
 
 /* Every block of statements under b, into blocks[*n] (up to max). */
 static void collect_blocks(IrBlock *b, IrBlock **blocks, int *n, int max) {
-  if (*n < max)
-    blocks[(*n)++] = b;
+  if (*n < max) blocks[(*n)++] = b;
   for (int i = 0; i < b->len; i++) {
     collect_blocks(&b->items[i]->body, blocks, n, max);
     collect_blocks(&b->items[i]->orelse, blocks, n, max);
@@ -186,8 +180,7 @@ static void mutate(IrKernel *k, unsigned *seed) {
   int n = 0;
   collect_blocks(&k->body, blocks, &n, 256);
   IrBlock *b = blocks[rand_r(seed) % n];
-  if (b->len == 0)
-    return;
+  if (b->len == 0) return;
   int i = rand_r(seed) % b->len;
   IrStmt *s = b->items[i];
   switch (rand_r(seed) % 3) {
@@ -196,8 +189,7 @@ static void mutate(IrKernel *k, unsigned *seed) {
     b->len--;
     break;
   case 1:
-    if (s->kind == S_WGMMA_WAIT || s->kind == S_TMA_WAIT)
-      s->n = rand_r(seed) % 3;
+    if (s->kind == S_WGMMA_WAIT || s->kind == S_TMA_WAIT) s->n = rand_r(seed) % 3;
     break;
   default:
     for (int t = 0; t < k->ntensors; t++)
@@ -209,22 +201,21 @@ static void mutate(IrKernel *k, unsigned *seed) {
 /* N mutated kernels: a problem is reported iff an error was printed. */
 static void test_mutations(const Source *src, int runs) {
   unsigned seed = 12345;
-  IrSimParam sizes[] = {{"m_size", 300}, {"n_size", 700}, {"k_size", 520}};
+  SimParam sizes[] = {{"m_size", 300}, {"n_size", 700}, {"k_size", 520}};
   for (int r = 0; r < runs; r++) {
     Arena *ar = arena_new();
     IrModule *m = build(ar, src);
-    for (int c = 1 + rand_r(&seed) % 3; c > 0; c--)
-      mutate(m->kernels[0], &seed);
+    for (int c = 1 + rand_r(&seed) % 3; c > 0; c--) mutate(m->kernels[0], &seed);
     char *text;
     size_t len;
     FILE *f = open_memstream(&text, &len);
     Diag d;
     diag_init(&d, src, f);
-    IrSimOptions opt = {.params = sizes, .nparams = 3};
-    IrSimStatus st = ir_simulate(m, &opt, &d);
+    SimOptions opt = {.params = sizes, .nparams = 3};
+    SimStatus st = sim_run(m, &opt, &d);
     fclose(f);
-    CHECK(st != IR_SIM_USAGE);
-    CHECK((st == IR_SIM_PROBLEM) == (d.nerrors > 0));
+    CHECK(st != SIM_USAGE);
+    CHECK((st == SIM_PROBLEM) == (d.nerrors > 0));
     free(text);
     arena_free(ar);
   }
@@ -236,17 +227,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   Source *src = source_read(argv[1]);
-  if (!src)
-    return 2;
+  if (!src) return 2;
   test_usage(src);
   test_sound(src);
   test_deadlock(src);
   test_read_before_copy(src);
   test_copies_left(src);
-  if (argc == 3)
-    test_mutations(src, atoi(argv[2]));
+  if (argc == 3) test_mutations(src, atoi(argv[2]));
   source_free(src);
-  if (failures)
-    fprintf(stderr, "test_verify: %d check(s) failed\n", failures);
+  if (failures) fprintf(stderr, "test_verify: %d check(s) failed\n", failures);
   return failures != 0;
 }

@@ -74,11 +74,14 @@ static int run_online(tls_context *ctx, const char *path) {
                tls_mem_alloc(ctx, &dc, sizeof c) || tls_mem_upload(ctx, da, a, sizeof a) ||
                tls_mem_upload(ctx, db, b, sizeof b);
   tls_arg args[] = {tls_i32(N), tls_ptr(da), tls_ptr(db), tls_ptr(dc)};
-  failed = failed || tls_launch(k, args, 4, NULL) || tls_synchronize(ctx) || tls_mem_download(ctx, c, dc, sizeof c);
+  failed = failed || tls_launch(k, args, 4, NULL) || tls_synchronize(ctx) ||
+           tls_mem_download(ctx, c, dc, sizeof c);
   if (failed) fprintf(stderr, "add_demo: %s\n", tls_last_error(ctx));
   int wrong = 0;
   for (int i = 0; !failed && i < N; i++) wrong += c[i] != half_of_int(i % 1000 + i * 7 % 1000);
-  if (!failed) printf("%s on %s: %d of %d elements wrong\n", tls_kernel_name(k), tls_context_device_name(ctx), wrong, N);
+  if (!failed)
+    printf("%s on %s: %d of %d elements wrong\n", tls_kernel_name(k), tls_context_device_name(ctx),
+           wrong, N);
   if (da) tls_mem_free(ctx, da);
   if (db) tls_mem_free(ctx, db);
   if (dc) tls_mem_free(ctx, dc);

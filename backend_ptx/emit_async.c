@@ -1,0 +1,153 @@
+/* async.c: mbarriers and TMA (cp.async.bulk.tensor).
+ *
+ * A barrier is 8 bytes of shared memory; a reference bars[i] is at the
+ * barrier tensor's base + 8 * i. TMA copies are issued by one elected
+ * thread of the group (Tilus elects one lane of the issuing warp), unless
+ * already inside single_thread(). The tensor-map operand is the generic
+ * address of the `.param .align 64 .b8 NAME_tmapI[128]` kernel parameter
+ * (cvta.param), as the ISA allows for cp.async.bulk.tensor.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "backend_ptx/emit_int.h"
+
+/* Kernel start: thread 0 initialises every barrier with its arrival count
+ * and makes the initialisation visible to the async proxy (TMA) before the
+ * block barrier that precedes any other statement. */
+void emit_mbar_init(Emitter *e) {
+  const IrKernel *k = e->k;
+  bool any = false;
+  for (int i = 0; i < k->ntensors; i++) any = any || k->tensors[i]->is_mbarrier;
+  if (!any) return;
+  int skip = new_label(e);
+  Val p = new_reg(e, DT_BOOL);
+  emit(e, "setp.ne.u32 %s, %%tidx, 0;", p.s);
+  emit(e, "@%s bra $L%d;", p.s, skip);
+  for (int i = 0; i < k->ntensors; i++) {
+    const IrTensor *t = k->tensors[i];
+    if (!t->is_mbarrier) continue;
+    for (int64_t j = 0; j < t->shape[0]; j++)
+      emit(e, "mbarrier.init.shared::cta.b64 [%%smem+%" PRId64 "], %" PRId64 ";",
+           t->smem_offset + 8 * j, t->mbar_counts ? t->mbar_counts[j] : 1);
+  }
+  emit(e, "fence.mbarrier_init.release.cluster;");
+  emit(e, "fence.proxy.async.shared::cta;");
+  emit_label(e, skip);
+  emit(e, "bar.sync 0;");
+}
+
+/* try_wait.parity in a loop; sem and scope from the statement. */
+static void emit_mbar_wait(Emitter *e, const IrStmt *s) {
+  const char *sem = s->str ? s->str : "acquire", *scope = s->str2 ? s->str2 : "cta";
+  if ((strcmp(sem, "relaxed") && strcmp(sem, "acquire")) ||
+      (strcmp(scope, "cta") && strcmp(scope, "cluster"))) {
+    unsupported(e, "mbarrier.wait with sem='%s' scope='%s'", sem, scope);
+    return;
+  }
+  Val addr = emit_smem_addr(e, &s->ref[0]);
+  Val phase = val_convert(e, emit_expr(e, s->e[0]), DT_UINT32);
+  int top = new_label(e);
+  Val done = new_reg(e, DT_BOOL);
+  emit_label(e, top);
+  emit(e, "mbarrier.try_wait.parity.%s.%s.shared::cta.b64 %s, [%s], %s;", sem, scope, done.s,
+       addr.s, phase.s);
+  emit(e, "@!%s bra $L%d;", done.s, top);
+}
+
+void emit_mbar_stmt(Emitter *e, const IrStmt *s) {
+  if (!s->ref[0].t || !s->ref[0].t->is_mbarrier) {
+    unsupported(e, "an mbarrier operation on a tensor that is not an mbarrier array");
+    return;
+  }
+  if (s->kind == S_MBAR_WAIT) {
+    emit_mbar_wait(e, s);
+    return;
+  }
+  Val addr = emit_smem_addr(e, &s->ref[0]);
+  if (s->kind == S_MBAR_ARRIVE) {
+    emit(e, "mbarrier.arrive.shared::cta.b64 _, [%s];", addr.s);
+  } else {
+    Val bytes = val_convert(e, emit_expr(e, s->e[0]), DT_UINT32);
+    emit(e, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%s], %s;", addr.s, bytes.s);
+  }
+}
+
+/* "{c_inner, ..., c_outer}": the offsets reversed (the IR lists them
+ * outermost first, the instruction innermost first), as .s32 registers. */
+static void tma_coords(Emitter *e, const IrStmt *s, char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = s->noffsets - 1; i >= 0; i--) {
+    Val c = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[i]), DT_INT32));
+    n += (size_t)snprintf(buf + n, size - n, "%s%s", c.s, i ? ", " : "");
+  }
+}
+
+static Val tmap_addr(Emitter *e, int index) {
+  Val t = new_reg(e, DT_UINT64);
+  emit(e, "cvta.param.u64 %s, %s_tmap%d;", t.s, e->k->name, index);
+  return t;
+}
+
+/* global -> shared, completing on the mbarrier (runs in one thread). */
+static void tma_load_body(Emitter *e, const void *arg) {
+  const IrStmt *s = arg;
+  char coords[512];
+  Val dst = emit_smem_addr(e, &s->ref[0]);
+  Val bar = emit_smem_addr(e, &s->ref[1]);
+  Val map = tmap_addr(e, s->tmap);
+  tma_coords(e, s, coords, sizeof coords);
+  emit(e,
+       "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes "
+       "[%s], [%s, {%s}], [%s];",
+       s->noffsets, dst.s, map.s, coords, bar.s);
+}
+
+/* shared -> global in a bulk async-group (runs in one thread). */
+static void tma_store_body(Emitter *e, const void *arg) {
+  const IrStmt *s = arg;
+  char coords[512];
+  Val src = emit_smem_addr(e, &s->ref[0]);
+  Val map = tmap_addr(e, s->tmap);
+  tma_coords(e, s, coords, sizeof coords);
+  emit(e, "cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%s, {%s}], [%s];", s->noffsets,
+       map.s, coords, src.s);
+}
+
+static bool tma_checks(Emitter *e, const IrStmt *s) {
+  if (s->tmap < 0 || s->tmap >= e->k->ntmaps) {
+    unsupported(e, "a TMA copy without a tensor map (layout inference did not run?)");
+    return false;
+  }
+  if (s->noffsets < 1 || s->noffsets > 5) {
+    unsupported(e, "a TMA copy of rank %d (1 to 5 are possible)", s->noffsets);
+    return false;
+  }
+  if (s->kind == S_TMA_LOAD && (!s->ref[1].t || !s->ref[1].t->is_mbarrier)) {
+    unsupported(e, "a TMA load that completes on something other than an mbarrier");
+    return false;
+  }
+  return true;
+}
+
+void emit_tma_stmt(Emitter *e, const IrStmt *s) {
+  switch (s->kind) {
+  case S_TMA_LOAD:
+  case S_TMA_STORE:
+    if (tma_checks(e, s))
+      emit_one_thread(e, s->kind == S_TMA_LOAD ? tma_load_body : tma_store_body, s);
+    break;
+  case S_TMA_FENCE:
+    emit(e, "fence.proxy.async.shared::cta;");
+    break;
+  case S_TMA_COMMIT:
+    emit(e, "cp.async.bulk.commit_group;");
+    break;
+  case S_TMA_WAIT:
+    emit(e, "cp.async.bulk.wait_group.read %" PRId64 ";", s->n);
+    break;
+  default:
+    break;
+  }
+}

@@ -1,0 +1,594 @@
+/* regtile.c: register tensors: fill, cast, elementwise arithmetic, column
+ * slices of WGMMA fragments, and their loads/stores from global and shared
+ * memory.
+ *
+ * Storage: slot i of a thread's part of tensor t is register %t<id>_<i>,
+ * except 16-bit floats in the WGMMA fragment layout, which are packed in
+ * pairs (the two adjacent columns of a fragment row) as %t<id>_<i/2>: the
+ * lower column in the low half, as cvt.rn.f16x2.f32 and memory order want.
+ *
+ * Layouts (ir.h):
+ *   LAYOUT_SPATIAL    element i (row-major flat) lives in thread
+ *                     i % nthreads, slot i / nthreads.
+ *   LAYOUT_WGMMA_ACC  m64nN fragments of one warp group (PTX ISA "wgmma
+ *                     register fragment D"): thread t, warp w = t / 32,
+ *                     lane l; slot 4j + 2h + e of fragment r (N/2 slots
+ *                     each) holds row 64r + 16w + l/4 + 8h, column
+ *                     8j + 2(l%4) + e.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "backend_ptx/emit_int.h"
+
+static bool is_packed(const IrTensor *t) {
+  return t->layout == LAYOUT_WGMMA_ACC && dtype_bytes(t->dtype) == 2;
+}
+
+static int64_t owner_threads(const IrTensor *t) {
+  return t->layout == LAYOUT_WGMMA_ACC ? 128 : t->nthreads > 0 ? t->nthreads : 1;
+}
+
+/* Slots per thread. */
+static int64_t nslots(const IrTensor *t) {
+  int64_t n = owner_threads(t);
+  return (ir_tensor_numel(t) + n - 1) / n;
+}
+
+static bool has_regs(const IrTensor *t) {
+  return t->space == MS_REGISTER && (t->layout == LAYOUT_WGMMA_ACC || t->layout == LAYOUT_SPATIAL);
+}
+
+/* The register of slot i (for packed tensors: of the pair holding it). */
+static Val slot_reg(const IrTensor *t, int64_t i) {
+  Val v;
+  v.type = is_packed(t) ? DT_UINT32 : t->dtype;
+  snprintf(v.s, sizeof v.s, "%%t%d_%" PRId64, t->id, is_packed(t) ? i / 2 : i);
+  return v;
+}
+
+void tensor_reg_decls(Emitter *e, FILE *out) {
+  for (int i = 0; i < e->k->ntensors; i++) {
+    const IrTensor *t = e->k->tensors[i];
+    if (!has_regs(t)) continue;
+    int64_t n = is_packed(t) ? nslots(t) / 2 : nslots(t);
+    fprintf(out, "\t.reg %s %%t%d_<%" PRId64 ">; // %s\n",
+            is_packed(t) ? ".b32" : ptx_btype(t->dtype), t->id, n, t->name);
+  }
+}
+
+static bool check_regs(Emitter *e, const IrTensor *t) {
+  if (!t || !has_regs(t)) {
+    unsupported(e, "register tensor '%s' without a spatial or WGMMA layout", t ? t->name : "?");
+    return false;
+  }
+  if (t->layout == LAYOUT_WGMMA_ACC && (t->rank != 2 || t->shape[0] % 64 || t->shape[1] % 8)) {
+    unsupported(e, "a WGMMA fragment tensor that is not [64r, 8j]");
+    return false;
+  }
+  return true;
+}
+
+static bool same_layout(Emitter *e, const IrTensor *a, const IrTensor *b) {
+  bool same = a->layout == b->layout && a->rank == b->rank && owner_threads(a) == owner_threads(b);
+  for (int i = 0; same && i < a->rank; i++) same = a->shape[i] == b->shape[i];
+  if (!same)
+    unsupported(e, "register tensors '%s' and '%s' of different shapes or layouts", a->name,
+                b->name);
+  return same;
+}
+
+/* ------------------------------------------------------------ fill, cast, elementwise */
+
+static void emit_fill(Emitter *e, const IrStmt *s) {
+  const IrTensor *t = s->t[0];
+  Val v = val_to_reg(e, val_convert(e, emit_expr(e, s->e[0]), t->dtype));
+  for (int64_t i = 0; i < nslots(t); i += is_packed(t) ? 2 : 1) {
+    Val r = slot_reg(t, i);
+    if (is_packed(t))
+      emit(e, "mov.b32 %s, {%s, %s};", r.s, v.s, v.s);
+    else
+      emit(e, "mov%s %s, %s;", ptx_btype(t->dtype), r.s, v.s);
+  }
+}
+
+/* f32 -> packed 16-bit pairs: cvt.rn.f16x2.f32 d, hi, lo. */
+static void cast_pack(Emitter *e, const IrTensor *d, const IrTensor *src) {
+  const char *ty = d->dtype == DT_FLOAT16 ? "f16x2" : "bf16x2";
+  for (int64_t i = 0; i < nslots(d); i += 2)
+    emit(e, "cvt.rn.%s.f32 %s, %s, %s;", ty, slot_reg(d, i).s, slot_reg(src, i + 1).s,
+         slot_reg(src, i).s);
+}
+
+/* packed 16-bit pairs -> another dtype, one element at a time. */
+static void cast_unpack(Emitter *e, const IrTensor *d, const IrTensor *src) {
+  for (int64_t i = 0; i < nslots(d); i += 2) {
+    Val lo = new_reg(e, src->dtype), hi = new_reg(e, src->dtype);
+    emit(e, "mov.b32 {%s, %s}, %s;", lo.s, hi.s, slot_reg(src, i).s);
+    Val a = val_convert(e, lo, d->dtype), b = val_convert(e, hi, d->dtype);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s, a.s);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i + 1).s, b.s);
+  }
+}
+
+/* packed pairs -> packed pairs of the same dtype (an f16 accumulator cast
+ * to f16): a register copy. */
+static void cast_copy_packed(Emitter *e, const IrTensor *d, const IrTensor *src) {
+  for (int64_t i = 0; i < nslots(d); i += 2)
+    emit(e, "mov.b32 %s, %s;", slot_reg(d, i).s, slot_reg(src, i).s);
+}
+
+static void emit_cast(Emitter *e, const IrStmt *s) {
+  const IrTensor *d = s->t[0], *src = s->t[1];
+  if (!check_regs(e, src) || !same_layout(e, d, src)) return;
+  if (is_packed(d) && src->dtype == DT_FLOAT32) {
+    cast_pack(e, d, src);
+    return;
+  }
+  if (is_packed(d) && is_packed(src) && d->dtype == src->dtype) {
+    cast_copy_packed(e, d, src);
+    return;
+  }
+  if (is_packed(d) || is_packed(src)) {
+    if (is_packed(src) && !is_packed(d)) {
+      cast_unpack(e, d, src);
+      return;
+    }
+    unsupported(e, "cast between %s and %s WGMMA fragments", dtype_name(src->dtype),
+                dtype_name(d->dtype));
+    return;
+  }
+  for (int64_t i = 0; i < nslots(d); i++) {
+    Val v = val_convert(e, slot_reg(src, i), d->dtype);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s, v.s);
+  }
+}
+
+static void emit_elemwise(Emitter *e, const IrStmt *s) {
+  const IrTensor *d = s->t[0], *a = s->t[1], *b = s->t[2];
+  if (!check_regs(e, a) || !same_layout(e, d, a) ||
+      (b && (!check_regs(e, b) || !same_layout(e, d, b))))
+    return;
+  if (is_packed(d) || is_packed(a) || (b && is_packed(b))) {
+    unsupported(e, "elementwise arithmetic on 16-bit WGMMA fragments");
+    return;
+  }
+  Val scalar = {.s = ""};
+  if (!b) scalar = val_to_reg(e, val_convert(e, emit_expr(e, s->e[0]), a->dtype));
+  for (int64_t i = 0; i < nslots(d); i++) {
+    Val y = b ? slot_reg(b, i) : scalar;
+    Val r = emit_binop(e, s->op, slot_reg(a, i), y, a->dtype);
+    r = val_convert(e, r, d->dtype);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s, r.s);
+  }
+}
+
+/* ------------------------------------------------------------ global memory */
+
+/* Register operands of a global tensor: base pointer (global space) and
+ * its run-time shape (s32). */
+typedef struct GView {
+  Val base;
+  Val dims[IR_MAX_RANK];
+  int rank;
+  int bytes;
+} GView;
+
+static GView global_view(Emitter *e, const IrTensor *g) {
+  GView v = {.rank = g->rank, .bytes = dtype_bytes(g->dtype)};
+  Val p = val_to_reg(e, val_convert(e, emit_expr(e, g->gptr), DT_UINT64));
+  v.base = new_reg(e, DT_UINT64);
+  emit(e, "cvta.to.global.u64 %s, %s;", v.base.s, p.s);
+  for (int i = 0; i < g->rank; i++)
+    v.dims[i] = val_to_reg(e, val_convert(e, emit_expr(e, g->gshape[i]), DT_INT32));
+  return v;
+}
+
+/* Address and in-bounds predicate of the element at coords (s32 registers,
+ * outermost first). Negative coordinates are out of bounds too (unsigned
+ * compare). */
+static Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb) {
+  Val lin = new_reg(e, DT_INT64);
+  emit(e, "mov.b64 %s, 0;", lin.s);
+  for (int d = 0; d < g->rank; d++) {
+    Val p = new_reg(e, DT_BOOL);
+    emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
+    if (d == 0)
+      *inb = p;
+    else
+      emit(e, "and.pred %s, %s, %s;", inb->s, inb->s, p.s);
+    Val dim = val_convert(e, g->dims[d], DT_INT64), c = val_convert(e, coords[d], DT_INT64);
+    emit(e, "mul.lo.s64 %s, %s, %s;", lin.s, lin.s, dim.s);
+    emit(e, "add.s64 %s, %s, %s;", lin.s, lin.s, c.s);
+  }
+  Val a = new_reg(e, DT_UINT64);
+  emit(e, "mad.lo.s64 %s, %s, %d, %s;", a.s, lin.s, g->bytes, g->base.s);
+  return a;
+}
+
+/* Global coordinates of slot `slot` of a spatial register tensor placed at
+ * the statement's offsets (a lower-rank tile fills the innermost dims). */
+static void spatial_coords(Emitter *e, const IrStmt *s, const IrTensor *t, int grank, Val tid,
+                           int64_t slot, Val *coords) {
+  Val flat = new_reg(e, DT_INT32);
+  emit(e, "add.s32 %s, %s, %" PRId64 ";", flat.s, tid.s, slot * owner_threads(t));
+  Val inner[IR_MAX_RANK];
+  Val rest = flat;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    inner[i] = new_reg(e, DT_INT32);
+    if (i == 0) {
+      emit(e, "mov.b32 %s, %s;", inner[i].s, rest.s);
+      break;
+    }
+    Val q = new_reg(e, DT_INT32);
+    emit(e, "rem.u32 %s, %s, %" PRId64 ";", inner[i].s, rest.s, t->shape[i]);
+    emit(e, "div.u32 %s, %s, %" PRId64 ";", q.s, rest.s, t->shape[i]);
+    rest = q;
+  }
+  for (int d = 0; d < grank; d++) {
+    Val off = d < s->noffsets ? val_convert(e, emit_expr(e, s->offsets[d]), DT_INT32)
+                              : val_imm(DT_INT32, 0);
+    int ti = d - (grank - t->rank);
+    coords[d] = new_reg(e, DT_INT32);
+    if (ti >= 0)
+      emit(e, "add.s32 %s, %s, %s;", coords[d].s, inner[ti].s, off.s);
+    else
+      emit(e, "mov.b32 %s, %s;", coords[d].s, off.s);
+  }
+}
+
+/* Load or store of a spatial register tensor, element by element, bounds
+ * checked against the global shape (out-of-bounds loads give 0). */
+static void spatial_global(Emitter *e, const IrStmt *s, const IrTensor *g, const IrTensor *t,
+                           bool load) {
+  if (g->rank < t->rank || t->dtype == DT_BOOL) {
+    unsupported(e, "this global load/store shape or dtype");
+    return;
+  }
+  GView gv = global_view(e, g);
+  Val tid = emit_group_tid(e);
+  int64_t numel = ir_tensor_numel(t), nthr = owner_threads(t);
+  for (int64_t i = 0; i < nslots(t); i++) {
+    Val coords[IR_MAX_RANK], inb;
+    spatial_coords(e, s, t, g->rank, tid, i, coords);
+    Val addr = global_elem(e, &gv, coords, &inb);
+    if ((i + 1) * nthr > numel) { /* last slot: not every thread has one */
+      Val p = new_reg(e, DT_BOOL);
+      emit(e, "setp.lt.s32 %s, %s, %" PRId64 ";", p.s, tid.s, numel - i * nthr);
+      emit(e, "and.pred %s, %s, %s;", inb.s, inb.s, p.s);
+    }
+    Val r = slot_reg(t, i);
+    const char *bt = dtype_bytes(t->dtype) == 2 ? ".b16" : ptx_btype(t->dtype);
+    if (load) {
+      /* A float register's zero must be a float literal for ptxas. */
+      const char *zero = t->dtype == DT_FLOAT32   ? "0f00000000"
+                         : t->dtype == DT_FLOAT64 ? "0d0000000000000000"
+                                                  : "0";
+      emit(e, "mov%s %s, %s;", bt, r.s, zero);
+      emit(e, "@%s ld.global%s %s, [%s];", inb.s, bt, r.s, addr.s);
+    } else {
+      emit(e, "@%s st.global%s [%s], %s;", inb.s, bt, addr.s, r.s);
+    }
+  }
+}
+
+/* Where one thread's part of a WGMMA fragment store starts: its first
+ * row and column in the global tensor, their address, and whether pairs of
+ * adjacent columns are aligned for one 2-element store (the row length and
+ * the column offset are even). */
+typedef struct FragStore {
+  GView g;
+  Val row0, col0, base, aligned;
+} FragStore;
+
+static FragStore frag_store_origin(Emitter *e, const IrStmt *s, const IrTensor *g) {
+  FragStore f = {.g = global_view(e, g)};
+  Val tid = emit_group_tid(e);
+  Val orow = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[0]), DT_INT32));
+  Val ocol = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[1]), DT_INT32));
+  Val warp = new_reg(e, DT_INT32), quad = new_reg(e, DT_INT32), lane4 = new_reg(e, DT_INT32);
+  f.row0 = new_reg(e, DT_INT32), f.col0 = new_reg(e, DT_INT32);
+  /* row0 = orow + 16 * (tid / 32) + (tid % 32) / 4; col0 = ocol + 2 * (tid % 4) */
+  emit(e, "shr.u32 %s, %s, 5;", warp.s, tid.s);
+  emit(e, "bfe.u32 %s, %s, 2, 3;", quad.s, tid.s);
+  emit(e, "mad.lo.s32 %s, %s, 16, %s;", f.row0.s, warp.s, quad.s);
+  emit(e, "add.s32 %s, %s, %s;", f.row0.s, f.row0.s, orow.s);
+  emit(e, "and.b32 %s, %s, 3;", lane4.s, tid.s);
+  emit(e, "mad.lo.s32 %s, %s, 2, %s;", f.col0.s, lane4.s, ocol.s);
+  Val coords[2] = {f.row0, f.col0}, unused;
+  f.base = global_elem(e, &f.g, coords, &unused);
+  Val odd = new_reg(e, DT_INT32);
+  f.aligned = new_reg(e, DT_BOOL);
+  emit(e, "or.b32 %s, %s, %s;", odd.s, f.g.dims[1].s, ocol.s);
+  emit(e, "and.b32 %s, %s, 1;", odd.s, odd.s);
+  emit(e, "setp.eq.s32 %s, %s, 0;", f.aligned.s, odd.s);
+  return f;
+}
+
+/* One row a thread stores of a fragment tensor: its address and whether it
+ * is inside the global tensor. */
+typedef struct FragRow {
+  Val addr, in;
+} FragRow;
+
+/* The columns col0 + col (+1) of one column pair: each in bounds (p0, p1),
+ * and both in and aligned for one 2-element store (full). Computed once per
+ * pair and shared by every row, so that no per-column value has to stay
+ * live from one row to the next (ptxas keeps such common subexpressions in
+ * registers, which spilled next to a 64-register f16 accumulator). */
+typedef struct FragCols {
+  Val p0, p1, full;
+} FragCols;
+
+static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col) {
+  FragCols c = {new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), new_reg(e, DT_BOOL)};
+  Val lim0 = new_reg(e, DT_INT32), lim1 = new_reg(e, DT_INT32);
+  /* column col0 + col (+1) < N  <=>  col0 < N - col (- 1) */
+  emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim0.s, f->g.dims[1].s, col);
+  emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim1.s, f->g.dims[1].s, col + 1);
+  emit(e, "setp.lt.s32 %s, %s, %s;", c.p0.s, f->col0.s, lim0.s);
+  emit(e, "setp.lt.s32 %s, %s, %s;", c.p1.s, f->col0.s, lim1.s);
+  emit(e, "and.pred %s, %s, %s;", c.full.s, c.p1.s, f->aligned.s);
+  return c;
+}
+
+/* Stores the pair of slots (slot, slot + 1) = columns col0 + col (+1) of
+ * row `row`: one 2-element store (f32) or one 4-byte store of the packed
+ * pair (f16/bf16) when both columns are in and aligned, else predicated
+ * element stores. */
+static void store_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow *row,
+                       const FragCols *c, int64_t col) {
+  int64_t cb = col * dtype_bytes(t->dtype);
+  Val p0 = new_reg(e, DT_BOOL), p1 = new_reg(e, DT_BOOL), full = new_reg(e, DT_BOOL);
+  emit(e, "and.pred %s, %s, %s;", full.s, c->full.s, row->in.s);
+  Val x = slot_reg(t, slot), y = slot_reg(t, slot + 1);
+  if (is_packed(t)) {
+    emit(e, "@%s st.global.b32 [%s+%" PRId64 "], %s;", full.s, row->addr.s, cb, x.s);
+    x = new_reg(e, DT_FLOAT16), y = new_reg(e, DT_FLOAT16);
+    emit(e, "mov.b32 {%s, %s}, %s;", x.s, y.s, slot_reg(t, slot).s);
+  } else {
+    emit(e, "@%s st.global.v2.f32 [%s+%" PRId64 "], {%s, %s};", full.s, row->addr.s, cb, x.s, y.s);
+  }
+  const char *bt = is_packed(t) ? ".b16" : ".f32";
+  /* element stores where the pair is not whole: in the row, the column in,
+   * and not stored above */
+  emit(e, "and.pred %s, %s, %s;", p0.s, c->p0.s, row->in.s);
+  emit(e, "and.pred %s, %s, %s;", p1.s, c->p1.s, row->in.s);
+  emit(e, "and.pred %s, %s, !%s;", p0.s, p0.s, full.s);
+  emit(e, "and.pred %s, %s, !%s;", p1.s, p1.s, full.s);
+  emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p0.s, bt, row->addr.s, cb, x.s);
+  emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p1.s, bt, row->addr.s,
+       cb + dtype_bytes(t->dtype), y.s);
+}
+
+/* Stores a WGMMA fragment tensor to a rank-2 global tensor at offsets
+ * (row, col), bounds-checked against the global shape: thread t holds, in
+ * fragment r, rows row0 + 64r + 8h (h = 0, 1) and column pairs
+ * col0 + 8j (see the layout at the top of this file). The rows' addresses
+ * come first; then, column pair by column pair, every row's store. */
+static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, const IrTensor *t) {
+  if (g->rank != 2 || s->noffsets != 2 || g->dtype != t->dtype ||
+      (t->dtype != DT_FLOAT32 && !is_packed(t))) {
+    unsupported(e, "storing a %s WGMMA fragment to a rank-%d %s global tensor",
+                dtype_name(t->dtype), g->rank, dtype_name(g->dtype));
+    return;
+  }
+  if (e->group.single || e->group.size != 128) {
+    unsupported(e, "storing a WGMMA fragment outside its 128-thread warp group");
+    return;
+  }
+  FragStore f = frag_store_origin(e, s, g);
+  int64_t m = t->shape[0], n = t->shape[1], nrows = m / 64 * 2;
+  FragRow *rows = calloc((size_t)nrows, sizeof *rows);
+  if (!rows) {
+    unsupported(e, "a WGMMA fragment store of %" PRId64 " rows (out of memory)", m);
+    return;
+  }
+  for (int64_t i = 0; i < nrows; i++) {
+    int64_t rr = 64 * (i / 2) + 8 * (i % 2);
+    Val row = new_reg(e, DT_INT32), step = new_reg(e, DT_INT64);
+    rows[i].in = new_reg(e, DT_BOOL), rows[i].addr = new_reg(e, DT_UINT64);
+    emit(e, "add.s32 %s, %s, %" PRId64 ";", row.s, f.row0.s, rr);
+    emit(e, "setp.lt.s32 %s, %s, %s;", rows[i].in.s, row.s, f.g.dims[0].s);
+    emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", step.s, f.g.dims[1].s, rr * dtype_bytes(t->dtype));
+    emit(e, "add.s64 %s, %s, %s;", rows[i].addr.s, f.base.s, step.s);
+  }
+  for (int64_t j = 0; j < n / 8; j++) {
+    FragCols c = frag_cols(e, &f, 8 * j);
+    for (int64_t i = 0; i < nrows; i++)
+      store_pair(e, t, (i / 2) * (n / 2) + 4 * j + 2 * (i % 2), &rows[i], &c, 8 * j);
+  }
+  free(rows);
+}
+
+/* ------------------------------------------------------------ shared memory */
+
+/* Byte offset of an element inside its shared tensor after the swizzle:
+ * the 16-byte chunk index (bits 4-6) is XORed with the row of the atom
+ * (bits 7-9, fewer for narrower swizzles), as TMA and WGMMA lay it out. */
+static Val swizzle(Emitter *e, Val off, int swizzle_bytes) {
+  if (swizzle_bytes < 32) return off;
+  int bits = swizzle_bytes == 128 ? 3 : swizzle_bytes == 64 ? 2 : 1;
+  Val x = new_reg(e, DT_UINT32), r = new_reg(e, DT_UINT32);
+  emit(e, "bfe.u32 %s, %s, 7, %d;", x.s, off.s, bits);
+  emit(e, "shl.b32 %s, %s, 4;", x.s, x.s);
+  emit(e, "xor.b32 %s, %s, %s;", r.s, off.s, x.s);
+  return r;
+}
+
+/* Load or store of a spatial register tensor from/to a shared view of the
+ * same shape (row-major or swizzled shared layout). */
+static void spatial_shared(Emitter *e, const IrStmt *s, const IrTensor *t, bool load) {
+  const IrRef *ref = &s->ref[0];
+  const IrTensor *sh = ref->t;
+  int rank = ir_ref_rank(ref);
+  bool ok = sh && sh->space == MS_SHARED && rank == t->rank && t->dtype == sh->dtype &&
+            t->dtype != DT_BOOL && t->layout == LAYOUT_SPATIAL;
+  for (int i = 0; ok && i < rank; i++) ok = ir_ref_dim(ref, i) == t->shape[i];
+  if (!ok) {
+    unsupported(e, "shared load/store between tensors of different shapes, dtypes or layouts");
+    return;
+  }
+  IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
+  Val view = val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32));
+  Val tid = emit_group_tid(e);
+  int64_t numel = ir_tensor_numel(t), nthr = owner_threads(t), bytes = dtype_bytes(t->dtype);
+  int64_t rows = rank >= 2 ? ir_ref_dim(ref, rank - 2) : 1, cols = ir_ref_dim(ref, rank - 1);
+  const char *bt = bytes == 2 ? ".b16" : ptx_btype(t->dtype);
+  for (int64_t i = 0; i < nslots(t); i++) {
+    /* flat index -> element offset inside the view (transposed views swap
+     * the last two coordinates; the underlying tile is row-major) */
+    Val flat = new_reg(e, DT_UINT32), el = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %" PRId64 ";", flat.s, tid.s, i * nthr);
+    if (ref->transposed && rank >= 2) {
+      Val c = new_reg(e, DT_UINT32), rr = new_reg(e, DT_UINT32), q = new_reg(e, DT_UINT32);
+      emit(e, "rem.u32 %s, %s, %" PRId64 ";", c.s, flat.s, cols);
+      emit(e, "div.u32 %s, %s, %" PRId64 ";", q.s, flat.s, cols);
+      emit(e, "rem.u32 %s, %s, %" PRId64 ";", rr.s, q.s, rows);
+      /* underlying [cols, rows] tile: outer*rows*cols + c*rows + r */
+      emit(e, "sub.u32 %s, %s, %s;", el.s, q.s, rr.s); /* outer * rows */
+      emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", el.s, el.s, cols);
+      emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", el.s, c.s, rows, el.s);
+      emit(e, "add.u32 %s, %s, %s;", el.s, el.s, rr.s);
+    } else {
+      emit(e, "mov.b32 %s, %s;", el.s, flat.s);
+    }
+    Val off = new_reg(e, DT_UINT32);
+    emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", off.s, el.s, bytes, view.s);
+    Val phys = swizzle(e, off, sh->layout == LAYOUT_SWIZZLED ? sh->swizzle_bytes : 0);
+    Val addr = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+    Val r = slot_reg(t, i);
+    bool partial = (i + 1) * nthr > numel;
+    Val p = new_reg(e, DT_BOOL);
+    if (partial) emit(e, "setp.lt.u32 %s, %s, %" PRId64 ";", p.s, tid.s, numel - i * nthr);
+    const char *guard = partial ? p.s : NULL;
+    if (load)
+      emit(e, "%s%s%sld.shared%s %s, [%s+%" PRId64 "];", guard ? "@" : "", guard ? guard : "",
+           guard ? " " : "", bt, r.s, addr.s, sh->smem_offset);
+    else
+      emit(e, "%s%s%sst.shared%s [%s+%" PRId64 "], %s;", guard ? "@" : "", guard ? guard : "",
+           guard ? " " : "", bt, addr.s, sh->smem_offset, r.s);
+  }
+}
+
+/* Stores a WGMMA fragment tensor [64r, N] into a shared view of the same
+ * shape: thread t writes, for each fragment, row and column pair it holds
+ * (see the layout at the top of this file), the pair as one 4-byte store
+ * (16-bit types: the packed register) or one 8-byte store (f32), at the
+ * element's address after the shared tensor's swizzle. Pairs never straddle
+ * a 16-byte chunk, so the swizzle keeps them contiguous. With the 128-byte
+ * swizzle a warp's 32 stores of one column octet hit 8 rows in 8 distinct
+ * chunks: no bank conflict. */
+static void wgmma_store_shared(Emitter *e, const IrStmt *s, const IrTensor *t) {
+  const IrRef *ref = &s->ref[0];
+  const IrTensor *sh = ref->t;
+  if (!sh || sh->space != MS_SHARED || ref->transposed || ir_ref_rank(ref) != 2 ||
+      ir_ref_dim(ref, 0) != t->shape[0] || ir_ref_dim(ref, 1) != t->shape[1] ||
+      sh->dtype != t->dtype || (t->dtype != DT_FLOAT32 && !is_packed(t))) {
+    unsupported(e, "store_shared of a %s WGMMA fragment into this shared view",
+                dtype_name(t->dtype));
+    return;
+  }
+  if (e->group.single || e->group.size != 128) {
+    unsupported(e, "storing a WGMMA fragment outside its 128-thread warp group");
+    return;
+  }
+  int64_t m = t->shape[0], n = t->shape[1], bytes = dtype_bytes(t->dtype);
+  int sw = sh->layout == LAYOUT_SWIZZLED ? sh->swizzle_bytes : 0;
+  IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
+  Val view = val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32));
+  Val tid = emit_group_tid(e);
+  /* origin = view + (16 * (tid / 32) + (tid % 32) / 4) * n * bytes
+   *               + 2 * (tid % 4) * bytes: row0, col0 of this thread */
+  Val warp = new_reg(e, DT_UINT32), quad = new_reg(e, DT_UINT32), lane4 = new_reg(e, DT_UINT32);
+  Val row0 = new_reg(e, DT_UINT32), origin = new_reg(e, DT_UINT32);
+  emit(e, "shr.u32 %s, %s, 5;", warp.s, tid.s);
+  emit(e, "bfe.u32 %s, %s, 2, 3;", quad.s, tid.s);
+  emit(e, "mad.lo.u32 %s, %s, 16, %s;", row0.s, warp.s, quad.s);
+  emit(e, "and.b32 %s, %s, 3;", lane4.s, tid.s);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", origin.s, row0.s, n * bytes, view.s);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", origin.s, lane4.s, 2 * bytes, origin.s);
+  for (int64_t i = 0; i < m / 64 * 2; i++) {
+    int64_t rr = 64 * (i / 2) + 8 * (i % 2);
+    for (int64_t j = 0; j < n / 8; j++) {
+      Val off = new_reg(e, DT_UINT32), addr = new_reg(e, DT_UINT32);
+      emit(e, "add.u32 %s, %s, %" PRId64 ";", off.s, origin.s, (rr * n + 8 * j) * bytes);
+      Val phys = swizzle(e, off, sw);
+      emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+      int64_t slot = (i / 2) * (n / 2) + 4 * j + 2 * (i % 2);
+      if (is_packed(t))
+        emit(e, "st.shared.b32 [%s+%" PRId64 "], %s;", addr.s, sh->smem_offset,
+             slot_reg(t, slot).s);
+      else
+        emit(e, "st.shared.v2.f32 [%s+%" PRId64 "], {%s, %s};", addr.s, sh->smem_offset,
+             slot_reg(t, slot).s, slot_reg(t, slot + 1).s);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ slices */
+
+/* t[0] = t[1][:, c0:c1] of a fragment: column octet j of a fragment is
+ * slots 4j .. 4j+3 (two packed registers for 16-bit types), so the slice
+ * is a copy of whole registers, which ptxas folds into renaming. */
+static void emit_slice(Emitter *e, const IrStmt *s) {
+  const IrTensor *d = s->t[0], *x = s->t[1];
+  if (!check_regs(e, x)) return;
+  if (x->layout != LAYOUT_WGMMA_ACC || d->layout != LAYOUT_WGMMA_ACC || d->dtype != x->dtype ||
+      s->n % 8 || s->n2 % 8 || d->shape[1] != s->n2 - s->n || d->shape[0] != x->shape[0]) {
+    unsupported(e, "a column slice that is not whole octets of a WGMMA fragment");
+    return;
+  }
+  int64_t nx = x->shape[1], nd = d->shape[1], step = is_packed(x) ? 2 : 1;
+  for (int64_t r = 0; r < x->shape[0] / 64; r++)
+    for (int64_t k = 0; k < nd / 2; k += step) {
+      Val dst = slot_reg(d, r * (nd / 2) + k), src = slot_reg(x, r * (nx / 2) + s->n / 2 + k);
+      emit(e, "mov%s %s, %s;", is_packed(x) ? ".b32" : ptx_btype(x->dtype), dst.s, src.s);
+    }
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
+  switch (s->kind) {
+  case S_FILL:
+    if (check_regs(e, s->t[0])) emit_fill(e, s);
+    break;
+  case S_CAST:
+    if (check_regs(e, s->t[0])) emit_cast(e, s);
+    break;
+  case S_ELEMWISE:
+    if (check_regs(e, s->t[0])) emit_elemwise(e, s);
+    break;
+  case S_LOAD_GLOBAL:
+    if (!check_regs(e, s->t[0])) break;
+    if (s->t[0]->layout == LAYOUT_SPATIAL)
+      spatial_global(e, s, s->t[1], s->t[0], true);
+    else
+      unsupported(e, "load_global into a WGMMA fragment tensor");
+    break;
+  case S_STORE_GLOBAL:
+    if (!check_regs(e, s->t[1])) break;
+    if (s->t[1]->layout == LAYOUT_SPATIAL)
+      spatial_global(e, s, s->t[0], s->t[1], false);
+    else
+      wgmma_store_global(e, s, s->t[0], s->t[1]);
+    break;
+  case S_LOAD_SHARED:
+    if (check_regs(e, s->t[0])) spatial_shared(e, s, s->t[0], true);
+    break;
+  case S_STORE_SHARED:
+    if (!check_regs(e, s->t[1])) break;
+    if (s->t[1]->layout == LAYOUT_WGMMA_ACC)
+      wgmma_store_shared(e, s, s->t[1]);
+    else
+      spatial_shared(e, s, s->t[1], false);
+    break;
+  case S_SLICE:
+    if (check_regs(e, s->t[0])) emit_slice(e, s);
+    break;
+  default:
+    break;
+  }
+}

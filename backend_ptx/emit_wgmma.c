@@ -1,0 +1,187 @@
+/* wgmma.c: warpgroup MMA (wgmma.mma_async) with shared-memory descriptors.
+ *
+ * acc[M, N] (f32, or f16 for f16 inputs; LAYOUT_WGMMA_ACC) += A[M, K] @
+ * B[K, N], where A is a K-major swizzled tile and B the transposed view of a
+ * K-major swizzled [N, K] tile. Each 64-row fragment and each k16 step is one
+ *   wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16
+ *       {N/2 acc regs}, descA, descB, scale-d, 1, 1, 0, 0;
+ * or, for an f16 accumulator,
+ *   wgmma.mma_async.sync.aligned.m64nNk16.f16.f16.f16
+ *       {N/4 f16x2 acc regs}, descA, descB, scale-d, 1, 1, 0, 0;
+ * with scale-d true (the accumulator is initialised by its fill) and both
+ * operands K-major (imm-trans 0). The f16 fragment holds the same elements
+ * per thread as the f32 one, two adjacent columns packed per register
+ * (lower column in the low half): exactly regtile.c's packed storage, so
+ * register i/2 of the tensor is the instruction's register i/2.
+ *
+ * Descriptor (PTX ISA, "Matrix Descriptor Format"), 64 bits:
+ *   bits  0-13  start address >> 4
+ *   bits 16-29  leading-dimension byte offset >> 4 (unused for swizzled
+ *               K-major layouts; 1 as CUTLASS sets it)
+ *   bits 32-45  stride-dimension byte offset >> 4: from one 8-row group
+ *               to the next = 8 rows x swizzle width (1024 for 128B)
+ *   bits 49-51  base offset (0: atoms are 1024-aligned)
+ *   bits 62-63  swizzle mode: 1 = 128B, 2 = 64B, 3 = 32B
+ * The row of a K-major tile is exactly one swizzle width (64 f16 for
+ * 128B); a k16 step is +32 bytes of start address inside it (the hardware
+ * applies the swizzle), i.e. +2 in the descriptor's low field.
+ */
+#include <inttypes.h>
+
+#include "backend_ptx/emit_int.h"
+
+static int swizzle_mode(int bytes) {
+  switch (bytes) {
+  case 128:
+    return 1;
+  case 64:
+    return 2;
+  case 32:
+    return 3;
+  default:
+    return -1;
+  }
+}
+
+/* Checks that a view is a K-major swizzled operand with rows of exactly one
+ * swizzle width; kdim is the view dimension that is K. */
+static bool operand_ok(Emitter *e, const IrRef *r, int kdim, const char *what) {
+  const IrTensor *t = r->t;
+  if (!t || t->space != MS_SHARED || ir_ref_rank(r) != 2) {
+    unsupported(e, "wgmma operand %s that is not a rank-2 shared tile", what);
+    return false;
+  }
+  if (swizzle_mode(t->swizzle_bytes) < 0 || t->layout != LAYOUT_SWIZZLED) {
+    unsupported(e, "wgmma operand %s without a 32/64/128-byte swizzle", what);
+    return false;
+  }
+  bool kmajor = (kdim == 1) != r->transposed; /* K is the contiguous dim */
+  int64_t k = ir_ref_dim(r, kdim);
+  if (!kmajor || k * dtype_bytes(t->dtype) != t->swizzle_bytes) {
+    unsupported(e,
+                "wgmma operand %s that is not K-major with rows of one swizzle width "
+                "(K = %" PRId64 ")",
+                what, k);
+    return false;
+  }
+  return true;
+}
+
+/* The descriptor of a tile starting at addr (a shared address). */
+static Val make_desc(Emitter *e, Val addr, int swizzle_bytes) {
+  Val lo = new_reg(e, DT_UINT32), hi = new_reg(e, DT_UINT32), d = new_reg(e, DT_UINT64);
+  uint32_t sbo = (uint32_t)(8 * swizzle_bytes) >> 4;
+  uint32_t hi_bits = sbo | ((uint32_t)swizzle_mode(swizzle_bytes) << 30);
+  emit(e, "bfe.u32 %s, %s, 4, 14;", lo.s, addr.s);
+  emit(e, "or.b32 %s, %s, 0x10000;", lo.s, lo.s); /* LBO = 1 */
+  emit(e, "mov.b32 %s, 0x%08" PRIX32 ";", hi.s, hi_bits);
+  emit(e, "mov.b64 %s, {%s, %s};", d.s, lo.s, hi.s);
+  return d;
+}
+
+static const char *ab_type(DType t) {
+  return t == DT_FLOAT16 ? ".f16" : t == DT_BFLOAT16 ? ".bf16" : NULL;
+}
+
+/* The accumulator register list of one fragment, "{%t3_0, ..., %t3_127}"
+ * (count registers from the first), built once per fragment (every k16
+ * step repeats it). */
+static void acc_list(const IrTensor *acc, int64_t first, int64_t count, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "{");
+  for (int64_t i = 0; i < count && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%%t%d_%" PRId64, i ? ", " : "", acc->id, first + i);
+  if (n < size) snprintf(buf + n, size - n, "}");
+}
+
+/* The accumulator's PTX type for operands of dtype ab: f32 always, f16 for
+ * f16 operands only (the ISA has no f16 accumulation of bf16 inputs). */
+static const char *acc_type(DType acc, DType ab) {
+  if (acc == DT_FLOAT32) return ".f32";
+  return acc == DT_FLOAT16 && ab == DT_FLOAT16 ? ".f16" : NULL;
+}
+
+static void emit_mma(Emitter *e, const IrStmt *s) {
+  const IrTensor *acc = s->t[0];
+  const IrRef *a = &s->ref[0], *b = &s->ref[1];
+  if (!acc || acc->layout != LAYOUT_WGMMA_ACC || acc->rank != 2 ||
+      (acc->dtype != DT_FLOAT32 && acc->dtype != DT_FLOAT16)) {
+    unsupported(e, "a wgmma accumulator that is not a float32 or float16 [M, N] WGMMA "
+                   "fragment tensor");
+    return;
+  }
+  if (!operand_ok(e, a, 1, "A") || !operand_ok(e, b, 0, "B")) return;
+  int64_t m = acc->shape[0], n = acc->shape[1], k = ir_ref_dim(a, 1);
+  if (a->t->dtype != b->t->dtype || !ab_type(a->t->dtype)) {
+    unsupported(e, "wgmma operands of dtypes %s and %s (float16 or bfloat16 pairs are supported)",
+                dtype_name(a->t->dtype), dtype_name(b->t->dtype));
+    return;
+  }
+  const char *dtype = acc_type(acc->dtype, a->t->dtype);
+  if (!dtype) {
+    unsupported(e, "a %s wgmma accumulator for %s operands (float32, or float16 for float16)",
+                dtype_name(acc->dtype), dtype_name(a->t->dtype));
+    return;
+  }
+  if (ir_ref_dim(a, 0) != m || ir_ref_dim(b, 1) != n || ir_ref_dim(b, 0) != k || m % 64 || n % 8 ||
+      n < 8 || n > 256 || k % 16) {
+    unsupported(e,
+                "wgmma shapes [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64 "] -> [%" PRId64
+                ", %" PRId64 "]",
+                ir_ref_dim(a, 0), k, ir_ref_dim(b, 0), ir_ref_dim(b, 1), m, n);
+    return;
+  }
+  Val da = make_desc(e, emit_smem_addr(e, a), a->t->swizzle_bytes);
+  Val db = make_desc(e, emit_smem_addr(e, b), b->t->swizzle_bytes);
+  int64_t row_bytes = a->t->swizzle_bytes;
+  /* registers per fragment: one per f32 element, one per f16 pair */
+  int64_t nregs = acc->dtype == DT_FLOAT16 ? n / 4 : n / 2;
+  char regs[128 * 24]; /* nregs <= 128 names of at most 22 characters */
+  for (int64_t r = 0; r < m / 64; r++) {
+    acc_list(acc, r * nregs, nregs, regs, sizeof regs);
+    for (int64_t kk = 0; kk < k / 16; kk++) {
+      Val dak = da, dbk = db;
+      int64_t aoff = (64 * r * row_bytes + 32 * kk) >> 4, boff = (32 * kk) >> 4;
+      if (aoff) {
+        dak = new_reg(e, DT_UINT64);
+        emit(e, "add.s64 %s, %s, %" PRId64 ";", dak.s, da.s, aoff);
+      }
+      if (boff) {
+        dbk = new_reg(e, DT_UINT64);
+        emit(e, "add.s64 %s, %s, %" PRId64 ";", dbk.s, db.s, boff);
+      }
+      emit(e,
+           "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k16%s%s%s %s, %s, %s, %%ptrue, 1, 1, 0, 0;",
+           n, dtype, ab_type(a->t->dtype), ab_type(b->t->dtype), regs, dak.s, dbk.s);
+    }
+  }
+}
+
+/* The warpgroup instructions need the 128 threads of an aligned warp
+ * group, converged. */
+static bool in_warpgroup(Emitter *e) {
+  if (e->group.single || e->group.size != 128 || e->group.begin % 128) {
+    unsupported(e, "wgmma outside a 128-thread thread group aligned to 128 threads");
+    return false;
+  }
+  return true;
+}
+
+void emit_wgmma_stmt(Emitter *e, const IrStmt *s) {
+  if (!in_warpgroup(e)) return;
+  switch (s->kind) {
+  case S_WGMMA_FENCE:
+    emit(e, "wgmma.fence.sync.aligned;");
+    break;
+  case S_WGMMA_COMMIT:
+    emit(e, "wgmma.commit_group.sync.aligned;");
+    break;
+  case S_WGMMA_WAIT:
+    emit(e, "wgmma.wait_group.sync.aligned %" PRId64 ";", s->n);
+    break;
+  case S_WGMMA_MMA:
+    emit_mma(e, s);
+    break;
+  default:
+    break;
+  }
+}

@@ -1,0 +1,221 @@
+/* eval_call.c: calls. User functions and methods are inlined: each call runs
+ * the body in a fresh local scope with the parameters bound, and the call
+ * site is pushed on the frame stack so that errors inside print
+ * "note: in call from here" for each call, innermost first. */
+#include <string.h>
+
+#include "eval/eval_int.h"
+
+/* A member of a class or of one of its user base classes. */
+Value *ev_find_member(ClassDef *c, const char *name) {
+  for (; c && c->ck == CK_USER; c = c->base) {
+    Slot *s = ev_dict_find(&c->members, name);
+    if (s) return s->val;
+  }
+  return NULL;
+}
+
+/* Matches arguments to the parameter names of a builtin or primitive:
+ * out[i] is the value for names[i] or NULL; the first nreq are required. */
+bool ev_bind_args(Eval *E, Args *a, Span sp, const char *fname, const char *const *names, int nreq,
+                  Value **out) {
+  int n = 0;
+  while (names[n]) n++;
+  if (a->npos > n)
+    ev_error(E, sp, "%s() takes %d positional argument%s but %d %s given", fname, n,
+             n == 1 ? "" : "s", a->npos, a->npos == 1 ? "was" : "were");
+  for (int i = 0; i < n; i++) out[i] = i < a->npos ? a->pos[i] : NULL;
+  for (int k = 0; k < a->nkw; k++) {
+    int i = 0;
+    while (i < n && strcmp(names[i], a->kw_name[k]) != 0) i++;
+    if (i == n)
+      ev_error(E, a->kw_span[k],
+               "%s() got an unexpected keyword argument "
+               "'%s'",
+               fname, a->kw_name[k]);
+    if (out[i])
+      ev_error(E, a->kw_span[k],
+               "%s() got multiple values for argument "
+               "'%s'",
+               fname, names[i]);
+    out[i] = a->kw[k];
+  }
+  for (int i = 0; i < nreq; i++)
+    if (!out[i]) ev_error(E, sp, "%s() missing argument '%s'", fname, names[i]);
+  return true;
+}
+
+/* The value a parameter receives: the argument converted to the run-time
+ * type its annotation names (linear_idx: int32), or as it is. */
+static Value *param_value(Eval *E, Node *p, Value *v, Span sp) {
+  if (!p->a) return v;
+  DType t = ev_annotation_rt_type(ev_eval_annotation(E, p->a));
+  if (t == DT_VOID) return v;
+  if (!v_is_scalar(v))
+    ev_error(E, sp, "argument '%s' must be %s, not '%s'", p->name, dtype_name(t), v_type_name(v));
+  return v_expr(E, ev_scalar_as(E, v, t, sp));
+}
+
+static void bind_param(Eval *E, Node *p, Value *v, Span sp) {
+  v = param_value(E, p, v, sp);
+  Slot *s = ev_dict_set(E, E->frame->locals, p->name, NULL);
+  ev_bind_slot(E, s, v, DT_VOID, sp);
+}
+
+/* Binds self and the arguments of a call to the parameters of def, Python's
+ * rules: positional, then keywords, then defaults; *args collects extras. */
+static void bind_params(Eval *E, Node *def, Value *self, Args *a, Span sp) {
+  NodeList *ps = &def->list;
+  int npos = 0, first = 0;
+  Node *star = NULL;
+  for (int i = 0; i < ps->len; i++) {
+    if (ps->items[i]->op == '*')
+      star = ps->items[i];
+    else if (ps->items[i]->op == TOK_POW)
+      ev_error(E, ps->items[i]->span, "**kwargs is not supported yet");
+    else if (!star)
+      npos++;
+  }
+  Value **vals = arena_alloc(E->ar, sizeof(Value *) * (ps->len + 1));
+  Span *spans = arena_alloc(E->ar, sizeof(Span) * (ps->len + 1));
+  if (self) {
+    if (npos == 0) ev_error(E, sp, "%s() takes 0 positional arguments but 1 was given", def->name);
+    vals[0] = self;
+    spans[0] = sp;
+    first = 1;
+  }
+  int given = a->npos + first;
+  if (given > npos && !star)
+    ev_error(E, sp, "%s() takes %d positional argument%s but %d %s given", def->name, npos,
+             npos == 1 ? "" : "s", given, given == 1 ? "was" : "were");
+  for (int i = 0; i < a->npos && first + i < npos; i++) {
+    vals[first + i] = a->pos[i];
+    spans[first + i] = a->pos_span[i];
+  }
+  for (int k = 0; k < a->nkw; k++) {
+    int i = 0;
+    while (i < ps->len && (ps->items[i]->op || strcmp(ps->items[i]->name, a->kw_name[k]) != 0)) i++;
+    if (i == ps->len)
+      ev_error(E, a->kw_span[k],
+               "%s() got an unexpected keyword argument "
+               "'%s'",
+               def->name, a->kw_name[k]);
+    if (vals[i])
+      ev_error(E, a->kw_span[k], "%s() got multiple values for argument '%s'", def->name,
+               a->kw_name[k]);
+    vals[i] = a->kw[k];
+    spans[i] = a->kw_span[k];
+  }
+  for (int i = 0; i < ps->len; i++) {
+    Node *p = ps->items[i];
+    if (p->op == '*') {
+      int extra = given > npos ? given - npos : 0;
+      Value *t = v_seq(E, V_TUPLE, extra);
+      for (int j = 0; j < extra; j++) t->items[j] = a->pos[a->npos - extra + j];
+      ev_dict_set(E, E->frame->locals, p->name, t);
+      continue;
+    }
+    if (i == 0 && self) {
+      ev_dict_set(E, E->frame->locals, p->name, self);
+      continue;
+    }
+    if (!vals[i] && p->b) {
+      vals[i] = ev_eval_expr(E, p->b);
+      spans[i] = p->b->span;
+    }
+    if (!vals[i]) ev_error(E, sp, "%s() missing argument '%s'", def->name, p->name);
+    bind_param(E, p, vals[i], spans[i]);
+  }
+}
+
+/* A returned value whose variables were locals of the finished call: no
+ * other slot can change them any more, so the caller's binding may adopt
+ * them instead of copying (m_block, n_block = self.coord(...)). */
+static Value *mark_owned(Eval *E, Value *v, Dict *locals) {
+  if (v->kind == V_TUPLE) {
+    Value *t = v_seq(E, V_TUPLE, v->n);
+    for (int i = 0; i < v->n; i++) t->items[i] = mark_owned(E, v->items[i], locals);
+    return t;
+  }
+  if (v->kind != V_EXPR || v->x->kind != X_VAR) return v;
+  for (int i = 0; i < locals->len; i++)
+    if (locals->items[i].var == v->x->var) {
+      Value *o = v_expr(E, v->x);
+      o->owned = true;
+      return o;
+    }
+  return v;
+}
+
+/* Inlines def at the call site sp. */
+Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
+  if (E->depth >= EV_MAX_CALL_DEPTH)
+    ev_error(E, sp,
+             "calls nested more than %d deep (recursion is not "
+             "supported)",
+             EV_MAX_CALL_DEPTH);
+  Frame f = {0};
+  f.up = E->frame;
+  f.call_site = sp;
+  f.has_site = sp.line > 0; /* calls the compiler makes have no site */
+  f.locals = arena_alloc(E->ar, sizeof(Dict));
+  f.rt_base = E->rt_depth;
+  int saved_kind = E->loop_kind;
+  const char *saved_hint = E->hint;
+  E->frame = &f;
+  E->depth++;
+  E->loop_kind = 0;
+  E->hint = NULL;
+  f.has_site = false; /* argument errors point at the call itself */
+  bind_params(E, def, self, a, sp);
+  f.has_site = sp.line > 0;
+  ev_exec_block(E, &def->list2);
+  E->frame = f.up;
+  E->depth--;
+  E->loop_kind = saved_kind;
+  E->hint = saved_hint;
+  return f.returned ? mark_owned(E, f.ret, f.locals) : v_none(E);
+}
+
+/* ClassName(args): a new instance, __init__ inlined. */
+Value *ev_instantiate(Eval *E, ClassDef *c, Args *a, Span sp) {
+  if (c->ck != CK_USER)
+    ev_error(E, sp, "cannot instantiate %s directly; derive a class from it", c->name);
+  if (c->is_script)
+    ev_error(E, sp,
+             "a tilus.Script is instantiated by the compiler; '%s' "
+             "cannot be called here",
+             c->name);
+  Value *v = v_new(E, V_INST);
+  v->inst = arena_alloc(E->ar, sizeof(Instance));
+  v->inst->cls = c;
+  Value *init = ev_find_member(c, "__init__");
+  if (init && init->kind == V_FUNC) {
+    Value *r = ev_call_user(E, init->fn, v, a, sp);
+    if (r->kind != V_NONE)
+      ev_error(E, sp, "__init__() should return None, not '%s'", v_type_name(r));
+  } else if (a->npos || a->nkw) {
+    ev_error(E, sp, "%s() takes no arguments", c->name);
+  }
+  return v;
+}
+
+Value *ev_call_value(Eval *E, Value *fn, Args *a, Span sp) {
+  switch (fn->kind) {
+  case V_FUNC:
+    return ev_call_user(E, fn->fn, NULL, a, sp);
+  case V_BOUND:
+    return ev_call_user(E, fn->fn, fn->self, a, sp);
+  case V_CLASS:
+    return ev_instantiate(E, fn->cls, a, sp);
+  case V_BUILTIN:
+    return ev_call_builtin(E, fn, a, sp);
+  case V_DTYPE: {
+    if (a->npos != 1 || a->nkw)
+      ev_error(E, sp, "%s() takes exactly one argument", dtype_name(fn->dt));
+    return v_expr(E, ev_scalar_as(E, a->pos[0], fn->dt, a->pos_span[0]));
+  }
+  default:
+    ev_error(E, sp, "'%s' object is not callable", v_type_name(fn));
+  }
+}

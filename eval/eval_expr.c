@@ -1,0 +1,685 @@
+/* eval_expr.c: expressions. Compile-time values compute with Python's
+ * semantics; anything touching a run-time scalar becomes an IR expression
+ * with C's semantics (OP_DIV truncates, OP_MOD takes the dividend's sign),
+ * as in Tilus, which emits C++. */
+#include <math.h>
+#include <string.h>
+
+#include "eval/eval_int.h"
+
+static Value *eval_call(Eval *E, Node *n);
+
+/* name: local scope, then module globals, then the builtins. */
+Value *ev_lookup_name(Eval *E, const char *name, Span sp) {
+  static const struct {
+    const char *name;
+    Builtin bi;
+  } builtins[] = {{"range", B_RANGE},
+                  {"len", B_LEN},
+                  {"min", B_MIN},
+                  {"max", B_MAX},
+                  {"cdiv", B_CDIV},
+                  {"int", B_INT},
+                  {"float", B_FLOAT},
+                  {"bool", B_BOOL},
+                  {"abs", B_ABS},
+                  {"super", B_SUPER},
+                  {"list", B_LIST},
+                  {"tuple", B_TUPLE},
+                  {"enumerate", B_ENUMERATE},
+                  {"zip", B_ZIP},
+                  {"str", B_STR},
+                  {"print", B_PRINT}};
+  Slot *s = NULL;
+  if (E->frame) s = ev_dict_find(E->frame->locals, name);
+  if (!s) s = ev_dict_find(&E->globals, name);
+  if (s) {
+    if (s->val->kind == V_UNDEF) ev_error(E, sp, "'%s' is not defined on every path", name);
+    return s->val;
+  }
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+    if (strcmp(builtins[i].name, name) == 0) return v_builtin(E, builtins[i].bi, NULL);
+  ev_error(E, sp, "name '%s' is not defined", name);
+}
+
+/* obj.name for every kind of value that has attributes. */
+Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp) {
+  switch (obj->kind) {
+  case V_MODULE:
+    return ev_tilus_attr(E, name, sp);
+  case V_NS:
+    return ev_ns_attr(E, obj, name, sp);
+  case V_TENSOR:
+  case V_REF:
+    return ev_tensor_attr(E, obj, name, sp);
+  case V_INST: {
+    Slot *s = ev_dict_find(&obj->inst->attrs, name);
+    if (s) return s->val;
+    Value *m = ev_find_member(obj->inst->cls, name);
+    if (m && m->kind == V_FUNC) {
+      Value *b = v_new(E, V_BOUND);
+      b->fn = m->fn;
+      b->cls = m->cls;
+      b->self = obj;
+      return b;
+    }
+    if (m) return m;
+    Value *p = ev_ns_attr(E, obj, name, sp); /* primitives; NULL if none */
+    if (p) return p;
+    ev_error(E, sp, "'%s' object has no attribute '%s'", obj->inst->cls->name, name);
+  }
+  case V_CLASS: {
+    Value *m = ev_find_member(obj->cls, name);
+    if (m) return m;
+    ev_error(E, sp, "type object '%s' has no attribute '%s'", obj->cls->name, name);
+  }
+  case V_BUILTIN:
+    if (obj->bi == B_SUPER && strcmp(name, "__init__") == 0) return v_builtin(E, B_NOOP_INIT, NULL);
+    break;
+  case V_DTYPE:
+    if (strcmp(name, "nbytes") == 0) return v_int(E, dtype_bytes(obj->dt));
+    break;
+  default:
+    break;
+  }
+  ev_error(E, sp, "'%s' object has no attribute '%s'", v_type_name(obj), name);
+}
+
+static int64_t floordiv64(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+static int64_t floormod64(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+static int64_t ipow(Eval *E, int64_t b, int64_t e, Span sp) {
+  int64_t r = 1;
+  for (; e > 0; e--)
+    if (__builtin_mul_overflow(r, b, &r))
+      ev_error(E, sp, "integer overflow in compile-time arithmetic");
+  return r;
+}
+
+/* int op int with Python semantics and overflow checks. */
+static Value *int_binop(Eval *E, int op, int64_t a, int64_t b, bool both_bool, Span sp) {
+  int64_t r = 0;
+  bool ovf = false;
+  switch (op) {
+  case '+':
+    ovf = __builtin_add_overflow(a, b, &r);
+    break;
+  case '-':
+    ovf = __builtin_sub_overflow(a, b, &r);
+    break;
+  case '*':
+    ovf = __builtin_mul_overflow(a, b, &r);
+    break;
+  case '/':
+    if (b == 0) ev_error(E, sp, "division by zero");
+    return v_float(E, (double)a / (double)b);
+  case TOK_FLOORDIV:
+  case '%':
+    if (b == 0) ev_error(E, sp, "division by zero");
+    if (a == INT64_MIN && b == -1) ev_error(E, sp, "integer overflow in compile-time arithmetic");
+    r = op == '%' ? floormod64(a, b) : floordiv64(a, b);
+    break;
+  case TOK_POW:
+    if (b < 0) return v_float(E, pow((double)a, (double)b));
+    r = ipow(E, a, b, sp);
+    break;
+  case '&':
+    r = a & b;
+    break;
+  case '|':
+    r = a | b;
+    break;
+  case '^':
+    r = a ^ b;
+    break;
+  case TOK_LSHIFT:
+    if (b < 0 || b > 62 || (a != 0 && (a > (INT64_MAX >> b) || a < (INT64_MIN >> b))))
+      ev_error(E, sp, "invalid shift in compile-time arithmetic");
+    r = (int64_t)((uint64_t)a << b); /* -2 << 1: C's << of a negative is UB */
+    break;
+  case TOK_RSHIFT:
+    if (b < 0) ev_error(E, sp, "negative shift count");
+    r = b > 63 ? (a < 0 ? -1 : 0) : a >> b;
+    break;
+  default:
+    ev_error(E, sp, "unsupported operand types for %s: 'int' and 'int'", op_name(op));
+  }
+  if (ovf) ev_error(E, sp, "integer overflow in compile-time arithmetic");
+  if (both_bool && (op == '&' || op == '|' || op == '^')) return v_bool(E, r != 0);
+  return v_int(E, r);
+}
+
+static double num_f(const Value *v) { return v->kind == V_FLOAT ? v->f : (double)v->i; }
+
+static Value *float_binop(Eval *E, int op, double a, double b, Span sp) {
+  switch (op) {
+  case '+':
+    return v_float(E, a + b);
+  case '-':
+    return v_float(E, a - b);
+  case '*':
+    return v_float(E, a * b);
+  case '/':
+    if (b == 0) ev_error(E, sp, "float division by zero");
+    return v_float(E, a / b);
+  case TOK_FLOORDIV:
+    if (b == 0) ev_error(E, sp, "float division by zero");
+    return v_float(E, floor(a / b));
+  case '%':
+    if (b == 0) ev_error(E, sp, "float modulo by zero");
+    return v_float(E, a - floor(a / b) * b);
+  case TOK_POW:
+    return v_float(E, pow(a, b));
+  default:
+    ev_error(E, sp, "unsupported operand types for %s: 'float'", op_name(op));
+  }
+}
+
+/* list/tuple concatenation and repetition, str concatenation. */
+static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
+  if (op == '+' && a->kind == b->kind && (a->kind == V_LIST || a->kind == V_TUPLE)) {
+    if ((int64_t)a->n + b->n > EV_MAX_LIST_LEN) ev_error(E, sp, "compile-time list is too long");
+    ev_charge(E, ((int64_t)a->n + b->n) / 8, sp);
+    Value *r = v_seq(E, a->kind, a->n + b->n);
+    memcpy(r->items, a->items, sizeof(Value *) * a->n);
+    memcpy(r->items + a->n, b->items, sizeof(Value *) * b->n);
+    return r;
+  }
+  if (op == '*' && (a->kind == V_LIST || a->kind == V_TUPLE) && b->kind == V_INT) {
+    int64_t times = b->i < 0 ? 0 : b->i;
+    if (a->n && times > EV_MAX_LIST_LEN / a->n) ev_error(E, sp, "compile-time list is too long");
+    ev_charge(E, a->n * times / 8, sp);
+    Value *r = v_seq(E, a->kind, (int)(a->n * times));
+    for (int64_t t = 0; t < times; t++)
+      memcpy(r->items + t * a->n, a->items, sizeof(Value *) * a->n);
+    return r;
+  }
+  if (op == '+' && a->kind == V_STR && b->kind == V_STR) {
+    /* s = s + s in a loop doubles: 60 rounds would be 2**60 bytes */
+    size_t len = strlen(a->s) + strlen(b->s);
+    if (len > EV_MAX_STR_LEN)
+      ev_error(E, sp, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
+    ev_charge(E, (int64_t)len / 64, sp);
+    return v_str(E, arena_printf(E->ar, "%s%s", a->s, b->s));
+  }
+  ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", op_name(op), v_type_name(a),
+           v_type_name(b));
+}
+
+/* The run-time type of an operation: a compile-time number takes the type of
+ * the run-time operand (as a Python int literal does in Tilus). */
+static DType rt_type(const Value *a, const Value *b) {
+  DType ta = a->kind == V_EXPR ? a->x->type : DT_VOID;
+  DType tb = b->kind == V_EXPR ? b->x->type : DT_VOID;
+  if (ta == DT_VOID) {
+    ta = a->kind == V_FLOAT ? DT_FLOAT32 : tb;
+    if (a->kind != V_FLOAT && tb == DT_BOOL) ta = a->kind == V_BOOL ? DT_BOOL : DT_INT32;
+  }
+  if (tb == DT_VOID) {
+    tb = b->kind == V_FLOAT ? DT_FLOAT32 : ta;
+    if (b->kind != V_FLOAT && ta == DT_BOOL) tb = b->kind == V_BOOL ? DT_BOOL : DT_INT32;
+  }
+  if (ta == DT_BOOL && tb == DT_BOOL) return DT_BOOL;
+  return ev_promote(ta, tb);
+}
+
+/* A scalar as an expression of type t. */
+IrExpr *ev_scalar_as(Eval *E, Value *v, DType t, Span sp) {
+  if (v->kind == V_INT || v->kind == V_BOOL) {
+    if (dtype_is_float(t)) return ir_const_f(E->ar, t, (double)v->i);
+    return ir_const(E->ar, t, v->i);
+  }
+  if (v->kind == V_FLOAT) return ir_const_f(E->ar, t, v->f);
+  return ev_expr_convert(E, v_to_expr(E, v, sp), t);
+}
+
+static bool rt_binop_code(int op, IrOp *out) {
+  switch (op) {
+  case '+':
+    *out = OP_ADD;
+    return true;
+  case '-':
+    *out = OP_SUB;
+    return true;
+  case '*':
+    *out = OP_MUL;
+    return true;
+  case '/':
+  case TOK_FLOORDIV:
+    *out = OP_DIV;
+    return true;
+  case '%':
+    *out = OP_MOD;
+    return true;
+  case '&':
+    *out = OP_AND;
+    return true;
+  case '|':
+    *out = OP_OR;
+    return true;
+  case '^':
+    *out = OP_XOR;
+    return true;
+  case TOK_LSHIFT:
+    *out = OP_SHL;
+    return true;
+  case TOK_RSHIFT:
+    *out = OP_SHR;
+    return true;
+  case '<':
+    *out = OP_LT;
+    return true;
+  case '>':
+    *out = OP_GT;
+    return true;
+  case TOK_LE:
+    *out = OP_LE;
+    return true;
+  case TOK_GE:
+    *out = OP_GE;
+    return true;
+  case TOK_EQ:
+    *out = OP_EQ;
+    return true;
+  case TOK_NE:
+    *out = OP_NE;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* A compile-time shift count of a run-time shift must be below the
+ * operand's width: C (and so Tilus) leaves larger ones undefined, and the
+ * count would otherwise be wrapped to the operand type first. */
+static void check_shift_count(Eval *E, int64_t count, DType t, Span sp) {
+  int bits = 8 * dtype_bytes(t);
+  if (count < 0 || count >= bits)
+    ev_error(E, sp, "shift count %lld is out of range for %s (0 to %d)", (long long)count,
+             dtype_name(t), bits - 1);
+}
+
+/* A binary operation with at least one run-time scalar operand. */
+static Value *rt_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
+  IrOp iop;
+  if (!rt_binop_code(op, &iop))
+    ev_error(E, sp, "operator %s on run-time values is not supported yet", op_name(op));
+  DType t = rt_type(a, b);
+  bool bitwise = iop == OP_AND || iop == OP_OR || iop == OP_XOR || iop == OP_SHL || iop == OP_SHR;
+  if (t == DT_BOOL && !(bitwise && iop != OP_SHL && iop != OP_SHR) && iop < OP_EQ)
+    t = DT_INT32; /* True + True == 2 */
+  if (dtype_is_float(t) && (bitwise || iop == OP_MOD || op == TOK_FLOORDIV))
+    ev_error(E, sp,
+             "operator %s on float run-time values is not supported "
+             "yet",
+             op_name(op));
+  if ((iop == OP_SHL || iop == OP_SHR) && b->kind == V_INT) check_shift_count(E, b->i, t, sp);
+  IrExpr *x = ev_scalar_as(E, a, t, sp);
+  IrExpr *y = ev_scalar_as(E, b, t, sp);
+  return v_expr(E, ir_binary(E->ar, iop, x, y));
+}
+
+/* a op b for every operand kind. */
+Value *ev_eval_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
+  if (a->kind == V_TENSOR || b->kind == V_TENSOR) return ev_tensor_binop(E, op, a, b, sp);
+  if (a->kind == V_EXPR || b->kind == V_EXPR) {
+    if (!v_is_scalar(a) || !v_is_scalar(b))
+      ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", op_name(op),
+               v_type_name(a), v_type_name(b));
+    return rt_binop(E, op, a, b, sp);
+  }
+  if ((a->kind == V_INT || a->kind == V_BOOL) && (b->kind == V_INT || b->kind == V_BOOL))
+    return int_binop(E, op, a->i, b->i, a->kind == V_BOOL && b->kind == V_BOOL, sp);
+  if (v_is_number(a) && v_is_number(b)) return float_binop(E, op, num_f(a), num_f(b), sp);
+  return seq_binop(E, op, a, b, sp);
+}
+
+/* Compile-time comparison of two values (numbers, strings, None, equality of
+ * anything). */
+static bool ct_compare(Eval *E, int op, Value *a, Value *b, Span sp) {
+  if (op == TOK_IN || op == TOK_NOTIN) {
+    Value *seq = ev_iterate_list(E, b, sp);
+    bool found = false;
+    for (int i = 0; i < seq->n && !found; i++) found = ct_compare(E, TOK_EQ, a, seq->items[i], sp);
+    return op == TOK_IN ? found : !found;
+  }
+  if (op == TOK_IS || op == TOK_ISNOT) {
+    bool same = a->kind == b->kind && (a->kind == V_NONE || v_same(a, b));
+    return op == TOK_IS ? same : !same;
+  }
+  double c;
+  if (v_is_number(a) && v_is_number(b)) {
+    if (a->kind != V_FLOAT && b->kind != V_FLOAT)
+      c = (a->i > b->i) - (a->i < b->i);
+    else
+      c = (num_f(a) > num_f(b)) - (num_f(a) < num_f(b));
+  } else if (a->kind == V_STR && b->kind == V_STR) {
+    c = strcmp(a->s, b->s);
+  } else if (op == TOK_EQ || op == TOK_NE) {
+    bool eq = v_same(a, b);
+    return op == TOK_EQ ? eq : !eq;
+  } else {
+    ev_error(E, sp, "'%s' not supported between '%s' and '%s'", op_name(op), v_type_name(a),
+             v_type_name(b));
+  }
+  switch (op) {
+  case '<':
+    return c < 0;
+  case '>':
+    return c > 0;
+  case TOK_LE:
+    return c <= 0;
+  case TOK_GE:
+    return c >= 0;
+  case TOK_EQ:
+    return c == 0;
+  default:
+    return c != 0;
+  }
+}
+
+/* a < b <= c ...: compile time when every operand is; otherwise each link
+ * becomes a bool expression, joined with && (operands are side-effect free
+ * scalars, so evaluating each once is exact). */
+static Value *eval_compare(Eval *E, Node *n) {
+  Value *left = ev_eval_expr(E, n->list.items[0]);
+  Value *acc = NULL;
+  for (int i = 0; i + 1 < n->list.len; i++) {
+    Value *right = ev_eval_expr(E, n->list.items[i + 1]);
+    int op = n->ops[i];
+    Value *link;
+    if (left->kind == V_EXPR || right->kind == V_EXPR)
+      link = ev_eval_binop(E, op, left, right, n->span);
+    else
+      link = v_bool(E, ct_compare(E, op, left, right, n->span));
+    if (!acc)
+      acc = link;
+    else if (acc->kind == V_BOOL && !acc->i)
+      return acc;
+    else if (acc->kind == V_BOOL)
+      acc = link;
+    else if (link->kind == V_BOOL)
+      acc = link->i ? acc : link;
+    else
+      acc = v_expr(E, ir_binary(E->ar, OP_LAND, acc->x, link->x));
+    left = right;
+  }
+  return acc;
+}
+
+IrExpr *ev_to_bool_expr(Eval *E, Value *v, Span sp) {
+  IrExpr *x = v_to_expr(E, v, sp);
+  if (x->type == DT_BOOL) return x;
+  if (dtype_is_float(x->type)) return ir_binary(E->ar, OP_NE, x, ir_const_f(E->ar, x->type, 0.0));
+  return ir_binary(E->ar, OP_NE, x, ir_const(E->ar, x->type, 0));
+}
+
+/* and/or: short-circuit at compile time; with a run-time left operand both
+ * sides become bools joined by &&/|| (Tilus does the same). */
+static Value *eval_boolop(Eval *E, Node *n) {
+  Value *a = ev_eval_expr(E, n->a);
+  if (a->kind != V_EXPR) {
+    bool t = v_truthy(E, a, n->a->span);
+    if (n->op == TOK_AND ? !t : t) return a;
+    return ev_eval_expr(E, n->b);
+  }
+  Value *b = ev_eval_expr(E, n->b);
+  if (b->kind != V_EXPR && !v_is_number(b))
+    ev_error(E, n->b->span, "'%s' cannot be combined with a run-time value", v_type_name(b));
+  IrOp op = n->op == TOK_AND ? OP_LAND : OP_LOR;
+  return v_expr(E, ir_binary(E->ar, op, ev_to_bool_expr(E, a, n->a->span),
+                             ev_to_bool_expr(E, b, n->b->span)));
+}
+
+static Value *eval_unary(Eval *E, Node *n) {
+  Value *a = ev_eval_expr(E, n->a);
+  Span sp = n->span;
+  if (n->op == '~' && a->kind == V_DTYPE) {
+    Value *p = v_new(E, V_PTRTYPE);
+    p->dt = a->dt;
+    return p;
+  }
+  if (a->kind == V_EXPR) {
+    IrExpr *x = a->x;
+    switch (n->op) {
+    case '-':
+      if (x->type == DT_BOOL) x = ir_cast(E->ar, DT_INT32, x);
+      return v_expr(E, ir_unary(E->ar, OP_NEG, x));
+    case '+':
+      return a;
+    case '~':
+      if (dtype_is_float(x->type)) break;
+      if (x->type == DT_BOOL) x = ir_cast(E->ar, DT_INT32, x);
+      return v_expr(E, ir_unary(E->ar, OP_BNOT, x));
+    case TOK_NOT:
+      return v_expr(E, ir_unary(E->ar, OP_LNOT, ev_to_bool_expr(E, a, sp)));
+    }
+    ev_error(E, sp, "bad operand type for unary %s: '%s'", op_name(n->op), v_type_name(a));
+  }
+  if (n->op == TOK_NOT) return v_bool(E, !v_truthy(E, a, sp));
+  if (a->kind == V_INT || a->kind == V_BOOL) {
+    if (n->op == '-' && a->i == INT64_MIN)
+      ev_error(E, sp, "integer overflow in compile-time arithmetic");
+    return v_int(E, n->op == '-' ? -a->i : n->op == '~' ? ~a->i : a->i);
+  }
+  if (a->kind == V_FLOAT && n->op != '~') return v_float(E, n->op == '-' ? -a->f : a->f);
+  if (a->kind == V_TENSOR && n->op == '-') return ev_tensor_binop(E, '*', a, v_int(E, -1), sp);
+  ev_error(E, sp, "bad operand type for unary %s: '%s'", op_name(n->op), v_type_name(a));
+}
+
+/* b if a else c: a run-time condition selects between two scalars. */
+static Value *eval_ifexp(Eval *E, Node *n) {
+  Value *c = ev_eval_expr(E, n->a);
+  int64_t k;
+  if (c->kind == V_EXPR && ir_is_const(c->x, &k)) c = v_bool(E, k != 0);
+  if (c->kind != V_EXPR) return ev_eval_expr(E, v_truthy(E, c, n->a->span) ? n->b : n->c);
+  Value *a = ev_eval_expr(E, n->b);
+  Value *b = ev_eval_expr(E, n->c);
+  if (!v_is_scalar(a) || !v_is_scalar(b))
+    ev_error(E, n->span,
+             "a run-time condition can only choose between "
+             "scalars, not '%s' and '%s'",
+             v_type_name(a), v_type_name(b));
+  DType t = rt_type(a, b);
+  return v_expr(E, ir_select(E->ar, ev_to_bool_expr(E, c, n->a->span),
+                             ev_scalar_as(E, a, t, n->b->span), ev_scalar_as(E, b, t, n->c->span)));
+}
+
+/* The items of a compile-time iterable (list, tuple, str excluded). */
+Value *ev_iterate_list(Eval *E, Value *v, Span sp) {
+  if (v->kind == V_LIST || v->kind == V_TUPLE) return v;
+  if (v->kind == V_EXPR)
+    ev_error(E, sp,
+             "cannot iterate over a run-time value at compile time; "
+             "use self.range()");
+  ev_error(E, sp, "'%s' object is not iterable", v_type_name(v));
+}
+
+static void comp_clause(Eval *E, Node *n, int clause, Value *out);
+
+/* Runs one `for target in iter if conds` clause of a comprehension, then the
+ * next clause, or appends the element after the last. */
+static void comp_run(Eval *E, Node *n, Node *cl, int clause, Value *out) {
+  Value *seq = ev_iterate_list(E, ev_eval_expr(E, cl->c), cl->c->span);
+  for (int i = 0; i < seq->n; i++) {
+    ev_step(E, cl->span);
+    ev_assign_to(E, cl->b, seq->items[i], NULL, cl->b->span);
+    bool keep = true;
+    for (int j = 0; j < cl->list.len && keep; j++)
+      keep = v_truthy(E, ev_eval_expr(E, cl->list.items[j]), cl->list.items[j]->span);
+    if (keep) comp_clause(E, n, clause + 1, out);
+  }
+}
+
+static void comp_clause(Eval *E, Node *n, int clause, Value *out) {
+  if (clause <= n->list2.len) {
+    comp_run(E, n, clause == 0 ? n : n->list2.items[clause - 1], clause, out);
+    return;
+  }
+  if (out->n >= EV_MAX_LIST_LEN) ev_error(E, n->span, "compile-time list is too long");
+  if (out->n == out->i) { /* i holds the capacity while building */
+    int cap = out->i ? (int)out->i * 2 : 8;
+    Value **items = arena_alloc(E->ar, sizeof(Value *) * cap);
+    if (out->n) memcpy(items, out->items, sizeof(Value *) * out->n);
+    out->items = items;
+    out->i = cap;
+  }
+  out->items[out->n++] = ev_eval_expr(E, n->a);
+}
+
+/* [elt for x in xs if cond ...]: compile time only. */
+static Value *eval_listcomp(Eval *E, Node *n) {
+  Value *out = v_new(E, V_LIST);
+  comp_clause(E, n, 0, out);
+  out->i = 0;
+  return out;
+}
+
+static Value *eval_seq(Eval *E, Node *n, VKind k) {
+  Value *v = v_seq(E, k, n->list.len);
+  for (int i = 0; i < n->list.len; i++) v->items[i] = ev_eval_expr(E, n->list.items[i]);
+  return v;
+}
+
+/* seq[i] and seq[a:b:c] on compile-time lists, tuples and strings. */
+static Value *seq_index(Eval *E, Value *seq, Node *idx) {
+  if (idx->kind == N_SLICE) {
+    int64_t n = seq->n, step = 1, lo, hi;
+    if (idx->c) step = v_to_int(E, ev_eval_expr(E, idx->c), idx->c->span, "slice step");
+    if (step == 0) ev_error(E, idx->span, "slice step cannot be zero");
+    lo = idx->a ? v_to_int(E, ev_eval_expr(E, idx->a), idx->a->span, "slice")
+                : (step > 0 ? 0 : n - 1);
+    hi = idx->b ? v_to_int(E, ev_eval_expr(E, idx->b), idx->b->span, "slice")
+                : (step > 0 ? n : -n - 1);
+    if (lo < 0) lo += n;
+    if (hi < 0) hi += n;
+    lo = lo < (step > 0 ? 0 : -1) ? (step > 0 ? 0 : -1) : lo > n ? n : lo;
+    hi = hi < (step > 0 ? 0 : -1) ? (step > 0 ? 0 : -1) : hi > n ? n : hi;
+    Value *r = v_seq(E, seq->kind, 0);
+    r->items = arena_alloc(E->ar, sizeof(Value *) * (n ? n : 1));
+    for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
+      if (i >= 0 && i < n) r->items[r->n++] = seq->items[i];
+    return r;
+  }
+  Value *iv = ev_eval_expr(E, idx);
+  int64_t i = v_to_int(E, iv, idx->span, "list index");
+  if (i < 0) i += seq->n;
+  if (i < 0 || i >= seq->n) ev_error(E, idx->span, "%s index out of range", v_type_name(seq));
+  return seq->items[i];
+}
+
+/* Whether a subscript holds a slice (x[a:b], x[:, a:b]). */
+static bool has_slice(const Node *idx) {
+  if (idx->kind == N_SLICE) return true;
+  if (idx->kind != N_TUPLE) return false;
+  for (int i = 0; i < idx->list.len; i++)
+    if (idx->list.items[i]->kind == N_SLICE) return true;
+  return false;
+}
+
+static Value *eval_subscript(Eval *E, Node *n) {
+  Value *base = ev_eval_expr(E, n->a);
+  if (base->kind == V_LIST || base->kind == V_TUPLE) return seq_index(E, base, n->b);
+  if (base->kind == V_TENSOR || base->kind == V_REF) {
+    if (has_slice(n->b)) return ev_tensor_slice(E, base, n->b, n->span);
+    return ev_tensor_index(E, base, ev_eval_expr(E, n->b), n->span);
+  }
+  ev_error(E, n->span, "'%s' object is not subscriptable", v_type_name(base));
+}
+
+Value *ev_eval_expr(Eval *E, Node *n) {
+  switch (n->kind) {
+  case N_NAME:
+    return ev_lookup_name(E, n->name, n->span);
+  case N_INT:
+    return v_int(E, n->ival);
+  case N_FLOAT:
+    return v_float(E, n->fval);
+  case N_STR:
+    return v_str(E, n->str);
+  case N_TRUE:
+    return v_bool(E, true);
+  case N_FALSE:
+    return v_bool(E, false);
+  case N_NONE:
+    return v_none(E);
+  case N_ATTR:
+    return ev_get_attr(E, ev_eval_expr(E, n->a), n->name, n->span);
+  case N_SUBSCRIPT:
+    return eval_subscript(E, n);
+  case N_TUPLE:
+    return eval_seq(E, n, V_TUPLE);
+  case N_LIST:
+    return eval_seq(E, n, V_LIST);
+  case N_LISTCOMP:
+    return eval_listcomp(E, n);
+  case N_CALL:
+    return eval_call(E, n);
+  case N_UNARY:
+    return eval_unary(E, n);
+  case N_BINARY:
+    return ev_eval_binop(E, n->op, ev_eval_expr(E, n->a), ev_eval_expr(E, n->b), n->span);
+  case N_COMPARE:
+    return eval_compare(E, n);
+  case N_BOOLOP:
+    return eval_boolop(E, n);
+  case N_IFEXP:
+    return eval_ifexp(E, n);
+  case N_SLICE:
+    ev_error(E, n->span, "a slice is only allowed inside a subscript");
+  case N_STAR:
+    ev_error(E, n->span, "starred expression is only allowed in a call");
+  default:
+    ev_error(E, n->span, "expression (%s) not supported yet", node_kind_name(n->kind));
+  }
+}
+
+/* f(args, *seq, name=value): evaluates the callee and the arguments. */
+static Value *eval_call(Eval *E, Node *n) {
+  Value *fn = ev_eval_expr(E, n->a);
+  Args a = {0};
+  int cap = n->list.len;
+  Value **vals = arena_alloc(E->ar, sizeof(Value *) * (cap + 1));
+  for (int i = 0; i < n->list.len; i++) {
+    Node *arg = n->list.items[i];
+    vals[i] = ev_eval_expr(E, arg->kind == N_STAR ? arg->a : arg);
+    if (arg->kind == N_STAR) cap += ev_iterate_list(E, vals[i], arg->span)->n;
+  }
+  a.pos = arena_alloc(E->ar, sizeof(Value *) * (cap + 1));
+  a.pos_span = arena_alloc(E->ar, sizeof(Span) * (cap + 1));
+  for (int i = 0; i < n->list.len; i++) {
+    Node *arg = n->list.items[i];
+    if (arg->kind != N_STAR) {
+      a.pos_span[a.npos] = arg->span;
+      a.pos[a.npos++] = vals[i];
+      continue;
+    }
+    for (int j = 0; j < vals[i]->n; j++) {
+      a.pos_span[a.npos] = arg->span;
+      a.pos[a.npos++] = vals[i]->items[j];
+    }
+  }
+  a.nkw = n->list2.len;
+  a.kw = arena_alloc(E->ar, sizeof(Value *) * (a.nkw + 1));
+  a.kw_name = arena_alloc(E->ar, sizeof(char *) * (a.nkw + 1));
+  a.kw_span = arena_alloc(E->ar, sizeof(Span) * (a.nkw + 1));
+  for (int i = 0; i < a.nkw; i++) {
+    Node *kw = n->list2.items[i];
+    for (int j = 0; j < i; j++)
+      if (strcmp(a.kw_name[j], kw->name) == 0)
+        ev_error(E, kw->span, "keyword argument repeated: '%s'", kw->name);
+    a.kw_name[i] = kw->name;
+    a.kw_span[i] = kw->span;
+    a.kw[i] = ev_eval_expr(E, kw->a);
+  }
+  return ev_call_value(E, fn, &a, n->span);
+}

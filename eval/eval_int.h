@@ -1,0 +1,314 @@
+/* eval.h: private header of the staged evaluator (ir/eval*.c).
+ *
+ * The evaluator runs a .tls script the way Tilus runs its Python: plain
+ * values (ints, lists, classes, instances ...) are computed now, at compile
+ * time; values that depend on kernel parameters, block indices or run-time
+ * variables are IR expressions, and the primitives of tilus.Script append IR
+ * statements to the current block. Methods are inlined at their call sites.
+ *
+ * Errors are reported through ev_error, which prints the diagnostic and the
+ * "in call from here" chain and then unwinds to eval_build with longjmp: the
+ * first error ends the build (the arena frees everything).
+ */
+#ifndef TLSC_EVAL_INT_H
+#define TLSC_EVAL_INT_H
+
+#include <setjmp.h>
+
+#include "eval/eval.h"
+
+enum {
+  EV_MAX_CALL_DEPTH = 64,      /* inlined calls deep */
+  EV_MAX_LOOP_ITERS = 1 << 20, /* iterations of one compile-time loop */
+  EV_MAX_LIST_LEN = 1 << 20,   /* elements of one compile-time list */
+  EV_MAX_STR_LEN = 1 << 20,    /* bytes of one compile-time string */
+  EV_MAX_STEPS = 2000000,      /* statements + comprehension steps, all */
+  EV_DICT_HASH_MIN = 16        /* names of a scope before it gets a hash */
+};
+
+typedef enum VKind {
+  V_UNDEF, /* a name bound on only some paths of a run-time if */
+  V_NONE,
+  V_BOOL,    /* i */
+  V_INT,     /* i */
+  V_FLOAT,   /* f */
+  V_STR,     /* s */
+  V_LIST,    /* items, n */
+  V_TUPLE,   /* items, n */
+  V_DTYPE,   /* dt: float16, int32 ... */
+  V_PTRTYPE, /* dt: ~float16 */
+  V_MODULE,  /* the tilus module */
+  V_CLASS,   /* cls */
+  V_INST,    /* inst */
+  V_FUNC,    /* fn (an N_DEF), cls = the class that defines it */
+  V_BOUND,   /* fn bound to self */
+  V_BUILTIN, /* bi; self for bound primitives and tensor methods */
+  V_NS,      /* bi = a namespace (attrs, blockIdx, mbarrier ...); self */
+  V_EXPR,    /* x: a run-time scalar */
+  V_TENSOR,  /* t */
+  V_REF      /* ref: a view of a shared tensor or one mbarrier */
+} VKind;
+
+/* Builtin functions, primitives and namespaces (Value.bi). */
+typedef enum Builtin {
+  B_RANGE,
+  B_LEN,
+  B_MIN,
+  B_MAX,
+  B_CDIV,
+  B_INT,
+  B_FLOAT,
+  B_BOOL,
+  B_ABS,
+  B_SUPER,
+  B_LIST,
+  B_TUPLE,
+  B_ENUMERATE,
+  B_ZIP,
+  B_STR,
+  B_PRINT,
+  B_AUTOTUNE,
+  B_NOOP_INIT,
+  /* primitives of tilus.Class / tilus.Script instances */
+  P_RANGE,
+  P_FAST_DIVMOD,
+  P_GLOBAL_VIEW,
+  P_SHARED_TENSOR,
+  P_REGISTER_TENSOR,
+  P_THREAD_GROUP,
+  P_SINGLE_THREAD,
+  P_CAST,
+  P_STORE_GLOBAL,
+  P_LOAD_GLOBAL,
+  P_STORE_SHARED,
+  P_LOAD_SHARED,
+  P_SYNC,
+  P_PRINTF,
+  P_MBAR_ALLOC,
+  P_MBAR_WAIT,
+  P_MBAR_ARRIVE,
+  P_MBAR_EXPECT_TX,
+  P_TMA_G2S,
+  P_TMA_S2G,
+  P_TMA_FENCE,
+  P_TMA_COMMIT,
+  P_TMA_WAIT,
+  P_WGMMA_FENCE,
+  P_WGMMA_MMA,
+  P_WGMMA_COMMIT,
+  P_WGMMA_WAIT,
+  P_TRANSPOSE,
+  /* namespaces (V_NS) */
+  NS_ATTRS,
+  NS_BLOCKIDX,
+  NS_MBARRIER,
+  NS_TMA,
+  NS_WGMMA,
+  /* context managers returned by thread_group() / single_thread() */
+  CTX_THREAD_GROUP,
+  CTX_SINGLE_THREAD
+} Builtin;
+
+typedef struct Value Value;
+typedef struct ClassDef ClassDef;
+typedef struct Instance Instance;
+
+/* One binding: a name in a scope or an attribute of an instance. A slot
+ * whose var is set is a run-time variable: assignments emit S_ASSIGN. depth
+ * is the run-time control-flow depth at which the slot was created. */
+typedef struct Slot {
+  const char *name;
+  Value *val;
+  IrVar *var;
+  int depth;
+} Slot;
+
+typedef struct Dict {
+  Slot *items;
+  int len, cap;
+  /* Past EV_DICT_HASH_MIN names, a hash index over items (open addressing,
+   * item index + 1, 0 = empty; index_cap a power of two): a script with
+   * 300000 names must not take 300000^2 string compares. */
+  int *index;
+  int index_cap;
+} Dict;
+
+struct Value {
+  VKind kind;
+  int64_t i;
+  double f;
+  const char *s;
+  Value **items;
+  int n;
+  DType dt;
+  ClassDef *cls;
+  Instance *inst;
+  Node *fn;
+  Value *self;
+  Builtin bi;
+  IrExpr *x;
+  IrTensor *t;
+  IrRef ref;
+  bool owned; /* x is a variable of a finished call: the first binding may
+                 adopt it instead of copying it */
+};
+
+typedef enum ClassKind { CK_USER, CK_SCRIPT_BASE, CK_CLASS_BASE } ClassKind;
+
+typedef struct Autotune {
+  int nnames;
+  const char **names;
+  int npoints;
+  int64_t **points; /* npoints rows of nnames values */
+} Autotune;
+
+struct ClassDef {
+  ClassKind ck;
+  const char *name;
+  Node *node;
+  ClassDef *base;
+  Dict members; /* methods and class attributes */
+  bool is_script;
+  Autotune **tunes; /* outermost decorator first */
+  int ntunes;
+};
+
+struct Instance {
+  ClassDef *cls;
+  Dict attrs;
+};
+
+/* Positional and keyword arguments of one call. */
+typedef struct Args {
+  Value **pos;
+  Span *pos_span;
+  int npos;
+  const char **kw_name;
+  Value **kw;
+  Span *kw_span;
+  int nkw;
+} Args;
+
+/* One inlined call: the call site (for notes) and its local scope. */
+typedef struct Frame {
+  struct Frame *up;
+  Span call_site;
+  bool has_site;
+  Dict *locals;
+  int rt_base; /* run-time depth at entry: deeper returns are refused */
+  Value *ret;
+  bool returned;
+} Frame;
+
+typedef enum Ctrl { C_NEXT, C_BREAK, C_CONTINUE, C_RETURN } Ctrl;
+
+typedef struct Eval {
+  Arena *ar;
+  Diag *d;
+  const Source *src;
+  jmp_buf fail;
+  Dict globals;
+  Frame *frame;     /* NULL at module level */
+  int depth;        /* frames on the stack */
+  IrKernel *k;      /* kernel being built (NULL at module level) */
+  IrBlock *cur;     /* where statements are appended */
+  int rt_depth;     /* nesting of run-time for/if */
+  int tg_begin;     /* current thread group, absolute thread ids */
+  int tg_count;     /* 0 = the whole block (warps not known yet) */
+  bool tg_explicit; /* inside a thread_group or single_thread */
+  int loop_kind;    /* innermost loop: 0 none, 1 compile time, 2 run time */
+  const char *hint; /* name for the next tensor or variable created */
+  EvalDefine *defs;
+  int ndefs;
+  long steps;         /* evaluation work done: nested loops cannot hang */
+  ClassDef **classes; /* user classes in definition order */
+  int nclasses;
+} Eval;
+
+/* eval_value.c: values, dictionaries, conversions, errors */
+_Noreturn void ev_error(Eval *E, Span sp, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+Value *v_new(Eval *E, VKind k);
+Value *v_int(Eval *E, int64_t i);
+Value *v_bool(Eval *E, bool b);
+Value *v_float(Eval *E, double f);
+Value *v_str(Eval *E, const char *s);
+Value *v_none(Eval *E);
+Value *v_expr(Eval *E, IrExpr *x);
+Value *v_tensor(Eval *E, IrTensor *t);
+Value *v_seq(Eval *E, VKind k, int n);
+Value *v_builtin(Eval *E, Builtin bi, Value *self);
+const char *v_type_name(const Value *v);
+Slot *ev_dict_find(Dict *dct, const char *name);
+Slot *ev_dict_set(Eval *E, Dict *dct, const char *name, Value *v);
+bool v_truthy(Eval *E, Value *v, Span sp);
+bool v_is_number(const Value *v); /* bool, int, float (compile time) */
+bool v_is_scalar(const Value *v); /* a number or a run-time scalar */
+bool v_same(const Value *a, const Value *b);
+int64_t v_to_int(Eval *E, Value *v, Span sp, const char *what);
+IrExpr *v_to_expr(Eval *E, Value *v, Span sp);
+IrExpr *ev_expr_convert(Eval *E, IrExpr *x, DType t);
+DType ev_promote(DType a, DType b);
+bool ev_expr_uses_var(const IrExpr *x);
+bool ev_expr_only_params(const IrExpr *x);
+IrRef v_to_ref(Eval *E, Value *v, Span sp, const char *what);
+IrTensor *v_to_tensor(Eval *E, Value *v, Span sp, MemSpace space, const char *what);
+DType v_to_dtype(Eval *E, Value *v, Span sp, const char *what);
+const char *ev_hint(Eval *E, const char *fallback);
+
+/* Counts one unit of compile-time work; an error past EV_MAX_STEPS. */
+void ev_step(Eval *E, Span sp);
+/* Counts `units` + 1 steps of work for building a sequence, so that a loop
+ * that builds big lists or strings each time is bounded in time and memory
+ * like any other: callers charge one unit per new value, per 8 copied
+ * pointers, per 64 copied bytes (at most some 350 MB in all). */
+void ev_charge(Eval *E, int64_t units, Span sp);
+
+/* eval_expr.c: expressions */
+Value *ev_eval_expr(Eval *E, Node *n);
+Value *ev_eval_binop(Eval *E, int op, Value *a, Value *b, Span sp);
+Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp);
+Value *ev_lookup_name(Eval *E, const char *name, Span sp);
+Value *ev_iterate_list(Eval *E, Value *v, Span sp); /* compile-time items */
+IrExpr *ev_scalar_as(Eval *E, Value *v, DType t, Span sp);
+IrExpr *ev_to_bool_expr(Eval *E, Value *v, Span sp);
+
+/* eval_call.c: calls, inlining, instances */
+Value *ev_call_value(Eval *E, Value *fn, Args *a, Span sp);
+Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp);
+Value *ev_instantiate(Eval *E, ClassDef *c, Args *a, Span sp);
+Value *ev_find_member(ClassDef *c, const char *name);
+bool ev_bind_args(Eval *E, Args *a, Span sp, const char *fname, const char *const *names, int nreq,
+                  Value **out);
+
+/* eval_stmt.c: statements */
+Ctrl ev_exec_block(Eval *E, NodeList *body);
+Ctrl ev_exec_stmt(Eval *E, Node *s);
+void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp);
+void ev_emit(Eval *E, IrStmt *s);
+Dict *ev_cur_scope(Eval *E);
+void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp);
+
+/* eval_prims.c: builtins and the Tilus primitives */
+Value *ev_call_builtin(Eval *E, Value *fn, Args *a, Span sp); /* builtin.c */
+Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp);
+Value *ev_ns_attr(Eval *E, Value *ns, const char *name, Span sp);
+void ev_ns_set_attr(Eval *E, Value *ns, const char *name, Value *v, Span sp);
+Value *ev_tensor_attr(Eval *E, Value *t, const char *name, Span sp);
+Value *ev_tensor_transpose(Eval *E, Value *tv, Span sp);
+Value *ev_tensor_index(Eval *E, Value *t, Value *idx, Span sp);
+/* x[:, c0:c1] of a register tensor; idx is the subscript node. */
+Value *ev_tensor_slice(Eval *E, Value *tv, Node *idx, Span sp);
+Value *ev_tensor_binop(Eval *E, int op, Value *a, Value *b, Span sp);
+/* a op b into dst (a register tensor), or into a new tensor when NULL. */
+Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Span sp);
+Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx);
+
+/* eval.c: module level */
+Value *ev_tilus_attr(Eval *E, const char *name, Span sp);
+Value *ev_eval_annotation(Eval *E, Node *ann);
+/* The run-time dtype an annotation asks for (int32, uint32, float32, bool
+ * ...), or DT_VOID for a compile-time annotation (int, float, classes). */
+DType ev_annotation_rt_type(const Value *ann);
+
+#endif

@@ -1,0 +1,825 @@
+/* eval_prims.c: the Tilus primitives. Every tilus.Class / tilus.Script
+ * instance has them (self.range, self.mbarrier.alloc, self.tma..., as in
+ * Tilus); each call checks its arguments and appends the IR statement of
+ * ir.h to the current block. */
+#include <string.h>
+
+#include "eval/eval_int.h"
+
+static const struct {
+  const char *name;
+  Builtin bi;
+} inst_prims[] = {
+    {"attrs", NS_ATTRS},
+    {"blockIdx", NS_BLOCKIDX},
+    {"mbarrier", NS_MBARRIER},
+    {"tma", NS_TMA},
+    {"wgmma", NS_WGMMA},
+    {"range", P_RANGE},
+    {"fast_divmod", P_FAST_DIVMOD},
+    {"global_view", P_GLOBAL_VIEW},
+    {"shared_tensor", P_SHARED_TENSOR},
+    {"register_tensor", P_REGISTER_TENSOR},
+    {"thread_group", P_THREAD_GROUP},
+    {"single_thread", P_SINGLE_THREAD},
+    {"cast", P_CAST},
+    {"store_global", P_STORE_GLOBAL},
+    {"load_global", P_LOAD_GLOBAL},
+    {"store_shared", P_STORE_SHARED},
+    {"load_shared", P_LOAD_SHARED},
+    {"sync", P_SYNC},
+    {"printf", P_PRINTF},
+};
+
+static const struct {
+  Builtin ns;
+  const char *name;
+  Builtin bi;
+} ns_prims[] = {
+    {NS_MBARRIER, "alloc", P_MBAR_ALLOC},
+    {NS_MBARRIER, "wait", P_MBAR_WAIT},
+    {NS_MBARRIER, "arrive", P_MBAR_ARRIVE},
+    {NS_MBARRIER, "arrive_and_expect_tx", P_MBAR_EXPECT_TX},
+    {NS_TMA, "global_to_shared", P_TMA_G2S},
+    {NS_TMA, "shared_to_global", P_TMA_S2G},
+    {NS_TMA, "fence_proxy_async", P_TMA_FENCE},
+    {NS_TMA, "commit_group", P_TMA_COMMIT},
+    {NS_TMA, "wait_group", P_TMA_WAIT},
+    {NS_WGMMA, "fence", P_WGMMA_FENCE},
+    {NS_WGMMA, "mma", P_WGMMA_MMA},
+    {NS_WGMMA, "commit_group", P_WGMMA_COMMIT},
+    {NS_WGMMA, "wait_group", P_WGMMA_WAIT},
+};
+
+static const char *ns_name(Builtin ns) {
+  switch (ns) {
+  case NS_ATTRS:
+    return "attrs";
+  case NS_BLOCKIDX:
+    return "blockIdx";
+  case NS_MBARRIER:
+    return "mbarrier";
+  case NS_TMA:
+    return "tma";
+  default:
+    return "wgmma";
+  }
+}
+
+/* Attributes of a namespace (self.mbarrier.alloc ...) or the primitives of
+ * an instance (self.range ...); NULL for an instance without that name. */
+Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
+  if (obj->kind == V_INST) {
+    for (size_t i = 0; i < sizeof inst_prims / sizeof inst_prims[0]; i++)
+      if (strcmp(inst_prims[i].name, name) == 0) {
+        Value *v = v_builtin(E, inst_prims[i].bi, obj);
+        if (inst_prims[i].bi >= NS_ATTRS) v->kind = V_NS;
+        return v;
+      }
+    return NULL;
+  }
+  for (size_t i = 0; i < sizeof ns_prims / sizeof ns_prims[0]; i++)
+    if (ns_prims[i].ns == obj->bi && strcmp(ns_prims[i].name, name) == 0)
+      return v_builtin(E, ns_prims[i].bi, obj);
+  if (obj->bi == NS_BLOCKIDX && name[0] >= 'x' && name[0] <= 'z' && !name[1])
+    return v_expr(E, ir_special(E->ar, (SpecialReg)(SR_CTAID_X + name[0] - 'x')));
+  /* Tilus: a fresh barrier is in phase 0, so the producer's first wait on
+   * parity 1 passes at once and the consumer's on parity 0 blocks. */
+  if (obj->bi == NS_MBARRIER && strcmp(name, "producer_initial_phase") == 0)
+    return v_expr(E, ir_const(E->ar, DT_UINT32, 1));
+  if (obj->bi == NS_MBARRIER && strcmp(name, "consumer_initial_phase") == 0)
+    return v_expr(E, ir_const(E->ar, DT_UINT32, 0));
+  if (obj->bi == NS_ATTRS && E->k && strcmp(name, "warps") == 0) return v_int(E, E->k->warps);
+  if (obj->bi == NS_ATTRS && E->k && strcmp(name, "blocks") == 0 && E->k->grid[0])
+    return v_expr(E, E->k->grid[0]);
+  if (obj->kind == V_NS && obj->bi >= NS_ATTRS && obj->bi <= NS_WGMMA)
+    ev_error(E, sp, "'%s' has no attribute '%s'", ns_name(obj->bi), name);
+  ev_error(E, sp, "'%s' object has no attribute '%s'", v_type_name(obj), name);
+}
+
+static IrExpr *grid_dim(Eval *E, Value *v, Span sp) {
+  if (!v_is_scalar(v) || v->kind == V_FLOAT)
+    ev_error(E, sp,
+             "self.attrs.blocks must be an integer or a list of up to "
+             "3 integers, not '%s'",
+             v_type_name(v));
+  IrExpr *x = ev_scalar_as(E, v, DT_INT32, sp);
+  if (!ev_expr_only_params(x))
+    ev_error(E, sp,
+             "self.attrs.blocks must be computed from kernel "
+             "parameters and constants only");
+  return x;
+}
+
+/* self.attrs.blocks = ... / self.attrs.warps = ... */
+void ev_ns_set_attr(Eval *E, Value *ns, const char *name, Value *v, Span sp) {
+  if (ns->bi != NS_ATTRS || !E->k)
+    ev_error(E, sp, "cannot set attribute '%s' of '%s'", name, ns_name(ns->bi));
+  IrKernel *k = E->k;
+  if (strcmp(name, "blocks") == 0) {
+    bool seq = v->kind == V_LIST || v->kind == V_TUPLE;
+    int n = seq ? v->n : 1;
+    if (n < 1 || n > 3) ev_error(E, sp, "self.attrs.blocks takes 1 to 3 dimensions, not %d", n);
+    for (int i = 0; i < 3; i++)
+      k->grid[i] = i < n ? grid_dim(E, seq ? v->items[i] : v, sp) : ir_const(E->ar, DT_INT32, 1);
+    return;
+  }
+  if (strcmp(name, "warps") == 0) {
+    int64_t w = v_to_int(E, v, sp, "warps");
+    if (w < 1 || w > 32) ev_error(E, sp, "warps must be between 1 and 32, not %lld", (long long)w);
+    if (E->tg_explicit) ev_error(E, sp, "self.attrs.warps must be set outside thread groups");
+    k->warps = (int)w;
+    E->tg_count = (int)w * 32;
+    return;
+  }
+  ev_error(E, sp,
+           "'attrs' has no attribute '%s' (blocks and warps can be "
+           "set)",
+           name);
+}
+
+/* ----------------------------------------------------------- helpers */
+
+static Value *arg_list(Eval *E, Value *v, Span sp, const char *what) {
+  if (v->kind != V_LIST && v->kind != V_TUPLE)
+    ev_error(E, sp, "%s must be a list, not '%s'", what, v_type_name(v));
+  return v;
+}
+
+/* A compile-time shape: 1..IR_MAX_RANK positive integers. */
+static int const_shape(Eval *E, Value *v, Span sp, int64_t *shape) {
+  arg_list(E, v, sp, "shape");
+  if (v->n < 1 || v->n > IR_MAX_RANK)
+    ev_error(E, sp, "shape must have 1 to %d dimensions, not %d", IR_MAX_RANK, v->n);
+  for (int i = 0; i < v->n; i++) {
+    shape[i] = v_to_int(E, v->items[i], sp, "shape");
+    if (shape[i] <= 0)
+      ev_error(E, sp, "shape dimensions must be positive, not %lld", (long long)shape[i]);
+  }
+  return v->n;
+}
+
+/* Offsets into a global tensor: one int32 expression per dimension. */
+static IrExpr **offsets(Eval *E, Value *v, Span sp, int rank) {
+  arg_list(E, v, sp, "offsets");
+  if (v->n != rank)
+    ev_error(E, sp, "offsets has %d entries but the global tensor has rank %d", v->n, rank);
+  IrExpr **o = arena_alloc(E->ar, sizeof(IrExpr *) * rank);
+  for (int i = 0; i < rank; i++) {
+    if (!v_is_scalar(v->items[i]) || v->items[i]->kind == V_FLOAT)
+      ev_error(E, sp, "offsets must be integers, not '%s'", v_type_name(v->items[i]));
+    o[i] = ev_scalar_as(E, v->items[i], DT_INT32, sp);
+  }
+  return o;
+}
+
+static IrStmt *stmt(Eval *E, SKind k, Span sp) {
+  IrStmt *s = ir_stmt_new(E->ar, k, sp);
+  s->tmap = -1;
+  ev_emit(E, s);
+  return s;
+}
+
+static int threads_here(Eval *E, Span sp) {
+  if (E->tg_count == 0)
+    ev_error(E, sp,
+             "set self.attrs.warps before this point: the number of "
+             "threads is not known yet");
+  return E->tg_count;
+}
+
+static IrTensor *reg_tensor(Eval *E, DType dt, int rank, const int64_t *shape, Span sp) {
+  IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "r"), MS_REGISTER, dt, rank, shape, sp);
+  t->nthreads = threads_here(E, sp);
+  return t;
+}
+
+static IrRef barrier_ref(Eval *E, Value *v, Span sp) {
+  IrRef r = v_to_ref(E, v ? v : v_none(E), sp, "barrier");
+  if (!r.t->is_mbarrier || r.nidx != 1)
+    ev_error(E, sp,
+             "barrier must be one mbarrier (an element of "
+             "self.mbarrier.alloc(...)), not a tensor view");
+  return r;
+}
+
+static IrExpr *u32(Eval *E, Value *v, Span sp, const char *what) {
+  if (!v_is_scalar(v) || v->kind == V_FLOAT)
+    ev_error(E, sp, "%s must be an integer, not '%s'", what, v_type_name(v));
+  return ev_scalar_as(E, v, DT_UINT32, sp);
+}
+
+/* ----------------------------------------------------- scalars, loops */
+
+/* self.range(stop) / (start, stop[, step], unroll=N): a run-time loop
+ * description that `for` turns into S_FOR. */
+static Value *p_range(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"start", "stop", "step", "unroll", NULL};
+  Value *v[4];
+  ev_bind_args(E, a, sp, "range", names, 1, v);
+  Value *r = v_seq(E, V_TUPLE, 3);
+  r->kind = V_NS;
+  r->bi = P_RANGE;
+  r->items[0] = v[1] ? v[0] : v_int(E, 0);
+  r->items[1] = v[1] ? v[1] : v[0];
+  r->items[2] = v[2] ? v[2] : v_int(E, 1);
+  for (int i = 0; i < 3; i++)
+    if (!v_is_scalar(r->items[i]) || r->items[i]->kind == V_FLOAT)
+      ev_error(E, sp, "range() bounds must be integers, not '%s'", v_type_name(r->items[i]));
+  int64_t step;
+  if (r->items[2]->kind != V_EXPR || ir_is_const(r->items[2]->x, &step)) {
+    step = v_to_int(E, r->items[2], sp, "step");
+    if (step == 0) ev_error(E, sp, "range() step must not be zero");
+  }
+  r->i = v[3] ? v_to_int(E, v[3], sp, "unroll") : 0;
+  if (r->i < 0 || r->i > 1024)
+    ev_error(E, sp, "unroll must be between 0 and 1024, not %lld", (long long)r->i);
+  return r;
+}
+
+/* self.fast_divmod(a, b) -> (a / b, a % b). */
+static Value *p_fast_divmod(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"a", "b", NULL};
+  Value *v[2];
+  ev_bind_args(E, a, sp, "fast_divmod", names, 2, v);
+  Value *r = v_seq(E, V_TUPLE, 2);
+  r->items[0] = ev_eval_binop(E, TOK_FLOORDIV, v[0], v[1], sp);
+  r->items[1] = ev_eval_binop(E, '%', v[0], v[1], sp);
+  return r;
+}
+
+/* ------------------------------------------------------------ tensors */
+
+/* A compile-time global dimension must be a positive int32 (dimensions
+ * are int32 in the IR): a larger one would wrap silently, a negative or
+ * zero one would describe no memory. */
+static void check_global_dim(Eval *E, int64_t dim, Span sp) {
+  if (dim < 1 || dim > INT32_MAX)
+    ev_error(E, sp,
+             "global shape dimension %lld is out of range (1 to "
+             "2147483647)",
+             (long long)dim);
+}
+
+/* The bytes of a global tensor whose dimensions are all compile-time
+ * constants must fit in int64: its strides are folded at compile time. */
+static void check_global_bytes(Eval *E, const int64_t *shape, int rank, DType dt, Span sp) {
+  int64_t bytes = dtype_bytes(dt);
+  bool overflow = false;
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 0) /* a run-time dimension: checked at launch */
+      return;
+    overflow |= __builtin_mul_overflow(bytes, shape[i], &bytes);
+  }
+  if (overflow)
+    ev_error(E, sp,
+             "global tensor is too large: its size in bytes overflows "
+             "int64");
+}
+
+/* self.global_view(ptr, dtype=, shape=[...]): a global tensor over a
+ * pointer parameter, shape may be run-time. */
+static Value *p_global_view(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"ptr", "dtype", "shape", NULL};
+  Value *v[3];
+  ev_bind_args(E, a, sp, "global_view", names, 3, v);
+  IrExpr *p = v[0]->kind == V_EXPR ? v[0]->x : NULL;
+  if (!p || p->kind != X_PARAM || !p->param->is_ptr)
+    ev_error(E, sp,
+             "global_view() needs a pointer parameter (~dtype), not "
+             "'%s'",
+             v_type_name(v[0]));
+  DType dt = v_to_dtype(E, v[1], sp, "dtype");
+  if (p->param->elem != dt)
+    ev_error(E, sp, "global_view() of a ~%s pointer as %s", dtype_name(p->param->elem),
+             dtype_name(dt));
+  arg_list(E, v[2], sp, "shape");
+  int rank = v[2]->n;
+  if (rank < 1 || rank > IR_MAX_RANK)
+    ev_error(E, sp, "shape must have 1 to %d dimensions, not %d", IR_MAX_RANK, rank);
+  int64_t shape[IR_MAX_RANK];
+  IrExpr *g[IR_MAX_RANK];
+  for (int i = 0; i < rank; i++) {
+    Value *d = v[2]->items[i];
+    if (!v_is_scalar(d) || d->kind == V_FLOAT)
+      ev_error(E, sp, "shape must be integers, not '%s'", v_type_name(d));
+    if (d->kind == V_INT) check_global_dim(E, d->i, sp);
+    g[i] = ev_scalar_as(E, d, DT_INT32, sp);
+    int64_t c;
+    shape[i] = ir_is_const(g[i], &c) ? c : -1;
+    if (!ev_expr_only_params(g[i]))
+      ev_error(E, sp,
+               "global shapes must be computed from kernel "
+               "parameters and constants only");
+  }
+  check_global_bytes(E, shape, rank, dt, sp);
+  IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "g"), MS_GLOBAL, dt, rank, shape, sp);
+  t->gptr = p;
+  for (int i = 0; i < rank; i++) t->gshape[i] = g[i];
+  return v_tensor(E, t);
+}
+
+/* self.shared_tensor(dtype=, shape=[...]) */
+static Value *p_shared_tensor(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"dtype", "shape", NULL};
+  Value *v[2];
+  ev_bind_args(E, a, sp, "shared_tensor", names, 2, v);
+  DType dt = v_to_dtype(E, v[0], sp, "dtype");
+  int64_t shape[IR_MAX_RANK];
+  int rank = const_shape(E, v[1], sp, shape);
+  return v_tensor(E, ir_new_tensor(E->ar, E->k, ev_hint(E, "s"), MS_SHARED, dt, rank, shape, sp));
+}
+
+/* self.register_tensor(dtype=, shape=, init=): owned by the threads of
+ * the current group; init fills it. */
+static Value *p_register_tensor(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"dtype", "shape", "init", NULL};
+  Value *v[3];
+  ev_bind_args(E, a, sp, "register_tensor", names, 2, v);
+  DType dt = v_to_dtype(E, v[0], sp, "dtype");
+  int64_t shape[IR_MAX_RANK];
+  int rank = const_shape(E, v[1], sp, shape);
+  IrTensor *t = reg_tensor(E, dt, rank, shape, sp);
+  if (v[2] && v[2]->kind != V_NONE) {
+    if (!v_is_scalar(v[2])) ev_error(E, sp, "init must be a scalar, not '%s'", v_type_name(v[2]));
+    if (v_is_number(v[2])) {
+      t->has_init = true;
+      t->init = v[2]->kind == V_FLOAT ? v[2]->f : (double)v[2]->i;
+    }
+    IrStmt *s = stmt(E, S_FILL, sp);
+    s->t[0] = t;
+    s->e[0] = ev_scalar_as(E, v[2], dt, sp);
+  }
+  return v_tensor(E, t);
+}
+
+/* self.cast(x, dtype=): a new register tensor (or a scalar conversion). */
+static Value *p_cast(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"x", "dtype", NULL};
+  Value *v[2];
+  ev_bind_args(E, a, sp, "cast", names, 2, v);
+  DType dt = v_to_dtype(E, v[1], sp, "dtype");
+  if (v_is_scalar(v[0])) return v_expr(E, ev_scalar_as(E, v[0], dt, sp));
+  IrTensor *x = v_to_tensor(E, v[0], sp, MS_REGISTER, "cast() argument");
+  IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "r"), MS_REGISTER, dt, x->rank, x->shape, sp);
+  t->nthreads = x->nthreads;
+  IrStmt *s = stmt(E, S_CAST, sp);
+  s->t[0] = t;
+  s->t[1] = x;
+  return v_tensor(E, t);
+}
+
+static void same_shape(Eval *E, Span sp, const char *what, int rank, const int64_t *dims,
+                       const IrTensor *x) {
+  bool ok = rank == x->rank;
+  for (int i = 0; ok && i < rank; i++) ok = dims[i] == x->shape[i];
+  if (!ok) ev_error(E, sp, "%s: the register tensor's shape does not match", what);
+}
+
+/* self.store_global(g, x, offsets=[...]) */
+static Value *p_store_global(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"dst", "x", "offsets", NULL};
+  Value *v[3];
+  ev_bind_args(E, a, sp, "store_global", names, 3, v);
+  IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "store_global() dst");
+  IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_global() x");
+  if (x->rank != g->rank)
+    ev_error(E, sp,
+             "store_global(): a rank-%d tensor into a rank-%d global "
+             "tensor",
+             x->rank, g->rank);
+  if (x->dtype != g->dtype)
+    ev_error(E, sp,
+             "store_global(): dtype %s does not match the global "
+             "tensor's %s; cast it first",
+             dtype_name(x->dtype), dtype_name(g->dtype));
+  IrStmt *s = stmt(E, S_STORE_GLOBAL, sp);
+  s->t[0] = g;
+  s->t[1] = x;
+  s->offsets = offsets(E, v[2], sp, g->rank);
+  s->noffsets = g->rank;
+  return v_none(E);
+}
+
+/* self.load_global(g, offsets=[...], shape=[...]) */
+static Value *p_load_global(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"src", "offsets", "shape", NULL};
+  Value *v[3];
+  ev_bind_args(E, a, sp, "load_global", names, 3, v);
+  IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "load_global() src");
+  int64_t shape[IR_MAX_RANK];
+  int rank = const_shape(E, v[2], sp, shape);
+  if (rank != g->rank)
+    ev_error(E, sp, "load_global(): a rank-%d tile of a rank-%d global tensor", rank, g->rank);
+  IrExpr **o = offsets(E, v[1], sp, g->rank);
+  IrTensor *t = reg_tensor(E, g->dtype, rank, shape, sp);
+  IrStmt *s = stmt(E, S_LOAD_GLOBAL, sp);
+  s->t[0] = t;
+  s->t[1] = g;
+  s->offsets = o;
+  s->noffsets = rank;
+  return v_tensor(E, t);
+}
+
+/* self.store_shared(dst_view, x) */
+static Value *p_store_shared(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"dst", "x", NULL};
+  Value *v[2];
+  ev_bind_args(E, a, sp, "store_shared", names, 2, v);
+  IrRef r = v_to_ref(E, v[0], sp, "store_shared() dst");
+  IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_shared() x");
+  int64_t dims[IR_MAX_RANK];
+  for (int i = 0; i < ir_ref_rank(&r); i++) dims[i] = ir_ref_dim(&r, i);
+  same_shape(E, sp, "store_shared()", ir_ref_rank(&r), dims, x);
+  if (x->dtype != r.t->dtype)
+    ev_error(E, sp,
+             "store_shared(): dtype %s into a %s tensor; cast it "
+             "first",
+             dtype_name(x->dtype), dtype_name(r.t->dtype));
+  IrStmt *s = stmt(E, S_STORE_SHARED, sp);
+  s->ref[0] = r;
+  s->t[1] = x;
+  return v_none(E);
+}
+
+/* self.load_shared(src_view) */
+static Value *p_load_shared(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"src", NULL};
+  Value *v[1];
+  ev_bind_args(E, a, sp, "load_shared", names, 1, v);
+  IrRef r = v_to_ref(E, v[0], sp, "load_shared() src");
+  if (r.t->is_mbarrier || ir_ref_rank(&r) < 1)
+    ev_error(E, sp, "load_shared() needs a tensor view, not a barrier");
+  int64_t dims[IR_MAX_RANK];
+  for (int i = 0; i < ir_ref_rank(&r); i++) dims[i] = ir_ref_dim(&r, i);
+  IrTensor *t = reg_tensor(E, r.t->dtype, ir_ref_rank(&r), dims, sp);
+  IrStmt *s = stmt(E, S_LOAD_SHARED, sp);
+  s->t[0] = t;
+  s->ref[0] = r;
+  return v_tensor(E, t);
+}
+
+/* self.printf(fmt, args...) */
+static Value *p_printf(Eval *E, Args *a, Span sp) {
+  if (a->nkw)
+    ev_error(E, a->kw_span[0],
+             "printf() got an unexpected keyword argument "
+             "'%s'",
+             a->kw_name[0]);
+  if (a->npos < 1 || a->pos[0]->kind != V_STR)
+    ev_error(E, sp, "printf() needs a format string first");
+  IrStmt *s = stmt(E, S_PRINTF, sp);
+  s->str = (char *)a->pos[0]->s;
+  s->nargs = a->npos - 1;
+  s->args = arena_alloc(E->ar, sizeof(IrExpr *) * (a->npos));
+  for (int i = 1; i < a->npos; i++) {
+    if (!v_is_scalar(a->pos[i]))
+      ev_error(E, a->pos_span[i], "printf() prints scalars, not '%s'", v_type_name(a->pos[i]));
+    s->args[i - 1] = v_to_expr(E, a->pos[i], a->pos_span[i]);
+  }
+  return v_none(E);
+}
+
+/* ---------------------------------------------------------- mbarriers */
+
+/* self.mbarrier.alloc([count, ...]): one shared uint64 per barrier. */
+static Value *p_mbar_alloc(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"counts", NULL};
+  Value *v[1];
+  ev_bind_args(E, a, sp, "alloc", names, 1, v);
+  Value *l = arg_list(E, v[0], sp, "counts");
+  if (l->n < 1 || l->n > 1024)
+    ev_error(E, sp, "alloc() needs 1 to 1024 barrier counts, not %d", l->n);
+  int64_t n = l->n;
+  IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "mbar"), MS_SHARED, DT_UINT64, 1, &n, sp);
+  t->is_mbarrier = true;
+  t->mbar_counts = arena_alloc(E->ar, sizeof(int64_t) * n);
+  for (int i = 0; i < n; i++) {
+    t->mbar_counts[i] = v_to_int(E, l->items[i], sp, "barrier count");
+    if (t->mbar_counts[i] < 1 || t->mbar_counts[i] > (1 << 20) - 1)
+      ev_error(E, sp,
+               "barrier count must be between 1 and 1048575, not "
+               "%lld",
+               (long long)t->mbar_counts[i]);
+  }
+  return v_tensor(E, t);
+}
+
+static const char *one_of(Eval *E, Value *v, Span sp, const char *what, const char *a,
+                          const char *b, const char *dflt) {
+  if (!v) return (char *)dflt;
+  if (v->kind != V_STR || (strcmp(v->s, a) != 0 && strcmp(v->s, b) != 0))
+    ev_error(E, sp, "%s must be \"%s\" or \"%s\"", what, a, b);
+  return v->s;
+}
+
+/* self.mbarrier.wait(barrier=, phase=, sem=, scope=) */
+static Value *p_mbar_wait(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"barrier", "phase", "sem", "scope", NULL};
+  Value *v[4];
+  ev_bind_args(E, a, sp, "wait", names, 2, v);
+  IrRef r = barrier_ref(E, v[0], sp);
+  IrExpr *phase = u32(E, v[1], sp, "phase");
+  const char *sem = one_of(E, v[2], sp, "sem", "relaxed", "acquire", "acquire");
+  const char *scope = one_of(E, v[3], sp, "scope", "cta", "cluster", "cta");
+  IrStmt *s = stmt(E, S_MBAR_WAIT, sp);
+  s->ref[0] = r;
+  s->e[0] = phase;
+  s->str = (char *)sem;
+  s->str2 = (char *)scope;
+  return v_none(E);
+}
+
+/* self.mbarrier.arrive(barrier) and arrive_and_expect_tx(barrier,
+ * transaction_bytes=). */
+static Value *p_mbar_arrive(Eval *E, Args *a, Span sp, bool tx) {
+  static const char *const names[] = {"barrier", "transaction_bytes", NULL};
+  static const char *const names1[] = {"barrier", NULL};
+  Value *v[2];
+  ev_bind_args(E, a, sp, tx ? "arrive_and_expect_tx" : "arrive", tx ? names : names1, tx ? 2 : 1,
+               v);
+  IrRef r = barrier_ref(E, v[0], sp);
+  IrStmt *s = stmt(E, tx ? S_MBAR_EXPECT_TX : S_MBAR_ARRIVE, sp);
+  s->ref[0] = r;
+  if (tx) s->e[0] = u32(E, v[1], sp, "transaction_bytes");
+  return v_none(E);
+}
+
+/* ---------------------------------------------------------------- TMA */
+
+/* The box of a TMA copy is the shared view; the hardware limits it. */
+static void check_tma(Eval *E, Span sp, IrTensor *g, IrRef *r) {
+  if (r->t->is_mbarrier) ev_error(E, sp, "a TMA copy needs a tensor view, not a barrier");
+  if (r->transposed) ev_error(E, sp, "a TMA copy of a transposed view is not supported");
+  if (ir_ref_rank(r) != g->rank)
+    ev_error(E, sp,
+             "the shared view has rank %d but the global tensor has "
+             "rank %d",
+             ir_ref_rank(r), g->rank);
+  if (r->t->dtype != g->dtype)
+    ev_error(E, sp, "TMA copy between %s and %s tensors", dtype_name(g->dtype),
+             dtype_name(r->t->dtype));
+  for (int i = 0; i < ir_ref_rank(r); i++)
+    if (ir_ref_dim(r, i) > 256)
+      ev_error(E, sp, "TMA box dimension %lld exceeds 256", (long long)ir_ref_dim(r, i));
+  int64_t inner = ir_ref_dim(r, ir_ref_rank(r) - 1) * dtype_bytes(g->dtype);
+  if (inner % 16 != 0)
+    ev_error(E, sp,
+             "TMA box inner dimension must span a multiple of 16 "
+             "bytes, not %lld",
+             (long long)inner);
+}
+
+/* self.tma.global_to_shared(src=, dst=, offsets=, mbarrier=) */
+static Value *p_tma_g2s(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"src", "dst", "offsets", "mbarrier", NULL};
+  Value *v[4];
+  ev_bind_args(E, a, sp, "global_to_shared", names, 4, v);
+  IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "src");
+  IrRef r = v_to_ref(E, v[1], sp, "dst");
+  check_tma(E, sp, g, &r);
+  IrExpr **o = offsets(E, v[2], sp, g->rank);
+  IrRef bar = barrier_ref(E, v[3], sp);
+  IrStmt *s = stmt(E, S_TMA_LOAD, sp);
+  s->t[0] = g;
+  s->ref[0] = r;
+  s->ref[1] = bar;
+  s->offsets = o;
+  s->noffsets = g->rank;
+  return v_none(E);
+}
+
+/* self.tma.shared_to_global(src=, dst=, offsets=) */
+static Value *p_tma_s2g(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"src", "dst", "offsets", NULL};
+  Value *v[3];
+  ev_bind_args(E, a, sp, "shared_to_global", names, 3, v);
+  IrRef r = v_to_ref(E, v[0], sp, "src");
+  IrTensor *g = v_to_tensor(E, v[1], sp, MS_GLOBAL, "dst");
+  check_tma(E, sp, g, &r);
+  IrStmt *s = stmt(E, S_TMA_STORE, sp);
+  s->t[0] = g;
+  s->ref[0] = r;
+  s->offsets = offsets(E, v[2], sp, g->rank);
+  s->noffsets = g->rank;
+  return v_none(E);
+}
+
+/* fence()/commit_group() take nothing; wait_group(n) a constant. */
+static Value *p_simple(Eval *E, Args *a, Span sp, SKind k, const char *fname, bool takes_n) {
+  static const char *const names[] = {"n", NULL};
+  static const char *const none[] = {NULL};
+  Value *v[1] = {NULL};
+  ev_bind_args(E, a, sp, fname, takes_n ? names : none, takes_n ? 1 : 0, v);
+  int64_t n = 0;
+  if (takes_n) {
+    n = v_to_int(E, v[0], sp, "wait_group() argument");
+    if (n < 0 || n > 7) ev_error(E, sp, "wait_group() takes 0 to 7, not %lld", (long long)n);
+  }
+  if (k == S_WGMMA_FENCE || k == S_WGMMA_COMMIT || k == S_WGMMA_WAIT) {
+    if (E->tg_count != 128 || E->tg_begin % 128 != 0)
+      ev_error(E, sp,
+               "wgmma requires a warp group: a thread group of 128 "
+               "threads starting at a multiple of 128");
+  }
+  IrStmt *s = stmt(E, k, sp);
+  s->n = n;
+  return v_none(E);
+}
+
+/* self.sync(): a barrier over the threads running here. At the top level
+ * it is the block's barrier; inside thread_group(B, N) it waits for exactly
+ * those N threads (the backend gives the group a named barrier), which the
+ * hardware counts in whole warps. A single thread can never complete it:
+ * the other threads of its warp do not run the region. */
+static Value *p_sync(Eval *E, Args *a, Span sp) {
+  static const char *const none[] = {NULL};
+  ev_bind_args(E, a, sp, "sync", none, 0, NULL);
+  if (E->tg_explicit && E->tg_count == 1)
+    ev_error(E, sp,
+             "sync() inside single_thread() (or a thread group of one "
+             "thread) can never complete: a barrier waits for whole "
+             "warps; call it outside the single_thread() block");
+  if (E->tg_explicit && (E->tg_begin % 32 != 0 || E->tg_count % 32 != 0))
+    ev_error(E, sp,
+             "sync() inside a thread group needs whole warps: the "
+             "group (threads [%d, %d) of the block) must begin and "
+             "end at multiples of 32",
+             E->tg_begin, E->tg_begin + E->tg_count);
+  stmt(E, S_SYNC, sp);
+  return v_none(E);
+}
+
+/* ---------------------------------------------------------------- WGMMA */
+
+static bool wgmma_input(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
+
+/* self.wgmma.mma(a, b, acc): acc[M, N] += a[M, K] @ b[K, N]. */
+static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"a", "b", "d", NULL};
+  Value *v[3];
+  ev_bind_args(E, a, sp, "mma", names, 3, v);
+  if (E->tg_count != 128 || E->tg_begin % 128 != 0)
+    ev_error(E, sp,
+             "wgmma requires a warp group: a thread group of 128 "
+             "threads starting at a multiple of 128");
+  IrRef ra = v_to_ref(E, v[0], sp, "wgmma a");
+  IrRef rb = v_to_ref(E, v[1], sp, "wgmma b");
+  IrTensor *acc = v_to_tensor(E, v[2], sp, MS_REGISTER, "wgmma accumulator");
+  if (ir_ref_rank(&ra) != 2 || ir_ref_rank(&rb) != 2 || acc->rank != 2)
+    ev_error(E, sp, "wgmma operands must have rank 2");
+  int64_t m = ir_ref_dim(&ra, 0), k = ir_ref_dim(&ra, 1), n = ir_ref_dim(&rb, 1);
+  if (ir_ref_dim(&rb, 0) != k || acc->shape[0] != m || acc->shape[1] != n)
+    ev_error(E, sp,
+             "wgmma shapes do not match: a is [%lld, %lld], b is "
+             "[%lld, %lld], acc is [%lld, %lld]",
+             (long long)m, (long long)k, (long long)ir_ref_dim(&rb, 0), (long long)n,
+             (long long)acc->shape[0], (long long)acc->shape[1]);
+  if (!wgmma_input(ra.t->dtype) || ra.t->dtype != rb.t->dtype)
+    ev_error(E, sp,
+             "WGMMA has no shape for %s x %s inputs (float16 or "
+             "bfloat16, both the same)",
+             dtype_name(ra.t->dtype), dtype_name(rb.t->dtype));
+  if (acc->dtype != DT_FLOAT32 && !(acc->dtype == DT_FLOAT16 && ra.t->dtype == DT_FLOAT16))
+    ev_error(E, sp,
+             "WGMMA accumulates in float32 (or float16 for float16 "
+             "inputs), not %s",
+             dtype_name(acc->dtype));
+  if (m % 64 != 0 || n < 8 || n > 256 || n % 8 != 0 || k % 16 != 0)
+    ev_error(E, sp,
+             "WGMMA has no m64n%lldk16 shape for a [%lld, %lld] x "
+             "[%lld, %lld] product (M must be a multiple of 64, N a "
+             "multiple of 8 in 8..256, K a multiple of 16)",
+             (long long)n, (long long)m, (long long)k, (long long)k, (long long)n);
+  if (acc->nthreads != 128)
+    ev_error(E, sp,
+             "the WGMMA accumulator must be a register tensor of a "
+             "128-thread warp group");
+  IrStmt *s = stmt(E, S_WGMMA_MMA, sp);
+  s->t[0] = acc;
+  s->ref[0] = ra;
+  s->ref[1] = rb;
+  return v_none(E);
+}
+
+/* ------------------------------------------------------ thread groups */
+
+static Value *p_thread_group(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"thread_begin", "num_threads", NULL};
+  Value *v[2];
+  ev_bind_args(E, a, sp, "thread_group", names, 2, v);
+  Value *c = v_new(E, V_NS);
+  c->bi = CTX_THREAD_GROUP;
+  c->i = v_to_int(E, v[0], sp, "thread_begin");
+  c->n = (int)v_to_int(E, v[1], sp, "num_threads");
+  return c;
+}
+
+/* with self.thread_group(...) / self.single_thread(): the body runs on a
+ * subset of the threads. */
+Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx) {
+  if (s->b) ev_error(E, s->b->span, "'with ... as' is not supported yet");
+  if (ctx->kind != V_NS || (ctx->bi != CTX_THREAD_GROUP && ctx->bi != CTX_SINGLE_THREAD))
+    ev_error(E, s->a->span, "'%s' object cannot be used in a with statement", v_type_name(ctx));
+  int outer = threads_here(E, s->a->span);
+  IrStmt *st;
+  int begin = 0, count = 1;
+  if (ctx->bi == CTX_THREAD_GROUP) {
+    begin = (int)ctx->i;
+    count = ctx->n;
+    if (ctx->i < 0 || ctx->n < 1 || ctx->i + ctx->n > outer)
+      ev_error(E, s->a->span,
+               "thread group [%lld, %lld) lies outside the "
+               "enclosing group of %d threads",
+               (long long)ctx->i, (long long)ctx->i + ctx->n, outer);
+    st = stmt(E, S_THREAD_GROUP, s->a->span);
+    st->n = begin;
+    st->n2 = count;
+  } else {
+    st = stmt(E, S_SINGLE_THREAD, s->a->span);
+  }
+  IrBlock *saved = E->cur;
+  int sb = E->tg_begin, sc = E->tg_count;
+  bool se = E->tg_explicit;
+  E->cur = &st->body;
+  E->tg_begin += begin;
+  E->tg_count = count;
+  E->tg_explicit = true;
+  Ctrl c = ev_exec_block(E, &s->list);
+  E->cur = saved;
+  E->tg_begin = sb;
+  E->tg_count = sc;
+  E->tg_explicit = se;
+  return c;
+}
+
+/* Calls of the primitives above (fn->bi). */
+Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
+  if (!E->k || !E->cur) ev_error(E, sp, "primitives can only be used inside a kernel");
+  switch (fn->bi) {
+  case P_RANGE:
+    return p_range(E, a, sp);
+  case P_FAST_DIVMOD:
+    return p_fast_divmod(E, a, sp);
+  case P_GLOBAL_VIEW:
+    return p_global_view(E, a, sp);
+  case P_SHARED_TENSOR:
+    return p_shared_tensor(E, a, sp);
+  case P_REGISTER_TENSOR:
+    return p_register_tensor(E, a, sp);
+  case P_THREAD_GROUP:
+    return p_thread_group(E, a, sp);
+  case P_SINGLE_THREAD: {
+    static const char *const none[] = {NULL};
+    ev_bind_args(E, a, sp, "single_thread", none, 0, NULL);
+    Value *c = v_new(E, V_NS);
+    c->bi = CTX_SINGLE_THREAD;
+    return c;
+  }
+  case P_CAST:
+    return p_cast(E, a, sp);
+  case P_STORE_GLOBAL:
+    return p_store_global(E, a, sp);
+  case P_LOAD_GLOBAL:
+    return p_load_global(E, a, sp);
+  case P_STORE_SHARED:
+    return p_store_shared(E, a, sp);
+  case P_LOAD_SHARED:
+    return p_load_shared(E, a, sp);
+  case P_SYNC:
+    return p_sync(E, a, sp);
+  case P_PRINTF:
+    return p_printf(E, a, sp);
+  case P_MBAR_ALLOC:
+    return p_mbar_alloc(E, a, sp);
+  case P_MBAR_WAIT:
+    return p_mbar_wait(E, a, sp);
+  case P_MBAR_ARRIVE:
+    return p_mbar_arrive(E, a, sp, false);
+  case P_MBAR_EXPECT_TX:
+    return p_mbar_arrive(E, a, sp, true);
+  case P_TMA_G2S:
+    return p_tma_g2s(E, a, sp);
+  case P_TMA_S2G:
+    return p_tma_s2g(E, a, sp);
+  case P_TMA_FENCE:
+    return p_simple(E, a, sp, S_TMA_FENCE, "fence_proxy_async", false);
+  case P_TMA_COMMIT:
+    return p_simple(E, a, sp, S_TMA_COMMIT, "commit_group", false);
+  case P_TMA_WAIT:
+    return p_simple(E, a, sp, S_TMA_WAIT, "wait_group", true);
+  case P_WGMMA_FENCE:
+    return p_simple(E, a, sp, S_WGMMA_FENCE, "fence", false);
+  case P_WGMMA_MMA:
+    return p_wgmma_mma(E, a, sp);
+  case P_WGMMA_COMMIT:
+    return p_simple(E, a, sp, S_WGMMA_COMMIT, "commit_group", false);
+  case P_WGMMA_WAIT:
+    return p_simple(E, a, sp, S_WGMMA_WAIT, "wait_group", true);
+  case P_TRANSPOSE:
+    if (a->npos || a->nkw) ev_error(E, sp, "transpose() takes no arguments");
+    return ev_tensor_transpose(E, fn->self, sp);
+  default:
+    ev_error(E, sp, "this builtin cannot be called");
+  }
+}

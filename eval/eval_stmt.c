@@ -1,0 +1,575 @@
+/* eval_stmt.c: statements. Compile-time control flow (if on a constant,
+ * for over a list or range()) is executed now; run-time control flow (if on
+ * a run-time scalar, for over self.range()) becomes S_IF / S_FOR whose body
+ * is evaluated once.
+ *
+ * Binding rules for run-time values (why: a name read inside a loop body
+ * must see the value of the previous iteration, and a value captured from a
+ * variable must not change when the variable does):
+ *  - an annotated slot (x: int32 = 0) is an IrVar; later assignments emit
+ *    S_ASSIGN to it;
+ *  - a run-time value bound inside run-time control flow, or one that reads
+ *    a variable, is copied into a fresh IrVar;
+ *  - names assigned inside a run-time loop or branch that hold an expression
+ *    tree are turned into IrVars before the loop or branch (prescan);
+ *  - a compile-time slot created outside the run-time loop or branch cannot
+ *    be assigned inside it (error: annotate it).
+ */
+#include <string.h>
+
+#include "eval/eval_int.h"
+
+Dict *ev_cur_scope(Eval *E) { return E->frame ? E->frame->locals : &E->globals; }
+
+void ev_emit(Eval *E, IrStmt *s) { ir_block_push(E->ar, E->cur, s); }
+
+static void emit_assign(Eval *E, IrVar *var, IrExpr *x, Span sp) {
+  IrStmt *st = ir_stmt_new(E->ar, S_ASSIGN, sp);
+  st->var = var;
+  st->e[0] = ev_expr_convert(E, x, var->type);
+  ev_emit(E, st);
+}
+
+/* A fresh variable holding x now. */
+static IrExpr *capture(Eval *E, const char *name, IrExpr *x, Span sp) {
+  IrVar *v = ir_new_var(E->ar, E->k, name, x->type);
+  emit_assign(E, v, x, sp);
+  return ir_var_ref(E->ar, v);
+}
+
+/* Copies the run-time indices of a view that read variables. */
+static Value *capture_ref(Eval *E, const char *name, Value *v, Span sp) {
+  Value *r = v_new(E, V_REF);
+  r->ref = v->ref;
+  for (int i = 0; i < r->ref.nidx; i++)
+    if (ev_expr_uses_var(r->ref.idx[i]))
+      r->ref.idx[i] = capture(E, arena_printf(E->ar, "%s_i%d", name, i), r->ref.idx[i], sp);
+  return r;
+}
+
+/* Binds v to slot s (see the rules at the top of the file). ann is the
+ * run-time dtype of an annotation, DT_VOID for none. */
+void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
+  int64_t c;
+  if (v->kind == V_UNDEF) ev_error(E, sp, "value is not defined on every path");
+  if (ann != DT_VOID && !E->k)
+    ev_error(E, sp,
+             "run-time variables ('%s: %s') exist only inside a "
+             "kernel",
+             s->name, dtype_name(ann));
+  if (ann != DT_VOID) {
+    if (!v_is_scalar(v))
+      ev_error(E, sp, "'%s' is annotated %s but the value is '%s'", s->name, dtype_name(ann),
+               v_type_name(v));
+    if (!s->var || s->var->type != ann) s->var = ir_new_var(E->ar, E->k, s->name, ann);
+    emit_assign(E, s->var, ev_scalar_as(E, v, ann, sp), sp);
+    s->val = v_expr(E, ir_var_ref(E->ar, s->var));
+    return;
+  }
+  bool inner = s->val && s->depth < E->rt_depth; /* made outside this flow */
+  if (s->var && v_is_scalar(v)) {
+    emit_assign(E, s->var, ev_scalar_as(E, v, s->var->type, sp), sp);
+    return;
+  }
+  if (s->var && inner)
+    ev_error(E, sp, "'%s' is a run-time %s variable and cannot hold '%s'", s->name,
+             dtype_name(s->var->type), v_type_name(v));
+  if (inner && s->val->kind == V_TENSOR && v->kind == V_TENSOR && s->val->t->space == MS_REGISTER &&
+      v->t->space == MS_REGISTER) {
+    /* acc = acc + x in a run-time loop: copy into the loop-carried tensor */
+    IrTensor *dst = s->val->t, *src = v->t;
+    if (dst->rank != src->rank || memcmp(dst->shape, src->shape, sizeof(int64_t) * dst->rank) != 0)
+      ev_error(E, sp,
+               "'%s' is a register tensor of another shape; it cannot "
+               "be replaced in a run-time loop or branch",
+               s->name);
+    IrStmt *st = ir_stmt_new(E->ar, S_CAST, sp);
+    st->t[0] = dst;
+    st->t[1] = src;
+    ev_emit(E, st);
+    return;
+  }
+  if (inner && s->val->kind == V_EXPR && !ir_is_const(s->val->x, &c))
+    ev_error(E, sp,
+             "'%s' holds a run-time value computed outside this loop "
+             "or branch; annotate it (%s: int32 = ...)",
+             s->name, s->name);
+  if (inner)
+    ev_error(E, sp,
+             "'%s' holds a compile-time value and cannot be assigned "
+             "in a run-time loop or branch; annotate it (%s: int32 = "
+             "...)",
+             s->name, s->name);
+  s->var = NULL;
+  s->val = v;
+  if (v->owned) { /* adopt the finished call's variable, once */
+    v->owned = false;
+    s->var = v->x->var;
+  } else if (v->kind == V_EXPR && !ir_is_const(v->x, &c) &&
+             (E->rt_depth > 0 || ev_expr_uses_var(v->x))) {
+    s->var = ir_new_var(E->ar, E->k, s->name, v->x->type);
+    emit_assign(E, s->var, v->x, sp);
+    s->val = v_expr(E, ir_var_ref(E->ar, s->var));
+  } else if (v->kind == V_REF) {
+    s->val = capture_ref(E, s->name, v, sp);
+  }
+}
+
+/* The slot a name or attribute target denotes, created empty if new. */
+static Slot *target_slot(Eval *E, Dict *dct, const char *name) {
+  Slot *s = ev_dict_find(dct, name);
+  return s ? s : ev_dict_set(E, dct, name, NULL);
+}
+
+static DType eval_ann_type(Eval *E, Node *annotation) {
+  if (!annotation) return DT_VOID;
+  return ev_annotation_rt_type(ev_eval_annotation(E, annotation));
+}
+
+/* target = v, with an optional annotation (x: int32 = v). */
+void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
+  switch (target->kind) {
+  case N_NAME: {
+    DType ann = eval_ann_type(E, annotation);
+    Slot *slot = target_slot(E, ev_cur_scope(E), target->name);
+    ev_bind_slot(E, slot, v, ann, sp);
+    return;
+  }
+  case N_ATTR: {
+    Value *obj = ev_eval_expr(E, target->a);
+    DType ann = eval_ann_type(E, annotation);
+    if (obj->kind == V_NS) {
+      ev_ns_set_attr(E, obj, target->name, v, target->span);
+      return;
+    }
+    if (obj->kind != V_INST)
+      ev_error(E, target->span, "cannot set attribute '%s' of '%s'", target->name,
+               v_type_name(obj));
+    Slot *slot = target_slot(E, &obj->inst->attrs, target->name);
+    ev_bind_slot(E, slot, v, ann, sp);
+    return;
+  }
+  case N_TUPLE:
+  case N_LIST: {
+    if (annotation) ev_error(E, target->span, "only single target can be annotated");
+    if (v->kind != V_TUPLE && v->kind != V_LIST)
+      ev_error(E, sp, "cannot unpack '%s' into %d names", v_type_name(v), target->list.len);
+    if (v->n != target->list.len)
+      ev_error(E, sp, "%s values to unpack (expected %d, got %d)",
+               v->n > target->list.len ? "too many" : "not enough", target->list.len, v->n);
+    for (int i = 0; i < v->n; i++) ev_assign_to(E, target->list.items[i], v->items[i], NULL, sp);
+    return;
+  }
+  case N_SUBSCRIPT: {
+    Value *seq = ev_eval_expr(E, target->a);
+    if (seq->kind != V_LIST)
+      ev_error(E, target->span,
+               "assignment to an element of '%s' is not "
+               "supported yet",
+               v_type_name(seq));
+    int64_t i = v_to_int(E, ev_eval_expr(E, target->b), target->b->span, "list index");
+    if (i < 0) i += seq->n;
+    if (i < 0 || i >= seq->n) ev_error(E, target->b->span, "list assignment index out of range");
+    seq->items[i] = v;
+    return;
+  }
+  default:
+    ev_error(E, target->span, "cannot assign to this expression");
+  }
+}
+
+/* Names a body assigns (N_NAME targets), for the prescan. */
+static void collect_target(Node *t, const char **names, int *n, int cap) {
+  if (t->kind == N_NAME && *n < cap) names[(*n)++] = t->name;
+  if (t->kind == N_TUPLE || t->kind == N_LIST)
+    for (int i = 0; i < t->list.len; i++) collect_target(t->list.items[i], names, n, cap);
+}
+
+static void collect_assigned(NodeList *body, const char **names, int *n, int cap) {
+  for (int i = 0; i < body->len; i++) {
+    Node *s = body->items[i];
+    switch (s->kind) {
+    case N_ASSIGN:
+      for (int j = 0; j < s->list.len; j++) collect_target(s->list.items[j], names, n, cap);
+      break;
+    case N_AUGASSIGN:
+      collect_target(s->a, names, n, cap);
+      break;
+    case N_FOR:
+      collect_target(s->a, names, n, cap);
+      collect_assigned(&s->list, names, n, cap);
+      break;
+    case N_IF:
+    case N_WHILE:
+    case N_WITH:
+      collect_assigned(&s->list, names, n, cap);
+      collect_assigned(&s->list2, names, n, cap);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+/* Before a run-time loop or branch: names it assigns that hold a run-time
+ * expression tree become variables, so the body reads and writes one
+ * register. */
+static void prescan(Eval *E, NodeList *a, NodeList *b, Span sp) {
+  enum { CAP = 256 };
+  const char *names[CAP];
+  int n = 0;
+  int64_t c;
+  collect_assigned(a, names, &n, CAP);
+  if (b) collect_assigned(b, names, &n, CAP);
+  Dict *scope = ev_cur_scope(E);
+  for (int i = 0; i < n; i++) {
+    Slot *s = ev_dict_find(scope, names[i]);
+    if (!s || s->var || !s->val || s->val->kind != V_EXPR || ir_is_const(s->val->x, &c)) continue;
+    s->var = ir_new_var(E->ar, E->k, s->name, s->val->x->type);
+    emit_assign(E, s->var, s->val->x, sp);
+    s->val = v_expr(E, ir_var_ref(E->ar, s->var));
+  }
+}
+
+/* Slots made inside a run-time construct belong to the enclosing level once
+ * it ends. */
+static void clamp_depths(Eval *E) {
+  Dict *scope = ev_cur_scope(E);
+  for (int i = 0; i < scope->len; i++)
+    if (scope->items[i].depth > E->rt_depth) scope->items[i].depth = E->rt_depth;
+}
+
+/* A copy of a scope, hash index included. Copying is work and memory
+ * proportional to the scope: it counts against the step budget (one step
+ * per name), so run-time ifs in a long loop over a huge scope can neither
+ * hang the build nor fill the memory. */
+static Dict dict_copy(Eval *E, const Dict *src) {
+  Dict d = {0};
+  d.cap = src->len ? src->len : 1;
+  d.items = arena_alloc(E->ar, sizeof(Slot) * d.cap);
+  if (src->len) memcpy(d.items, src->items, sizeof(Slot) * src->len);
+  d.len = src->len;
+  if (src->index) { /* same item order: the same index is valid */
+    d.index_cap = src->index_cap;
+    d.index = arena_alloc(E->ar, sizeof(int) * (size_t)d.index_cap);
+    memcpy(d.index, src->index, sizeof(int) * (size_t)d.index_cap);
+  }
+  E->steps += src->len;
+  return d;
+}
+
+static void push_assign(Eval *E, IrBlock *b, IrVar *var, Value *v, Span sp) {
+  IrStmt *st = ir_stmt_new(E->ar, S_ASSIGN, sp);
+  st->var = var;
+  st->e[0] = ev_scalar_as(E, v, var->type, sp);
+  ir_block_push(E->ar, b, st);
+}
+
+static DType scalar_type(const Value *v) {
+  if (v->kind == V_EXPR) return v->x->type == DT_BOOL ? DT_BOOL : v->x->type;
+  if (v->kind == V_FLOAT) return DT_FLOAT32;
+  return v->kind == V_BOOL ? DT_BOOL : DT_INT32;
+}
+
+/* Join after a run-time if: `els` is the scope after the else branch (the
+ * live one), `thn` after the then branch, `before` the scope before. */
+static void join_scopes(Eval *E, Dict *els, Dict *thn, Dict *before, IrStmt *st) {
+  for (int i = 0; i < thn->len; i++) {
+    Slot *ts = &thn->items[i];
+    Slot *es = ev_dict_find(els, ts->name);
+    if (!es) {
+      es = ev_dict_set(E, els, ts->name, v_new(E, V_UNDEF));
+      continue;
+    }
+    if ((ts->var && ts->var == es->var) || v_same(ts->val, es->val)) continue;
+    if (!v_is_scalar(ts->val) || !v_is_scalar(es->val)) {
+      es->val = v_new(E, V_UNDEF);
+      es->var = NULL;
+      continue;
+    }
+    DType tt = scalar_type(ts->val), et = scalar_type(es->val);
+    DType t = tt == et ? tt : ev_promote(tt, et);
+    Slot *bs = ev_dict_find(before, ts->name);
+    IrVar *var = ts->var;
+    bool fresh_in_then = var && var->type == t && (!bs || bs->var != var);
+    if (!fresh_in_then) {
+      var = ir_new_var(E->ar, E->k, ts->name, t);
+      push_assign(E, &st->body, var, ts->val, st->span);
+    }
+    push_assign(E, &st->orelse, var, es->val, st->span);
+    es->var = var;
+    es->val = v_expr(E, ir_var_ref(E->ar, var));
+  }
+  for (int i = 0; i < els->len; i++)
+    if (!ev_dict_find(thn, els->items[i].name)) els->items[i].val = v_new(E, V_UNDEF);
+}
+
+/* if on a run-time condition: S_IF, both branches evaluated once. */
+static void rt_if(Eval *E, Node *s, Value *cond) {
+  prescan(E, &s->list, &s->list2, s->span);
+  IrStmt *st = ir_stmt_new(E->ar, S_IF, s->span);
+  st->e[0] = ev_to_bool_expr(E, cond, s->a->span);
+  ev_emit(E, st);
+  Dict *scope = ev_cur_scope(E);
+  Dict before = dict_copy(E, scope);
+  IrBlock *saved = E->cur;
+  int saved_kind = E->loop_kind;
+  if (E->loop_kind) /* break/continue cannot leave a run-time branch */
+    E->loop_kind = 2;
+  E->rt_depth++;
+  E->cur = &st->body;
+  ev_exec_block(E, &s->list);
+  Dict thn = dict_copy(E, scope);
+  *scope = dict_copy(E, &before);
+  E->cur = &st->orelse;
+  ev_exec_block(E, &s->list2);
+  E->cur = saved;
+  E->rt_depth--;
+  E->loop_kind = saved_kind;
+  join_scopes(E, scope, &thn, &before, st);
+  clamp_depths(E);
+}
+
+static Ctrl exec_if(Eval *E, Node *s) {
+  Value *c = ev_eval_expr(E, s->a);
+  int64_t k;
+  if (c->kind == V_EXPR && !ir_is_const(c->x, &k)) {
+    rt_if(E, s, c);
+    return C_NEXT;
+  }
+  return ev_exec_block(E, v_truthy(E, c, s->a->span) ? &s->list : &s->list2);
+}
+
+/* The body of a compile-time loop; returns true to stop the loop. */
+static bool ct_loop_body(Eval *E, NodeList *body, Ctrl *out) {
+  Ctrl c = ev_exec_block(E, body);
+  if (c == C_BREAK) return true;
+  if (c == C_RETURN) {
+    *out = C_RETURN;
+    return true;
+  }
+  return false;
+}
+
+/* The target slot of a compile-time loop that runs inside a run-time loop
+ * or branch entered after the name was bound (the second pass of
+ * `for wg in range(4): for tile in self.range(...): for j in range(4)`):
+ * the run-time body is evaluated once, so a compile-time name may change
+ * inside it only if it ends with the value it had on entry. NULL when the
+ * ordinary rules apply. */
+static Slot *ct_target_to_restore(Eval *E, Node *target) {
+  if (target->kind != N_NAME || E->rt_depth == 0) return NULL;
+  Slot *slot = ev_dict_find(ev_cur_scope(E), target->name);
+  if (!slot || !slot->val || slot->var || slot->depth >= E->rt_depth) return NULL;
+  return slot;
+}
+
+/* for x in <list/tuple/range()>: unrolled by evaluation. */
+static Ctrl ct_for(Eval *E, Node *s, Value *seq) {
+  seq = ev_iterate_list(E, seq, s->b->span);
+  Slot *outer = ct_target_to_restore(E, s->a);
+  Value *entry = outer ? outer->val : NULL;
+  int entry_depth = outer ? outer->depth : 0;
+  if (outer) outer->depth = E->rt_depth;
+  int saved = E->loop_kind;
+  Ctrl out = C_NEXT;
+  E->loop_kind = 1;
+  for (int i = 0; i < seq->n; i++) {
+    ev_assign_to(E, s->a, seq->items[i], NULL, s->a->span);
+    if (ct_loop_body(E, &s->list, &out)) break;
+  }
+  E->loop_kind = saved;
+  if (outer) {
+    if (!outer->val || outer->var || !v_same(outer->val, entry))
+      ev_error(E, s->a->span,
+               "'%s' holds a compile-time value and cannot be "
+               "assigned in a run-time loop or branch; "
+               "annotate it (%s: int32 = ...)",
+               s->a->name, s->a->name);
+    outer->depth = entry_depth;
+  }
+  return out;
+}
+
+/* for x in self.range(...): one S_FOR with a fresh loop variable. */
+static void rt_for(Eval *E, Node *s, Value *rng) {
+  if (s->a->kind != N_NAME) ev_error(E, s->a->span, "the target of a run-time loop must be a name");
+  if (s->list2.len) ev_error(E, s->span, "'else' on a run-time loop is not supported yet");
+  prescan(E, &s->list, NULL, s->span);
+  IrStmt *st = ir_stmt_new(E->ar, S_FOR, s->span);
+  DType t = DT_INT32;
+  for (int i = 0; i < 3; i++)
+    if (rng->items[i]->kind == V_EXPR) t = ev_promote(t, rng->items[i]->x->type);
+  for (int i = 0; i < 3; i++) st->e[i] = ev_scalar_as(E, rng->items[i], t, s->b->span);
+  st->n = rng->i;
+  st->var = ir_new_var(E->ar, E->k, s->a->name, t);
+  ev_emit(E, st);
+  Slot *slot = target_slot(E, ev_cur_scope(E), s->a->name);
+  slot->var = st->var;
+  slot->val = v_expr(E, ir_var_ref(E->ar, st->var));
+  slot->depth = E->rt_depth;
+  IrBlock *saved = E->cur;
+  int saved_kind = E->loop_kind;
+  E->cur = &st->body;
+  E->rt_depth++;
+  E->loop_kind = 2;
+  ev_exec_block(E, &s->list);
+  E->loop_kind = saved_kind;
+  E->rt_depth--;
+  E->cur = saved;
+  clamp_depths(E);
+}
+
+static Ctrl exec_for(Eval *E, Node *s) {
+  Value *it = ev_eval_expr(E, s->b);
+  if (it->kind == V_NS && it->bi == P_RANGE) {
+    rt_for(E, s, it);
+    return C_NEXT;
+  }
+  if (s->list2.len) ev_error(E, s->span, "'else' on a loop is not supported yet");
+  return ct_for(E, s, it);
+}
+
+/* while: compile time only, with an iteration limit. */
+static Ctrl exec_while(Eval *E, Node *s) {
+  int saved = E->loop_kind;
+  Ctrl out = C_NEXT;
+  E->loop_kind = 1;
+  for (long iter = 0;; iter++) {
+    Value *c = ev_eval_expr(E, s->a);
+    int64_t k;
+    if (c->kind == V_EXPR && !ir_is_const(c->x, &k))
+      ev_error(E, s->a->span, "a run-time while loop is not supported yet");
+    if (!v_truthy(E, c, s->a->span)) break;
+    if (iter >= EV_MAX_LOOP_ITERS)
+      ev_error(E, s->span, "compile-time loop runs more than %d iterations", EV_MAX_LOOP_ITERS);
+    if (ct_loop_body(E, &s->list, &out)) break;
+  }
+  E->loop_kind = saved;
+  return out;
+}
+
+/* x op= v: register tensors update in place; the rest is x = x op v. */
+static void exec_augassign(Eval *E, Node *s) {
+  if (s->a->kind != N_NAME && s->a->kind != N_ATTR)
+    ev_error(E, s->a->span,
+             "augmented assignment to this target is not "
+             "supported yet");
+  Value *cur = ev_eval_expr(E, s->a);
+  Value *rhs = ev_eval_expr(E, s->b);
+  if (cur->kind == V_TENSOR && cur->t->space == MS_REGISTER) {
+    ev_tensor_binop_to(E, s->op, cur, rhs, cur->t, s->span);
+    return;
+  }
+  ev_assign_to(E, s->a, ev_eval_binop(E, s->op, cur, rhs, s->span), NULL, s->span);
+}
+
+static Ctrl exec_return(Eval *E, Node *s) {
+  if (!E->frame) ev_error(E, s->span, "'return' outside function");
+  if (E->rt_depth > E->frame->rt_base)
+    ev_error(E, s->span,
+             "'return' inside a run-time loop or branch is not "
+             "supported yet");
+  E->frame->ret = s->a ? ev_eval_expr(E, s->a) : v_none(E);
+  E->frame->returned = true;
+  return C_RETURN;
+}
+
+static Ctrl exec_jump(Eval *E, Node *s) {
+  const char *what = s->kind == N_BREAK ? "break" : "continue";
+  if (E->loop_kind == 0) ev_error(E, s->span, "'%s' outside loop", what);
+  if (E->loop_kind == 2) ev_error(E, s->span, "'%s' in a run-time loop is not supported yet", what);
+  return s->kind == N_BREAK ? C_BREAK : C_CONTINUE;
+}
+
+static void exec_assert(Eval *E, Node *s) {
+  Value *c = ev_eval_expr(E, s->a);
+  int64_t k;
+  if (c->kind == V_EXPR && !ir_is_const(c->x, &k))
+    ev_error(E, s->a->span, "assert on a run-time value is not supported yet");
+  if (v_truthy(E, c, s->a->span)) return;
+  Value *msg = s->b ? ev_eval_expr(E, s->b) : NULL;
+  if (msg && msg->kind == V_STR) ev_error(E, s->span, "assertion failed: %s", msg->s);
+  ev_error(E, s->span, "assertion failed");
+}
+
+static void exec_assign(Eval *E, Node *s) {
+  Node *t0 = s->list.items[0];
+  E->hint = s->list.len == 1 && (t0->kind == N_NAME || t0->kind == N_ATTR) ? t0->name : NULL;
+  const char *name = E->hint;
+  int first_new = E->k ? E->k->ntensors : 0;
+  Value *v = ev_eval_expr(E, s->a);
+  E->hint = NULL;
+  /* c = a + b * 2: the tensor the statement produced takes the name, not
+   * the first temporary made on the way */
+  if (name && v->kind == V_TENSOR && E->k && v->t->id >= first_new) v->t->name = (char *)name;
+  for (int i = 0; i < s->list.len; i++) ev_assign_to(E, s->list.items[i], v, s->b, s->span);
+}
+
+/* x: int32 (no value): declares a run-time variable. */
+static void exec_anndecl(Eval *E, Node *s) {
+  DType t = eval_ann_type(E, s->b);
+  if (t == DT_VOID || s->a->kind != N_NAME) return;
+  if (!E->k)
+    ev_error(E, s->span,
+             "run-time variables ('%s: %s') exist only inside a "
+             "kernel",
+             s->a->name, dtype_name(t));
+  Slot *slot = target_slot(E, ev_cur_scope(E), s->a->name);
+  if (!slot->var || slot->var->type != t) slot->var = ir_new_var(E->ar, E->k, s->a->name, t);
+  slot->val = v_expr(E, ir_var_ref(E->ar, slot->var));
+}
+
+Ctrl ev_exec_stmt(Eval *E, Node *s) {
+  ev_step(E, s->span);
+  switch (s->kind) {
+  case N_EXPR_STMT:
+    ev_eval_expr(E, s->a);
+    return C_NEXT;
+  case N_ASSIGN:
+    exec_assign(E, s);
+    return C_NEXT;
+  case N_ANNDECL:
+    exec_anndecl(E, s);
+    return C_NEXT;
+  case N_AUGASSIGN:
+    exec_augassign(E, s);
+    return C_NEXT;
+  case N_RETURN:
+    return exec_return(E, s);
+  case N_PASS:
+    return C_NEXT;
+  case N_BREAK:
+  case N_CONTINUE:
+    return exec_jump(E, s);
+  case N_ASSERT:
+    exec_assert(E, s);
+    return C_NEXT;
+  case N_IF:
+    return exec_if(E, s);
+  case N_WHILE:
+    return exec_while(E, s);
+  case N_FOR:
+    return exec_for(E, s);
+  case N_WITH:
+    if (!E->k) ev_error(E, s->span, "'with' is only allowed inside a kernel");
+    return ev_exec_with(E, s, ev_eval_expr(E, s->a));
+  case N_DEF:
+    ev_error(E, s->span, "nested function definitions are not supported yet");
+  case N_CLASS:
+    ev_error(E, s->span, "nested class definitions are not supported yet");
+  case N_IMPORT:
+  case N_FROM_IMPORT:
+    ev_error(E, s->span, "import inside a function is not supported yet");
+  default:
+    ev_error(E, s->span, "statement (%s) not supported yet", node_kind_name(s->kind));
+  }
+}
+
+Ctrl ev_exec_block(Eval *E, NodeList *body) {
+  for (int i = 0; i < body->len; i++) {
+    Ctrl c = ev_exec_stmt(E, body->items[i]);
+    if (c != C_NEXT) return c;
+  }
+  return C_NEXT;
+}

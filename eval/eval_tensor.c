@@ -1,0 +1,220 @@
+/* eval_tensor.c: tensors as values: attributes (.nbytes, .shape, .dtype,
+ * .transpose()), indexing of shared tensors into views (sa[stage, 0]),
+ * column slices of register tensors (acc[:, 0:64]) and element-wise
+ * arithmetic on register tensors. */
+#include <string.h>
+
+#include "eval/eval_int.h"
+
+/* The view a tensor value denotes (a whole tensor is a view with no
+ * index). */
+static IrRef as_ref(const Value *v) {
+  if (v->kind == V_REF) return v->ref;
+  IrRef r = {0};
+  r.t = v->t;
+  return r;
+}
+
+static int64_t ref_bytes(const IrRef *r) {
+  int64_t n = dtype_bytes(r->t->dtype);
+  for (int i = 0; i < ir_ref_rank(r); i++) n *= ir_ref_dim(r, i);
+  return n;
+}
+
+Value *ev_tensor_attr(Eval *E, Value *tv, const char *name, Span sp) {
+  IrRef r = as_ref(tv);
+  if (strcmp(name, "dtype") == 0) {
+    Value *d = v_new(E, V_DTYPE);
+    d->dt = r.t->dtype;
+    return d;
+  }
+  if (strcmp(name, "transpose") == 0) return v_builtin(E, P_TRANSPOSE, tv);
+  if (strcmp(name, "shape") == 0) {
+    Value *s = v_seq(E, V_TUPLE, ir_ref_rank(&r));
+    for (int i = 0; i < s->n; i++)
+      s->items[i] = r.t->space == MS_GLOBAL && r.t->gshape[i] ? v_expr(E, r.t->gshape[i])
+                                                              : v_int(E, ir_ref_dim(&r, i));
+    return s;
+  }
+  if (strcmp(name, "nbytes") == 0) {
+    if (r.t->space == MS_GLOBAL)
+      ev_error(E, sp,
+               "nbytes of a global tensor is not a compile-time "
+               "constant");
+    return v_int(E, ref_bytes(&r));
+  }
+  ev_error(E, sp, "'%s' object has no attribute '%s'", v_type_name(tv), name);
+}
+
+/* x.transpose(): swaps the last two dimensions of a rank-2 shared view. */
+Value *ev_tensor_transpose(Eval *E, Value *tv, Span sp) {
+  if (tv->kind == V_TENSOR && tv->t->space != MS_SHARED)
+    ev_error(E, sp, "transpose() of a %s is not supported yet", v_type_name(tv));
+  IrRef r = as_ref(tv);
+  if (ir_ref_rank(&r) != 2)
+    ev_error(E, sp, "transpose() needs a rank-2 view, this one has rank %d", ir_ref_rank(&r));
+  Value *v = v_new(E, V_REF);
+  v->ref = r;
+  v->ref.transposed = !r.transposed;
+  return v;
+}
+
+/* sa[i, j]: fixes the leading dimensions of a shared tensor (run-time
+ * indices allowed); mbarriers[i] selects one barrier. */
+Value *ev_tensor_index(Eval *E, Value *tv, Value *idx, Span sp) {
+  IrRef r = as_ref(tv);
+  if (r.t->space != MS_SHARED)
+    ev_error(E, sp, "indexing a %s is not supported yet", v_type_name(tv));
+  if (r.transposed) ev_error(E, sp, "indexing a transposed view is not supported yet");
+  int n = idx->kind == V_TUPLE ? idx->n : 1;
+  if (r.nidx + n > r.t->rank)
+    ev_error(E, sp, "too many indices for a tensor of rank %d", r.t->rank);
+  for (int i = 0; i < n; i++) {
+    Value *x = idx->kind == V_TUPLE ? idx->items[i] : idx;
+    if (!v_is_scalar(x) || x->kind == V_FLOAT)
+      ev_error(E, sp, "tensor index must be an integer, not '%s'", v_type_name(x));
+    int64_t dim = r.t->shape[r.nidx], c;
+    IrExpr *e = ev_scalar_as(E, x, DT_INT32, sp);
+    if (ir_is_const(e, &c) && (c < 0 || c >= dim))
+      ev_error(E, sp,
+               "index %lld is out of bounds for a dimension of size "
+               "%lld",
+               (long long)c, (long long)dim);
+    r.idx[r.nidx++] = e;
+  }
+  Value *v = v_new(E, V_REF);
+  v->ref = r;
+  return v;
+}
+
+/* A compile-time bound of a column slice: an integer constant, a multiple
+ * of 8 (a whole column octet of the WGMMA fragment), within [0, n]. */
+static int64_t slice_bound(Eval *E, Node *b, int64_t dflt, int64_t n) {
+  if (!b) return dflt;
+  int64_t c = v_to_int(E, ev_eval_expr(E, b), b->span,
+                       "a register tensor "
+                       "slice bound");
+  if (c < 0 || c > n)
+    ev_error(E, b->span,
+             "slice bound %lld is out of range for a dimension "
+             "of size %lld",
+             (long long)c, (long long)n);
+  if (c % 8 != 0)
+    ev_error(E, b->span,
+             "slice bound %lld is not a multiple of 8: a "
+             "register tensor slice takes whole column octets "
+             "of the WGMMA fragment",
+             (long long)c);
+  return c;
+}
+
+static bool is_full_slice(const Node *n) { return n->kind == N_SLICE && !n->a && !n->b && !n->c; }
+
+/* x[:, c0:c1] on a rank-2 register tensor: a new register tensor holding
+ * columns [c0, c1), c0 and c1 compile-time multiples of 8. Only the WGMMA
+ * accumulator layout can be sliced (layout.c checks it once layouts are
+ * known); the statement copies the registers of those columns. */
+Value *ev_tensor_slice(Eval *E, Value *tv, Node *idx, Span sp) {
+  if (tv->kind != V_TENSOR || tv->t->space != MS_REGISTER)
+    ev_error(E, idx->span,
+             "slicing a %s is not supported yet; only register "
+             "tensors take column slices x[:, c0:c1]",
+             v_type_name(tv));
+  IrTensor *x = tv->t;
+  if (x->rank != 2 || idx->kind != N_TUPLE || idx->list.len != 2 ||
+      !is_full_slice(idx->list.items[0]) || idx->list.items[1]->kind != N_SLICE)
+    ev_error(E, idx->span,
+             "a register tensor slice must be x[:, c0:c1] on "
+             "a rank-2 tensor (all rows, a range of columns)");
+  Node *cols = idx->list.items[1];
+  if (cols->c) ev_error(E, cols->c->span, "a register tensor slice takes no step");
+  int64_t n = x->shape[1];
+  int64_t c0 = slice_bound(E, cols->a, 0, n), c1 = slice_bound(E, cols->b, n, n);
+  if (c0 >= c1)
+    ev_error(E, cols->span, "the column slice %lld:%lld is empty", (long long)c0, (long long)c1);
+  int64_t shape[2] = {x->shape[0], c1 - c0};
+  IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "r"), MS_REGISTER, x->dtype, 2, shape, sp);
+  t->nthreads = x->nthreads;
+  IrStmt *s = ir_stmt_new(E->ar, S_SLICE, sp);
+  s->t[0] = t;
+  s->t[1] = x;
+  s->n = c0;
+  s->n2 = c1;
+  ev_emit(E, s);
+  return v_tensor(E, t);
+}
+
+static bool elem_op(int op, IrOp *out) {
+  switch (op) {
+  case '+':
+    *out = OP_ADD;
+    return true;
+  case '-':
+    *out = OP_SUB;
+    return true;
+  case '*':
+    *out = OP_MUL;
+    return true;
+  case '/':
+    *out = OP_DIV;
+    return true;
+  default:
+    return false;
+  }
+}
+
+static IrTensor *like(Eval *E, IrTensor *t, Span sp) {
+  IrTensor *r = ir_new_tensor(E->ar, E->k, "t", MS_REGISTER, t->dtype, t->rank, t->shape, sp);
+  r->nthreads = t->nthreads;
+  return r;
+}
+
+/* a op b where one side is a register tensor: S_ELEMWISE into dst (a new
+ * tensor when dst is NULL). */
+Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Span sp) {
+  IrOp iop;
+  if (!elem_op(op, &iop))
+    ev_error(E, sp, "operator %s on tensors is not supported yet", op_name(op));
+  if (a->kind != V_TENSOR && (op == '+' || op == '*')) {
+    Value *t = a;
+    a = b;
+    b = t;
+  }
+  if (a->kind != V_TENSOR)
+    ev_error(E, sp,
+             "scalar %s tensor is not supported yet; write it with "
+             "the tensor first",
+             op_name(op));
+  if (a->t->space != MS_REGISTER || (b->kind == V_TENSOR && b->t->space != MS_REGISTER))
+    ev_error(E, sp,
+             "arithmetic needs register tensors; load shared or "
+             "global tensors into registers first");
+  IrStmt *st = ir_stmt_new(E->ar, S_ELEMWISE, sp);
+  st->op = iop;
+  st->t[1] = a->t;
+  if (b->kind == V_TENSOR) {
+    IrTensor *x = a->t, *y = b->t;
+    if (x->rank != y->rank || memcmp(x->shape, y->shape, sizeof(int64_t) * x->rank) != 0)
+      ev_error(E, sp,
+               "tensor shapes differ (broadcasting is not supported "
+               "yet)");
+    if (x->dtype != y->dtype)
+      ev_error(E, sp, "tensor dtypes differ: %s and %s; cast one first", dtype_name(x->dtype),
+               dtype_name(y->dtype));
+    st->t[2] = y;
+  } else if (v_is_scalar(b)) {
+    st->e[0] = ev_scalar_as(E, b, a->t->dtype, sp);
+  } else {
+    ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", op_name(op), v_type_name(a),
+             v_type_name(b));
+  }
+  if (dst && (dst->dtype != a->t->dtype || dst->rank != a->t->rank))
+    ev_error(E, sp, "the result does not fit the tensor it updates");
+  st->t[0] = dst ? dst : like(E, a->t, sp);
+  ev_emit(E, st);
+  return v_tensor(E, st->t[0]);
+}
+
+Value *ev_tensor_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
+  return ev_tensor_binop_to(E, op, a, b, NULL, sp);
+}

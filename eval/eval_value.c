@@ -1,0 +1,377 @@
+/* eval_value.c: the evaluator's values, scopes and conversions, and the
+ * error path (diagnostic + "in call from here" notes + unwind). */
+#include <string.h>
+
+#include "eval/eval_int.h"
+
+/* Prints the error at sp, then one note per inlined call (innermost first),
+ * then unwinds to eval_build. */
+void ev_error(Eval *E, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_verror(E->d, sp, fmt, ap);
+  va_end(ap);
+  enum { SHOWN = 9 }; /* deep recursion: the innermost calls + the first */
+  int nsites = 0, i = 0;
+  for (Frame *f = E->frame; f; f = f->up) nsites += f->has_site;
+  for (Frame *f = E->frame; f; f = f->up) {
+    if (!f->has_site) continue;
+    i++;
+    if (i <= SHOWN || nsites <= SHOWN + 1)
+      diag_note(E->d, f->call_site, "in call from here");
+    else if (i == nsites)
+      diag_note(E->d, f->call_site,
+                "in call from here (%d calls in between "
+                "not shown)",
+                nsites - SHOWN - 1);
+  }
+  longjmp(E->fail, 1);
+}
+
+Value *v_new(Eval *E, VKind k) {
+  Value *v = arena_alloc(E->ar, sizeof(Value));
+  v->kind = k;
+  return v;
+}
+
+Value *v_int(Eval *E, int64_t i) {
+  Value *v = v_new(E, V_INT);
+  v->i = i;
+  return v;
+}
+
+Value *v_bool(Eval *E, bool b) {
+  Value *v = v_new(E, V_BOOL);
+  v->i = b;
+  return v;
+}
+
+Value *v_float(Eval *E, double f) {
+  Value *v = v_new(E, V_FLOAT);
+  v->f = f;
+  return v;
+}
+
+Value *v_str(Eval *E, const char *s) {
+  Value *v = v_new(E, V_STR);
+  v->s = s;
+  return v;
+}
+
+Value *v_none(Eval *E) { return v_new(E, V_NONE); }
+
+/* A run-time scalar; a constant bool/int expression stays an IrExpr (its
+ * type matters), callers test ir_is_const where they can fold. */
+Value *v_expr(Eval *E, IrExpr *x) {
+  Value *v = v_new(E, V_EXPR);
+  v->x = x;
+  return v;
+}
+
+Value *v_tensor(Eval *E, IrTensor *t) {
+  Value *v = v_new(E, V_TENSOR);
+  v->t = t;
+  return v;
+}
+
+Value *v_seq(Eval *E, VKind k, int n) {
+  Value *v = v_new(E, k);
+  v->n = n;
+  v->items = arena_alloc(E->ar, sizeof(Value *) * (n ? n : 1));
+  return v;
+}
+
+Value *v_builtin(Eval *E, Builtin bi, Value *self) {
+  Value *v = v_new(E, V_BUILTIN);
+  v->bi = bi;
+  v->self = self;
+  return v;
+}
+
+/* The Python-like type name used in messages. */
+const char *v_type_name(const Value *v) {
+  switch (v->kind) {
+  case V_UNDEF:
+    return "undefined";
+  case V_NONE:
+    return "NoneType";
+  case V_BOOL:
+    return "bool";
+  case V_INT:
+    return "int";
+  case V_FLOAT:
+    return "float";
+  case V_STR:
+    return "str";
+  case V_LIST:
+    return "list";
+  case V_TUPLE:
+    return "tuple";
+  case V_DTYPE:
+    return "dtype";
+  case V_PTRTYPE:
+    return "pointer type";
+  case V_MODULE:
+    return "module";
+  case V_CLASS:
+    return "type";
+  case V_INST:
+    return v->inst->cls->name;
+  case V_FUNC:
+  case V_BOUND:
+    return "function";
+  case V_BUILTIN:
+    return "builtin_function";
+  case V_NS:
+    return "namespace";
+  case V_EXPR:
+    return dtype_name(v->x->type);
+  case V_TENSOR:
+    return v->t->space == MS_GLOBAL   ? "GlobalTensor"
+           : v->t->space == MS_SHARED ? "SharedTensor"
+                                      : "RegisterTensor";
+  case V_REF:
+    return "SharedTensor";
+  }
+  return "value";
+}
+
+/* FNV-1a: the hash of a name in a Dict's index. */
+static unsigned name_hash(const char *name) {
+  unsigned h = 2166136261u;
+  for (; *name; name++) h = (h ^ (unsigned char)*name) * 16777619u;
+  return h;
+}
+
+/* The index slot where `name` is, or the empty slot where it would go. */
+static int *index_slot(const Dict *dct, const char *name) {
+  unsigned mask = (unsigned)dct->index_cap - 1;
+  for (unsigned i = name_hash(name) & mask;; i = (i + 1) & mask) {
+    int *slot = &dct->index[i];
+    if (*slot == 0 || strcmp(dct->items[*slot - 1].name, name) == 0) return slot;
+  }
+}
+
+/* Rebuilds the index at a power of two at least twice the item capacity
+ * (load at most 1/2; copied scopes have any capacity). */
+static void index_rebuild(Eval *E, Dict *dct) {
+  dct->index_cap = 16;
+  while (dct->index_cap < 2 * dct->cap) dct->index_cap *= 2;
+  dct->index = arena_alloc(E->ar, sizeof(int) * (size_t)dct->index_cap);
+  for (int i = 0; i < dct->len; i++) *index_slot(dct, dct->items[i].name) = i + 1;
+}
+
+Slot *ev_dict_find(Dict *dct, const char *name) {
+  if (dct->index) {
+    int at = *index_slot(dct, name);
+    return at ? &dct->items[at - 1] : NULL;
+  }
+  for (int i = dct->len - 1; i >= 0; i--)
+    if (strcmp(dct->items[i].name, name) == 0) return &dct->items[i];
+  return NULL;
+}
+
+/* Binds name to v (a plain compile-time binding; run-time rules are in
+ * bind_slot). Returns the slot. */
+Slot *ev_dict_set(Eval *E, Dict *dct, const char *name, Value *v) {
+  Slot *s = ev_dict_find(dct, name);
+  if (s) {
+    s->val = v;
+    return s;
+  }
+  if (dct->len == dct->cap) {
+    int cap = dct->cap ? dct->cap * 2 : 8;
+    Slot *items = arena_alloc(E->ar, sizeof(Slot) * cap);
+    if (dct->len) memcpy(items, dct->items, sizeof(Slot) * dct->len);
+    dct->items = items;
+    dct->cap = cap;
+    dct->index = NULL; /* rebuilt below at the new capacity */
+  }
+  s = &dct->items[dct->len++];
+  s->name = name;
+  s->val = v;
+  s->var = NULL;
+  s->depth = E->rt_depth;
+  if (dct->index)
+    *index_slot(dct, name) = dct->len;
+  else if (dct->len > EV_DICT_HASH_MIN)
+    index_rebuild(E, dct);
+  return s;
+}
+
+bool v_is_number(const Value *v) {
+  return v->kind == V_BOOL || v->kind == V_INT || v->kind == V_FLOAT;
+}
+
+bool v_is_scalar(const Value *v) { return v_is_number(v) || v->kind == V_EXPR; }
+
+/* Compile-time truth value; a run-time value here is the caller's bug
+ * (callers branch on V_EXPR first), reported as a user error anyway. */
+bool v_truthy(Eval *E, Value *v, Span sp) {
+  int64_t c;
+  switch (v->kind) {
+  case V_NONE:
+    return false;
+  case V_BOOL:
+  case V_INT:
+    return v->i != 0;
+  case V_FLOAT:
+    return v->f != 0.0;
+  case V_STR:
+    return v->s[0] != 0;
+  case V_LIST:
+  case V_TUPLE:
+    return v->n != 0;
+  case V_EXPR:
+    if (ir_is_const(v->x, &c)) return c != 0;
+    ev_error(E, sp,
+             "a run-time value cannot be used as a compile-time "
+             "condition here");
+  case V_UNDEF:
+    ev_error(E, sp, "value is not defined on every path");
+  default:
+    return true;
+  }
+}
+
+/* Same compile-time value (used at if joins). */
+bool v_same(const Value *a, const Value *b) {
+  if (a == b) return true;
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case V_NONE:
+    return true;
+  case V_BOOL:
+  case V_INT:
+    return a->i == b->i;
+  case V_FLOAT:
+    return a->f == b->f;
+  case V_STR:
+    return strcmp(a->s, b->s) == 0;
+  case V_DTYPE:
+  case V_PTRTYPE:
+    return a->dt == b->dt;
+  case V_EXPR:
+    return a->x == b->x;
+  case V_TENSOR:
+    return a->t == b->t;
+  case V_INST:
+    return a->inst == b->inst;
+  case V_CLASS:
+    return a->cls == b->cls;
+  case V_LIST:
+  case V_TUPLE:
+    if (a->n != b->n) return false;
+    for (int i = 0; i < a->n; i++)
+      if (!v_same(a->items[i], b->items[i])) return false;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* A compile-time integer (bools count), or an error naming what needed it:
+ * "<what> must be a compile-time constant". */
+int64_t v_to_int(Eval *E, Value *v, Span sp, const char *what) {
+  int64_t c;
+  if (v->kind == V_INT || v->kind == V_BOOL) return v->i;
+  if (v->kind == V_EXPR && ir_is_const(v->x, &c) && !dtype_is_float(v->x->type)) return c;
+  if (v->kind == V_EXPR || v->kind == V_TENSOR || v->kind == V_REF)
+    ev_error(E, sp, "%s must be a compile-time constant", what);
+  ev_error(E, sp, "%s must be an integer, not '%s'", what, v_type_name(v));
+}
+
+/* C's usual arithmetic conversions over the IR scalar types. */
+DType ev_promote(DType a, DType b) {
+  if (a == DT_FLOAT64 || b == DT_FLOAT64) return DT_FLOAT64;
+  if (dtype_is_float(a) || dtype_is_float(b)) return DT_FLOAT32;
+  if (a == DT_UINT64 || b == DT_UINT64) return DT_UINT64;
+  if (a == DT_INT64 || b == DT_INT64) return DT_INT64;
+  if (a == DT_UINT32 || b == DT_UINT32) return DT_UINT32;
+  return DT_INT32;
+}
+
+IrExpr *ev_expr_convert(Eval *E, IrExpr *x, DType t) {
+  if (x->type == t) return x;
+  return ir_cast(E->ar, t, x);
+}
+
+/* A scalar as an IR expression: compile-time ints become int32 constants,
+ * floats float32, bools bool. */
+IrExpr *v_to_expr(Eval *E, Value *v, Span sp) {
+  switch (v->kind) {
+  case V_EXPR:
+    return v->x;
+  case V_BOOL:
+    return ir_const(E->ar, DT_BOOL, v->i);
+  case V_INT:
+    if (v->i < INT32_MIN || v->i > (int64_t)UINT32_MAX)
+      ev_error(E, sp, "integer %lld does not fit in 32 bits", (long long)v->i);
+    return ir_const(E->ar, v->i > INT32_MAX ? DT_UINT32 : DT_INT32, v->i);
+  case V_FLOAT:
+    return ir_const_f(E->ar, DT_FLOAT32, v->f);
+  case V_UNDEF:
+    ev_error(E, sp, "value is not defined on every path");
+  default:
+    ev_error(E, sp, "expected a scalar, got '%s'", v_type_name(v));
+  }
+}
+
+bool ev_expr_uses_var(const IrExpr *x) {
+  if (!x) return false;
+  if (x->kind == X_VAR) return true;
+  return ev_expr_uses_var(x->a) || ev_expr_uses_var(x->b) || ev_expr_uses_var(x->c);
+}
+
+/* True when x is computed from kernel parameters and constants only. */
+bool ev_expr_only_params(const IrExpr *x) {
+  if (!x) return true;
+  if (x->kind == X_VAR || x->kind == X_SPECIAL) return false;
+  return ev_expr_only_params(x->a) && ev_expr_only_params(x->b) && ev_expr_only_params(x->c);
+}
+
+/* A shared view: an indexed shared tensor, a whole shared tensor, or one
+ * mbarrier. */
+IrRef v_to_ref(Eval *E, Value *v, Span sp, const char *what) {
+  if (v->kind == V_REF) return v->ref;
+  if (v->kind == V_TENSOR && v->t->space == MS_SHARED) {
+    IrRef r = {0};
+    r.t = v->t;
+    return r;
+  }
+  ev_error(E, sp, "%s must be a shared tensor, not '%s'", what, v_type_name(v));
+}
+
+IrTensor *v_to_tensor(Eval *E, Value *v, Span sp, MemSpace space, const char *what) {
+  static const char *kind[] = {"a global tensor", "a shared tensor", "a register tensor"};
+  if (v->kind != V_TENSOR || v->t->space != space)
+    ev_error(E, sp, "%s must be %s, not '%s'", what, kind[space], v_type_name(v));
+  return v->t;
+}
+
+DType v_to_dtype(Eval *E, Value *v, Span sp, const char *what) {
+  if (v->kind != V_DTYPE)
+    ev_error(E, sp, "%s must be a dtype (float16, float32, ...), not '%s'", what, v_type_name(v));
+  return v->dt;
+}
+
+/* The name the next tensor or variable gets: the assignment target being
+ * evaluated, else fallback. */
+const char *ev_hint(Eval *E, const char *fallback) {
+  const char *h = E->hint ? E->hint : fallback;
+  E->hint = NULL;
+  return h;
+}
+
+void ev_charge(Eval *E, int64_t units, Span sp) {
+  E->steps += (long)units;
+  ev_step(E, sp);
+}
+
+void ev_step(Eval *E, Span sp) {
+  if (++E->steps > EV_MAX_STEPS)
+    ev_error(E, sp,
+             "compile-time evaluation does not finish (more than %d "
+             "steps)",
+             EV_MAX_STEPS);
+}

@@ -1,0 +1,901 @@
+/* verify.c: structural checks of the IR, run between passes.
+ *
+ * They catch evaluator and pass bugs before the backend sees them, and user
+ * programs the evaluator let through: operands in the wrong memory space,
+ * shapes that do not agree, expressions of the wrong type, variables read
+ * before any assignment, thread groups outside their parent, WGMMA outside
+ * an aligned warp group. Errors are reported at the statement's span.
+ *
+ * The verifier runs before and after layout inference and after shared
+ * memory planning; it sees which passes ran from the IR itself: once any
+ * non-global tensor has a layout, every one must have one (and every TMA
+ * statement a tensor map); once any shared tensor has an alignment, every
+ * shared tensor must have one.
+ */
+#include "ir/ir.h"
+
+#include <string.h>
+
+/* Named barriers the GPU has beside barrier 0, the block's. */
+#define TLS_NAMED_BARRIERS 15
+
+typedef struct Verifier {
+  IrKernel *k;
+  Diag *d;
+  Arena *ar;
+  bool layouts_done;
+  bool planned;
+  /* the distinct thread groups that call sync(): [begin, begin + size) */
+  int64_t sync_begin[TLS_NAMED_BARRIERS], sync_size[TLS_NAMED_BARRIERS];
+  int nsync_groups;
+} Verifier;
+
+/* The threads a statement runs on: [begin, begin + size) of the block. */
+typedef struct Region {
+  int64_t begin, size;
+  bool single; /* inside single_thread() */
+} Region;
+
+static bool is_int(DType t) {
+  return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64;
+}
+
+static bool is_numeric(DType t) { return is_int(t) || dtype_is_float(t); }
+
+/* ---------------------------------------------------------- expressions */
+
+static bool check_expr(Verifier *v, const IrExpr *e, const bool *assigned, Span sp);
+
+/* The operand types an operator accepts, given both operand types. */
+static bool binary_types_ok(const IrExpr *e) {
+  DType a = e->a->type, b = e->b->type;
+  switch (e->op) {
+  case OP_LAND:
+  case OP_LOR:
+    return a == DT_BOOL && b == DT_BOOL && e->type == DT_BOOL;
+  case OP_SHL:
+  case OP_SHR:
+    return is_int(a) && is_int(b) && e->type == a;
+  case OP_AND:
+  case OP_OR:
+  case OP_XOR:
+    return is_int(a) && a == b && e->type == a;
+  case OP_MOD:
+    return is_int(a) && a == b && e->type == a;
+  case OP_EQ:
+  case OP_NE:
+  case OP_LT:
+  case OP_LE:
+  case OP_GT:
+  case OP_GE:
+    return a == b && e->type == DT_BOOL && (is_numeric(a) || a == DT_BOOL);
+  case OP_ADD:
+  case OP_SUB:
+  case OP_MUL:
+  case OP_DIV:
+  case OP_MIN:
+  case OP_MAX:
+    return is_numeric(a) && a == b && e->type == a;
+  default:
+    return false;
+  }
+}
+
+static bool unary_types_ok(const IrExpr *e) {
+  DType a = e->a->type;
+  switch (e->op) {
+  case OP_LNOT:
+    return a == DT_BOOL && e->type == DT_BOOL;
+  case OP_NEG:
+    return is_numeric(a) && e->type == a;
+  case OP_BNOT:
+    return is_int(a) && e->type == a;
+  default:
+    return false;
+  }
+}
+
+static bool var_belongs(const Verifier *v, const IrVar *var) {
+  return var && var->id >= 0 && var->id < v->k->nvars && v->k->vars[var->id] == var;
+}
+
+static bool param_belongs(const Verifier *v, const IrParam *p) {
+  return p && p->index >= 0 && p->index < v->k->nparams && v->k->params[p->index] == p;
+}
+
+/* A variable reference: declared in this kernel and assigned on every
+ * structured path that reaches it. assigned == NULL skips that check. */
+static bool check_var(Verifier *v, const IrExpr *e, const bool *assigned, Span sp) {
+  if (!var_belongs(v, e->var) || e->type != e->var->type) {
+    diag_error(v->d, sp, "internal error: bad variable reference in the IR");
+    return false;
+  }
+  if (assigned && !assigned[e->var->id]) {
+    diag_error(v->d, sp, "'%s' may be used before it is assigned", e->var->name);
+    return false;
+  }
+  return true;
+}
+
+/* Types of every node agree with its operator; leaves belong to the kernel.
+ */
+static bool check_expr(Verifier *v, const IrExpr *e, const bool *assigned, Span sp) {
+  if (!e) {
+    diag_error(v->d, sp, "internal error: missing expression in the IR");
+    return false;
+  }
+  switch (e->kind) {
+  case X_CONST:
+    if (e->type != DT_VOID) return true;
+    break;
+  case X_VAR:
+    return check_var(v, e, assigned, sp);
+  case X_PARAM:
+    if (param_belongs(v, e->param)) return true;
+    break;
+  case X_SPECIAL:
+    return true;
+  case X_UNARY:
+    if (!check_expr(v, e->a, assigned, sp)) return false;
+    if (unary_types_ok(e)) return true;
+    break;
+  case X_BINARY:
+    if (!check_expr(v, e->a, assigned, sp) || !check_expr(v, e->b, assigned, sp)) return false;
+    if (binary_types_ok(e)) return true;
+    diag_error(v->d, sp, "operator '%s' cannot take %s and %s", ir_op_name(e->op),
+               dtype_name(e->a->type), dtype_name(e->b->type));
+    return false;
+  case X_SELECT:
+    if (!check_expr(v, e->a, assigned, sp) || !check_expr(v, e->b, assigned, sp) ||
+        !check_expr(v, e->c, assigned, sp))
+      return false;
+    if (e->a->type == DT_BOOL && e->b->type == e->type && e->c->type == e->type) return true;
+    break;
+  case X_CAST:
+    if (!check_expr(v, e->a, assigned, sp)) return false;
+    if (e->a->type != DT_VOID && e->type != DT_VOID) return true;
+    break;
+  }
+  diag_error(v->d, sp, "internal error: ill-typed %s expression in the IR", dtype_name(e->type));
+  return false;
+}
+
+/* An expression that must have an integer type (an index, an offset). */
+static bool check_int_expr(Verifier *v, const IrExpr *e, const bool *assigned, Span sp,
+                           const char *what) {
+  if (!check_expr(v, e, assigned, sp)) return false;
+  if (is_int(e->type)) return true;
+  diag_error(v->d, sp, "%s must be an integer, not %s", what, dtype_name(e->type));
+  return false;
+}
+
+static bool check_cond(Verifier *v, const IrExpr *e, const bool *assigned, Span sp) {
+  if (!check_expr(v, e, assigned, sp)) return false;
+  if (e->type == DT_BOOL) return true;
+  diag_error(v->d, sp, "condition must be bool, not %s", dtype_name(e->type));
+  return false;
+}
+
+/* The launch grid: integers over parameters and constants only, since the
+ * runtime evaluates it on the host. */
+static bool grid_only_params(const IrExpr *e) {
+  if (!e) return true;
+  if (e->kind == X_VAR || e->kind == X_SPECIAL) return false;
+  return grid_only_params(e->a) && grid_only_params(e->b) && grid_only_params(e->c);
+}
+
+/* -------------------------------------------------------------- tensors */
+
+static bool tensor_belongs(const Verifier *v, const IrTensor *t) {
+  return t && t->id >= 0 && t->id < v->k->ntensors && v->k->tensors[t->id] == t;
+}
+
+/* A tensor operand in the given space (mbarrier arrays are never data). */
+static bool check_tensor(Verifier *v, const IrTensor *t, MemSpace space, Span sp,
+                         const char *what) {
+  static const char *spaces[] = {"global", "shared", "register"};
+  if (!tensor_belongs(v, t)) {
+    diag_error(v->d, sp, "internal error: %s is not a tensor of this kernel", what);
+    return false;
+  }
+  if (t->space != space || t->is_mbarrier) {
+    diag_error(v->d, sp, "%s must be a %s tensor, but '%s' is a %s %s", what, spaces[space],
+               t->name, spaces[t->space], t->is_mbarrier ? "mbarrier array" : "tensor");
+    return false;
+  }
+  return true;
+}
+
+/* A view: indices in range where constant, integer-typed, a transpose only
+ * of a view with at least two dimensions. */
+static bool check_ref(Verifier *v, const IrRef *r, const bool *assigned, Span sp) {
+  if (!tensor_belongs(v, r->t) || r->nidx < 0 || r->nidx > r->t->rank) {
+    diag_error(v->d, sp, "internal error: bad tensor view in the IR");
+    return false;
+  }
+  for (int i = 0; i < r->nidx; i++) {
+    int64_t c;
+    if (!check_int_expr(v, r->idx[i], assigned, sp, "a tensor index")) return false;
+    if (ir_is_const(r->idx[i], &c) && (c < 0 || c >= r->t->shape[i])) {
+      diag_error(v->d, sp,
+                 "index %lld is out of range for dimension %d of "
+                 "'%s' (size %lld)",
+                 (long long)c, i, r->t->name, (long long)r->t->shape[i]);
+      return false;
+    }
+  }
+  if (r->transposed && ir_ref_rank(r) < 2) {
+    diag_error(v->d, sp, "transpose() needs a view of at least 2 dimensions");
+    return false;
+  }
+  return true;
+}
+
+/* A view of data in shared memory. */
+static bool check_shared_view(Verifier *v, const IrRef *r, const bool *assigned, Span sp,
+                              const char *what) {
+  return check_ref(v, r, assigned, sp) && check_tensor(v, r->t, MS_SHARED, sp, what);
+}
+
+/* A view that selects one mbarrier: barriers[i]. */
+static bool check_barrier(Verifier *v, const IrRef *r, const bool *assigned, Span sp) {
+  if (!check_ref(v, r, assigned, sp)) return false;
+  if (!r->t->is_mbarrier || ir_ref_rank(r) != 0) {
+    diag_error(v->d, sp,
+               "expected one mbarrier (barriers[i]), got a view of "
+               "'%s'",
+               r->t->name);
+    return false;
+  }
+  return true;
+}
+
+/* Offsets into a global tensor: one integer per dimension. */
+static bool check_offsets(Verifier *v, const IrStmt *s, const IrTensor *g, const bool *assigned) {
+  if (s->noffsets != g->rank || (s->noffsets > 0 && !s->offsets)) {
+    diag_error(v->d, s->span, "expected %d offsets for '%s', got %d", g->rank, g->name,
+               s->noffsets);
+    return false;
+  }
+  for (int i = 0; i < s->noffsets; i++)
+    if (!check_int_expr(v, s->offsets[i], assigned, s->span, "an offset")) return false;
+  return true;
+}
+
+/* A view and a tensor (or two views) of the same shape and dtype. */
+static bool same_shape(Verifier *v, Span sp, const IrRef *r, const IrTensor *t, const char *what) {
+  bool ok = ir_ref_rank(r) == t->rank && r->t->dtype == t->dtype;
+  for (int i = 0; ok && i < t->rank; i++) ok = ir_ref_dim(r, i) == t->shape[i];
+  if (!ok)
+    diag_error(v->d, sp,
+               "%s: '%s' (%s, rank %d) and '%s' (%s, rank %d) "
+               "differ in shape or dtype",
+               what, r->t->name, dtype_name(r->t->dtype), ir_ref_rank(r), t->name,
+               dtype_name(t->dtype), t->rank);
+  return ok;
+}
+
+static bool same_tensor_shape(const IrTensor *a, const IrTensor *b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
+/* A register operand used by the threads that own it. */
+static bool check_owner(Verifier *v, const IrTensor *t, Region rg, Span sp) {
+  if (rg.single || t->nthreads == rg.size) return true;
+  diag_error(v->d, sp,
+             "register tensor '%s' belongs to %d threads but is "
+             "used by a group of %lld threads",
+             t->name, t->nthreads, (long long)rg.size);
+  return false;
+}
+
+static bool check_register(Verifier *v, const IrTensor *t, Region rg, Span sp, const char *what) {
+  return check_tensor(v, t, MS_REGISTER, sp, what) && check_owner(v, t, rg, sp);
+}
+
+/* ------------------------------------------------------ tile statements */
+
+/* The statement's tensor map describes its global tensor, with the shared
+ * view's shape as the box and the shared tensor's swizzle. */
+static bool tmap_matches(const Verifier *v, const IrStmt *s) {
+  if (s->tmap < 0 || s->tmap >= v->k->ntmaps) return false;
+  const IrTmap *m = v->k->tmaps[s->tmap];
+  if (m->index != s->tmap || m->global != s->t[0] || m->swizzle_bytes != s->ref[0].t->swizzle_bytes)
+    return false;
+  for (int i = 0; i < ir_ref_rank(&s->ref[0]); i++)
+    if (m->box[i] != ir_ref_dim(&s->ref[0], i)) return false;
+  return true;
+}
+
+/* TMA copy: global view rank == shared view rank == number of offsets. */
+static bool check_tma(Verifier *v, const IrStmt *s, const bool *assigned) {
+  const char *dir = s->kind == S_TMA_LOAD ? "tma.global_to_shared" : "tma.shared_to_global";
+  if (!check_tensor(v, s->t[0], MS_GLOBAL, s->span, "the global operand") ||
+      !check_shared_view(v, &s->ref[0], assigned, s->span, "the shared operand") ||
+      !check_offsets(v, s, s->t[0], assigned))
+    return false;
+  if (s->kind == S_TMA_LOAD && !check_barrier(v, &s->ref[1], assigned, s->span)) return false;
+  const IrRef *r = &s->ref[0];
+  if (ir_ref_rank(r) != s->t[0]->rank || r->t->dtype != s->t[0]->dtype) {
+    diag_error(v->d, s->span,
+               "%s: the shared view of '%s' (%s, rank %d) "
+               "does not match the global tensor '%s' (%s, rank %d)",
+               dir, r->t->name, dtype_name(r->t->dtype), ir_ref_rank(r), s->t[0]->name,
+               dtype_name(s->t[0]->dtype), s->t[0]->rank);
+    return false;
+  }
+  if (r->transposed) {
+    diag_error(v->d, s->span, "%s cannot copy a transposed view", dir);
+    return false;
+  }
+  if (v->layouts_done && !tmap_matches(v, s)) {
+    diag_error(v->d, s->span,
+               "internal error: %s has no tensor map of its "
+               "global tensor and box",
+               dir);
+    return false;
+  }
+  return true;
+}
+
+static bool is_wgmma_input(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
+
+/* acc[M, N] += A[M, K] @ B[K, N]: shapes, dtypes and instruction limits. */
+static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
+  const IrRef *a = &s->ref[0], *b = &s->ref[1];
+  const IrTensor *acc = s->t[0];
+  if (ir_ref_rank(a) != 2 || ir_ref_rank(b) != 2 || acc->rank != 2) {
+    diag_error(v->d, s->span,
+               "wgmma.mma needs 2-D operands, got A rank %d, "
+               "B rank %d, accumulator rank %d",
+               ir_ref_rank(a), ir_ref_rank(b), acc->rank);
+    return false;
+  }
+  int64_t m = ir_ref_dim(a, 0), k = ir_ref_dim(a, 1), n = ir_ref_dim(b, 1);
+  if (ir_ref_dim(b, 0) != k || acc->shape[0] != m || acc->shape[1] != n) {
+    diag_error(v->d, s->span,
+               "wgmma.mma shapes do not agree: A is [%lld, "
+               "%lld], B is [%lld, %lld], accumulator is [%lld, %lld]",
+               (long long)m, (long long)k, (long long)ir_ref_dim(b, 0), (long long)n,
+               (long long)acc->shape[0], (long long)acc->shape[1]);
+    return false;
+  }
+  /* float16 inputs may also accumulate in float16 (.f16.f16.f16), as the
+   * evaluator allows. */
+  bool f16_acc = acc->dtype == DT_FLOAT16 && a->t->dtype == DT_FLOAT16;
+  if (!is_wgmma_input(a->t->dtype) || a->t->dtype != b->t->dtype ||
+      (acc->dtype != DT_FLOAT32 && !f16_acc)) {
+    diag_error(v->d, s->span,
+               "wgmma.mma supports float16/bfloat16 inputs "
+               "with a float32 accumulator (or float16 for float16 inputs), "
+               "got %s x %s -> %s",
+               dtype_name(a->t->dtype), dtype_name(b->t->dtype), dtype_name(acc->dtype));
+    return false;
+  }
+  if (m % 64 != 0 || k % 16 != 0 || n % 8 != 0 || n > 256) {
+    diag_error(v->d, s->span,
+               "wgmma.mma needs M a multiple of 64, K a "
+               "multiple of 16 and N a multiple of 8 up to 256; got M=%lld, "
+               "N=%lld, K=%lld",
+               (long long)m, (long long)n, (long long)k);
+    return false;
+  }
+  return true;
+}
+
+/* WGMMA instructions run on a whole warp group: 128 threads starting at a
+ * multiple of 128 of the block, all of them (not under single_thread). */
+static bool check_warp_group(Verifier *v, const IrStmt *s, Region rg) {
+  if (!rg.single && rg.size == 128 && rg.begin % 128 == 0) return true;
+  if (rg.single)
+    diag_error(v->d, s->span,
+               "WGMMA instructions cannot run under "
+               "single_thread(): they need the whole warp group");
+  else
+    diag_error(v->d, s->span,
+               "WGMMA instructions need a warp group: a "
+               "thread group of 128 threads starting at a multiple of 128, "
+               "not threads [%lld, %lld)",
+               (long long)rg.begin, (long long)(rg.begin + rg.size));
+  return false;
+}
+
+static bool check_wgmma(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
+  if (!check_warp_group(v, s, rg)) return false;
+  if (s->kind == S_WGMMA_WAIT && (s->n < 0 || s->n > 7)) {
+    diag_error(v->d, s->span, "wgmma.wait_group takes 0 to 7, not %lld", (long long)s->n);
+    return false;
+  }
+  if (s->kind != S_WGMMA_MMA) return true;
+  return check_register(v, s->t[0], rg, s->span, "the accumulator") &&
+         check_shared_view(v, &s->ref[0], assigned, s->span, "operand A") &&
+         check_shared_view(v, &s->ref[1], assigned, s->span, "operand B") &&
+         check_wgmma_shapes(v, s);
+}
+
+/* mbarrier wait / arrive / arrive_and_expect_tx. */
+static bool check_mbarrier(Verifier *v, const IrStmt *s, const bool *assigned) {
+  if (!check_barrier(v, &s->ref[0], assigned, s->span)) return false;
+  if (s->kind == S_MBAR_ARRIVE) return true;
+  if (s->kind == S_MBAR_EXPECT_TX)
+    return check_int_expr(v, s->e[0], assigned, s->span, "transaction bytes");
+  if (!check_expr(v, s->e[0], assigned, s->span)) return false;
+  if (!is_int(s->e[0]->type) && s->e[0]->type != DT_BOOL) {
+    diag_error(v->d, s->span, "the phase must be an integer, not %s", dtype_name(s->e[0]->type));
+    return false;
+  }
+  bool sem_ok = s->str && (!strcmp(s->str, "relaxed") || !strcmp(s->str, "acquire"));
+  bool scope_ok = s->str2 && (!strcmp(s->str2, "cta") || !strcmp(s->str2, "cluster"));
+  if (!sem_ok || !scope_ok) {
+    diag_error(v->d, s->span,
+               "mbarrier.wait takes sem=\"relaxed\" or "
+               "\"acquire\" and scope=\"cta\" or \"cluster\"");
+    return false;
+  }
+  return true;
+}
+
+/* fill, cast and element-wise: register tensors of one shape. */
+static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
+  if (!check_register(v, s->t[0], rg, s->span, "the destination")) return false;
+  if (s->kind == S_FILL) return check_expr(v, s->e[0], assigned, s->span);
+  if (!check_register(v, s->t[1], rg, s->span, "the source")) return false;
+  if (s->kind == S_ELEMWISE) {
+    if (s->t[2] && !check_register(v, s->t[2], rg, s->span, "the operand")) return false;
+    if (!s->t[2] && !check_expr(v, s->e[0], assigned, s->span)) return false;
+  }
+  bool ok =
+      same_tensor_shape(s->t[0], s->t[1]) && (!s->t[2] || same_tensor_shape(s->t[0], s->t[2]));
+  if (s->kind == S_ELEMWISE && s->t[0]->dtype != s->t[1]->dtype) ok = false;
+  if (!ok)
+    diag_error(v->d, s->span,
+               "register tensors '%s' and '%s' differ in "
+               "shape%s",
+               s->t[0]->name, s->t[1]->name, s->kind == S_ELEMWISE ? " or dtype" : "");
+  return ok;
+}
+
+/* t[0] = t[1][:, n:n2]: rank-2 register tensors of one dtype and owner,
+ * the destination as tall as the source and n2 - n wide, the bounds whole
+ * column octets inside the source. */
+static bool check_slice(Verifier *v, const IrStmt *s, Region rg) {
+  if (!check_register(v, s->t[0], rg, s->span, "the destination") ||
+      !check_register(v, s->t[1], rg, s->span, "the source"))
+    return false;
+  const IrTensor *d = s->t[0], *x = s->t[1];
+  bool ok = d->rank == 2 && x->rank == 2 && d->dtype == x->dtype && d->nthreads == x->nthreads &&
+            s->n >= 0 && s->n < s->n2 && s->n2 <= x->shape[1] && s->n % 8 == 0 && s->n2 % 8 == 0 &&
+            d->shape[0] == x->shape[0] && d->shape[1] == s->n2 - s->n;
+  if (!ok)
+    diag_error(v->d, s->span,
+               "internal error: malformed column slice of "
+               "'%s' in the IR",
+               x->name);
+  return ok;
+}
+
+/* load_global / store_global: a register tile at offsets of a global
+ * tensor of the same rank and dtype. */
+static bool check_global_copy(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
+  const IrTensor *g = s->kind == S_LOAD_GLOBAL ? s->t[1] : s->t[0];
+  const IrTensor *r = s->kind == S_LOAD_GLOBAL ? s->t[0] : s->t[1];
+  if (!check_tensor(v, g, MS_GLOBAL, s->span, "the global operand") ||
+      !check_register(v, r, rg, s->span, "the register operand") ||
+      !check_offsets(v, s, g, assigned))
+    return false;
+  if (g->rank != r->rank || g->dtype != r->dtype) {
+    diag_error(v->d, s->span,
+               "'%s' (%s, rank %d) and '%s' (%s, rank %d) "
+               "differ in rank or dtype",
+               g->name, dtype_name(g->dtype), g->rank, r->name, dtype_name(r->dtype), r->rank);
+    return false;
+  }
+  return true;
+}
+
+/* load_shared / store_shared: a register tile and a shared view. */
+static bool check_shared_copy(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
+  const IrTensor *r = s->kind == S_LOAD_SHARED ? s->t[0] : s->t[1];
+  return check_register(v, r, rg, s->span, "the register operand") &&
+         check_shared_view(v, &s->ref[0], assigned, s->span, "the shared operand") &&
+         same_shape(v, s->span, &s->ref[0], r, "shared copy");
+}
+
+/* ---------------------------------------------------------------- body */
+
+static bool check_block(Verifier *v, const IrBlock *b, bool *assigned, Region rg);
+
+static bool *copy_set(Verifier *v, const bool *set) {
+  bool *c = arena_alloc(v->ar, (size_t)v->k->nvars + 1);
+  memcpy(c, set, (size_t)v->k->nvars);
+  return c;
+}
+
+/* for var in range(start, stop, step): the body may run zero times, so
+ * what it assigns is not assigned after the loop. */
+static bool check_for(Verifier *v, const IrStmt *s, bool *assigned, Region rg) {
+  if (!var_belongs(v, s->var) || !is_int(s->var->type)) {
+    diag_error(v->d, s->span,
+               "internal error: loop variable is missing or "
+               "not an integer");
+    return false;
+  }
+  for (int i = 0; i < 3; i++)
+    if (!check_int_expr(v, s->e[i], assigned, s->span, "a range bound")) return false;
+  int64_t step = 1;
+  if ((ir_is_const(s->e[2], &step) && step == 0) || s->n < 0) {
+    diag_error(v->d, s->span,
+               step == 0 ? "range() step must not be zero" : "unroll must not be negative");
+    return false;
+  }
+  bool *inner = copy_set(v, assigned);
+  inner[s->var->id] = true;
+  return check_block(v, &s->body, inner, rg);
+}
+
+/* if/else: assigned after = assigned on both paths. */
+static bool check_if(Verifier *v, const IrStmt *s, bool *assigned, Region rg) {
+  if (!check_cond(v, s->e[0], assigned, s->span)) return false;
+  bool *then_set = copy_set(v, assigned), *else_set = copy_set(v, assigned);
+  if (!check_block(v, &s->body, then_set, rg) || !check_block(v, &s->orelse, else_set, rg))
+    return false;
+  for (int i = 0; i < v->k->nvars; i++) assigned[i] = then_set[i] && else_set[i];
+  return true;
+}
+
+/* thread_group: inside its parent; its variables stay inside (the other
+ * threads never assign them). */
+static bool check_thread_group(Verifier *v, const IrStmt *s, bool *assigned, Region rg) {
+  if (rg.single) {
+    diag_error(v->d, s->span,
+               "thread_group cannot be nested in "
+               "single_thread()");
+    return false;
+  }
+  if (s->n < 0 || s->n2 <= 0 || s->n + s->n2 > rg.size) {
+    diag_error(v->d, s->span,
+               "thread group [%lld, %lld) is not inside its "
+               "parent group of %lld threads",
+               (long long)s->n, (long long)(s->n + s->n2), (long long)rg.size);
+    return false;
+  }
+  Region inner = {rg.begin + s->n, s->n2, false};
+  return check_block(v, &s->body, copy_set(v, assigned), inner);
+}
+
+static bool check_assign(Verifier *v, const IrStmt *s, bool *assigned) {
+  if (!var_belongs(v, s->var)) {
+    diag_error(v->d, s->span,
+               "internal error: assignment to an unknown "
+               "variable");
+    return false;
+  }
+  if (!check_expr(v, s->e[0], assigned, s->span)) return false;
+  if (s->e[0]->type != s->var->type) {
+    diag_error(v->d, s->span,
+               "internal error: %s value assigned to '%s' of "
+               "type %s without a cast",
+               dtype_name(s->e[0]->type), s->var->name, dtype_name(s->var->type));
+    return false;
+  }
+  assigned[s->var->id] = true;
+  return true;
+}
+
+static bool check_printf(Verifier *v, const IrStmt *s, const bool *assigned) {
+  if (!s->str || s->nargs < 0 || (s->nargs > 0 && !s->args)) {
+    diag_error(v->d, s->span, "internal error: malformed printf in the IR");
+    return false;
+  }
+  for (int i = 0; i < s->nargs; i++)
+    if (!check_expr(v, s->args[i], assigned, s->span)) return false;
+  return true;
+}
+
+/* sync() is bar.sync: over the block at the top level, over a named
+ * barrier of its own for each distinct thread group. The hardware counts
+ * whole warps, has 15 named barriers, and a single thread cannot complete
+ * one (the rest of its warp does not run the region). */
+static bool check_sync(Verifier *v, const IrStmt *s, Region rg) {
+  if (rg.single) {
+    diag_error(v->d, s->span,
+               "sync() inside single_thread() can never "
+               "complete: a barrier waits for whole warps");
+    return false;
+  }
+  if (rg.begin == 0 && rg.size == (int64_t)v->k->warps * 32) return true;
+  if (rg.begin % 32 != 0 || rg.size % 32 != 0) {
+    diag_error(v->d, s->span,
+               "sync() inside a thread group needs whole "
+               "warps: the group (threads [%lld, %lld) of the block) must "
+               "begin and end at multiples of 32",
+               (long long)rg.begin, (long long)(rg.begin + rg.size));
+    return false;
+  }
+  for (int i = 0; i < v->nsync_groups; i++)
+    if (v->sync_begin[i] == rg.begin && v->sync_size[i] == rg.size) return true;
+  if (v->nsync_groups == TLS_NAMED_BARRIERS) {
+    diag_error(v->d, s->span,
+               "sync() in more than %d distinct thread "
+               "groups: each needs a named barrier and the GPU has %d "
+               "beside the block's",
+               TLS_NAMED_BARRIERS, TLS_NAMED_BARRIERS);
+    return false;
+  }
+  v->sync_begin[v->nsync_groups] = rg.begin;
+  v->sync_size[v->nsync_groups++] = rg.size;
+  return true;
+}
+
+static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) {
+  switch (s->kind) {
+  case S_ASSIGN:
+    return check_assign(v, s, assigned);
+  case S_FOR:
+    return check_for(v, s, assigned, rg);
+  case S_IF:
+    return check_if(v, s, assigned, rg);
+  case S_THREAD_GROUP:
+    return check_thread_group(v, s, assigned, rg);
+  case S_SINGLE_THREAD: {
+    Region one = {rg.begin, rg.size, true};
+    return check_block(v, &s->body, copy_set(v, assigned), one);
+  }
+  case S_SYNC:
+    return check_sync(v, s, rg);
+  case S_TMA_FENCE:
+  case S_TMA_COMMIT:
+    return true;
+  case S_TMA_WAIT:
+    if (s->n >= 0) return true;
+    diag_error(v->d, s->span, "tma.wait_group takes a count >= 0");
+    return false;
+  case S_MBAR_WAIT:
+  case S_MBAR_ARRIVE:
+  case S_MBAR_EXPECT_TX:
+    return check_mbarrier(v, s, assigned);
+  case S_TMA_LOAD:
+  case S_TMA_STORE:
+    return check_tma(v, s, assigned);
+  case S_WGMMA_FENCE:
+  case S_WGMMA_MMA:
+  case S_WGMMA_COMMIT:
+  case S_WGMMA_WAIT:
+    return check_wgmma(v, s, assigned, rg);
+  case S_FILL:
+  case S_CAST:
+  case S_ELEMWISE:
+    return check_register_op(v, s, assigned, rg);
+  case S_LOAD_GLOBAL:
+  case S_STORE_GLOBAL:
+    return check_global_copy(v, s, assigned, rg);
+  case S_LOAD_SHARED:
+  case S_STORE_SHARED:
+    return check_shared_copy(v, s, assigned, rg);
+  case S_PRINTF:
+    return check_printf(v, s, assigned);
+  case S_SLICE:
+    return check_slice(v, s, rg);
+  }
+  diag_error(v->d, s->span, "internal error: unknown statement kind %d", (int)s->kind);
+  return false;
+}
+
+/* Checks every statement; stops a block at its first error so that one bug
+ * is not reported many times. */
+static bool check_block(Verifier *v, const IrBlock *b, bool *assigned, Region rg) {
+  for (int i = 0; i < b->len; i++)
+    if (!check_stmt(v, b->items[i], assigned, rg)) return false;
+  return true;
+}
+
+/* ------------------------------------------------------------- kernel */
+
+/* 32-bit registers a thread may hold for one register tensor: the sm_90
+ * limit is 255 per thread in all, so one tensor over it can never be
+ * allocated (and the emitter would write one move per element). */
+#define TLS_MAX_THREAD_REGS 255
+
+/* A register tensor fits the registers of its owning threads: each thread
+ * holds ceil(numel / nthreads) elements, one 32-bit register each (two for
+ * 64-bit types). */
+static bool check_thread_registers(Verifier *v, const IrTensor *t) {
+  if (t->nthreads <= 0) return true; /* reported as an internal error */
+  int64_t per_thread = (ir_tensor_numel(t) + t->nthreads - 1) / t->nthreads;
+  int64_t regs = per_thread * (dtype_bytes(t->dtype) > 4 ? 2 : 1);
+  if (regs <= TLS_MAX_THREAD_REGS) return true;
+  diag_error(v->d, t->span,
+             "register tensor '%s' needs %lld 32-bit "
+             "registers per thread (%lld elements over %d threads), over the "
+             "limit of %d",
+             t->name, (long long)regs, (long long)ir_tensor_numel(t), t->nthreads,
+             TLS_MAX_THREAD_REGS);
+  return false;
+}
+/* A tensor's own fields, and the results of the passes that ran. */
+static bool check_tensor_decl(Verifier *v, const IrTensor *t) {
+  bool ok = t->rank >= 1 && t->rank <= IR_MAX_RANK && t->dtype != DT_VOID;
+  for (int i = 0; ok && i < t->rank; i++) ok = t->shape[i] > 0 || t->space == MS_GLOBAL;
+  if (!ok) {
+    diag_error(v->d, t->span, "tensor '%s' has an invalid shape", t->name);
+    return false;
+  }
+  if (t->space == MS_GLOBAL) {
+    for (int i = 0; i < t->rank; i++)
+      if (!check_int_expr(v, t->gshape[i], NULL, t->span, "a global shape")) return false;
+    if (!check_expr(v, t->gptr, NULL, t->span)) return false;
+  }
+  if (t->is_mbarrier &&
+      (t->space != MS_SHARED || t->rank != 1 || t->dtype != DT_UINT64 || !t->mbar_counts)) {
+    diag_error(v->d, t->span, "internal error: malformed mbarrier array '%s'", t->name);
+    return false;
+  }
+  for (int i = 0; t->is_mbarrier && i < t->shape[0]; i++) {
+    if (t->mbar_counts[i] <= 0 || t->mbar_counts[i] >= (1 << 20)) {
+      diag_error(v->d, t->span,
+                 "mbarrier arrival count %lld is out of range "
+                 "(1 to 1048575)",
+                 (long long)t->mbar_counts[i]);
+      return false;
+    }
+  }
+  if (t->space == MS_REGISTER && t->nthreads <= 0) {
+    diag_error(v->d, t->span,
+               "internal error: register tensor '%s' has no "
+               "owning threads",
+               t->name);
+    return false;
+  }
+  if (t->space == MS_REGISTER && !check_thread_registers(v, t)) return false;
+  if (v->layouts_done && t->layout == LAYOUT_NONE) {
+    diag_error(v->d, t->span, "internal error: tensor '%s' has no layout", t->name);
+    return false;
+  }
+  if (v->planned && t->space == MS_SHARED &&
+      (t->align <= 0 || t->smem_offset < 0 || t->smem_offset % t->align)) {
+    diag_error(v->d, t->span,
+               "internal error: shared tensor '%s' is not "
+               "placed",
+               t->name);
+    return false;
+  }
+  return true;
+}
+
+/* After layout inference, an accumulator-layout tensor is a [64k, N] tile
+ * of one warp group. */
+static bool check_layout(Verifier *v, const IrTensor *t) {
+  if (t->layout != LAYOUT_WGMMA_ACC) return true;
+  if (t->space == MS_REGISTER && t->rank == 2 && t->shape[0] % 64 == 0 && t->nthreads == 128)
+    return true;
+  diag_error(v->d, t->span,
+             "internal error: '%s' has the WGMMA accumulator "
+             "layout but is not a [64k, N] tile of a warp group",
+             t->name);
+  return false;
+}
+
+/* After planning, shared tensors lie in creation order without overlap,
+ * inside the kernel's dynamic shared memory. */
+static bool check_smem_plan(Verifier *v) {
+  int64_t end = 0;
+  for (int i = 0; i < v->k->ntensors; i++) {
+    const IrTensor *t = v->k->tensors[i];
+    if (t->space != MS_SHARED) continue;
+    if (t->smem_offset < end || t->smem_offset + ir_tensor_nbytes(t) > v->k->smem_bytes) {
+      diag_error(v->d, t->span,
+                 "internal error: shared tensor '%s' overlaps "
+                 "another or lies outside the planned shared memory",
+                 t->name);
+      return false;
+    }
+    end = t->smem_offset + ir_tensor_nbytes(t);
+  }
+  return true;
+}
+
+/* Launch attributes: 1..32 warps, a grid over parameters. */
+static bool check_launch(Verifier *v) {
+  IrKernel *k = v->k;
+  if (k->warps < 1 || k->warps > 32) {
+    diag_error(v->d, k->span, "a block has 1 to 32 warps, not %d", k->warps);
+    return false;
+  }
+  for (int i = 0; i < 3; i++) {
+    if (!check_int_expr(v, k->grid[i], NULL, k->span, "the grid size")) return false;
+    if (!grid_only_params(k->grid[i])) {
+      diag_error(v->d, k->span,
+                 "the grid size may only depend on kernel "
+                 "parameters and constants");
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Which passes have run: see the file comment. */
+static void detect_stage(Verifier *v) {
+  for (int i = 0; i < v->k->ntensors; i++) {
+    const IrTensor *t = v->k->tensors[i];
+    if (t->space != MS_GLOBAL && t->layout != LAYOUT_NONE) v->layouts_done = true;
+    if (t->space == MS_SHARED && t->align > 0) v->planned = true;
+  }
+  if (v->k->ntmaps > 0) v->layouts_done = true;
+}
+
+/* Statements a kernel may have once its run-time loops are unrolled (each
+ * S_FOR's body is emitted `unroll` times): nested unroll factors multiply,
+ * and past this the PTX would take minutes and gigabytes to write. */
+#define TLS_MAX_UNROLLED_STMTS (1 << 16)
+
+/* The statement count of a block with every loop unrolled, saturating just
+ * past the limit. Reports the innermost loop whose unrolling goes over it
+ * and sets *failed. */
+static int64_t unrolled_size(Verifier *v, const IrBlock *b, bool *failed) {
+  int64_t total = 0;
+  for (int i = 0; i < b->len && !*failed; i++) {
+    const IrStmt *s = b->items[i];
+    int64_t body = unrolled_size(v, &s->body, failed) + unrolled_size(v, &s->orelse, failed);
+    if (*failed) break;
+    int64_t size = 1 + body;
+    if (s->kind == S_FOR && s->n > 1) {
+      size = 1 + (body > TLS_MAX_UNROLLED_STMTS / s->n ? TLS_MAX_UNROLLED_STMTS + 1 : body * s->n);
+      if (size > TLS_MAX_UNROLLED_STMTS) {
+        diag_error(v->d, s->span,
+                   "unrolling this loop %lld times gives more "
+                   "than %d statements; lower the unroll factors",
+                   (long long)s->n, TLS_MAX_UNROLLED_STMTS);
+        *failed = true;
+      }
+    }
+    total += size;
+    if (total > TLS_MAX_UNROLLED_STMTS) total = TLS_MAX_UNROLLED_STMTS + 1;
+  }
+  return total;
+}
+
+/* The whole kernel body, unrolled, stays under TLS_MAX_UNROLLED_STMTS. */
+static bool check_unrolled_size(Verifier *v) {
+  bool failed = false;
+  int64_t size = unrolled_size(v, &v->k->body, &failed);
+  if (failed) return false;
+  if (size <= TLS_MAX_UNROLLED_STMTS) return true;
+  diag_error(v->d, v->k->span,
+             "kernel '%s' has more than %d statements once "
+             "its loops are unrolled",
+             v->k->name, TLS_MAX_UNROLLED_STMTS);
+  return false;
+}
+
+static bool verify_kernel(IrKernel *k, Arena *ar, Diag *d) {
+  Verifier v = {.k = k, .d = d, .ar = ar};
+  detect_stage(&v);
+  if (!check_launch(&v) || !check_unrolled_size(&v)) return false;
+  for (int i = 0; i < k->ntensors; i++)
+    if (!check_tensor_decl(&v, k->tensors[i]) || !check_layout(&v, k->tensors[i])) return false;
+  if (v.planned && !check_smem_plan(&v)) return false;
+  bool *assigned = arena_alloc(ar, (size_t)k->nvars + 1);
+  Region block = {0, (int64_t)k->warps * 32, false};
+  return check_block(&v, &k->body, assigned, block);
+}
+
+/* Kernels (autotune points, all scripts) in one file: libtlsrt loads at
+ * most this many entries (runtime/meta.c), so a larger file would compile
+ * and then never load. */
+#define TLS_MAX_KERNELS 256
+
+bool ir_check(IrModule *m, Diag *d) {
+  if (m->nkernels > TLS_MAX_KERNELS) {
+    diag_error(d, m->kernels[TLS_MAX_KERNELS]->span,
+               "more than %d kernels "
+               "(autotune points) in one file: the runtime loads at most %d",
+               TLS_MAX_KERNELS, TLS_MAX_KERNELS);
+    return false;
+  }
+  bool ok = true;
+  for (int i = 0; i < m->nkernels; i++) ok = verify_kernel(m->kernels[i], m->ar, d) && ok;
+  return ok;
+}

@@ -1,0 +1,345 @@
+/* simulate.c: sim_run, the entry of `tlsc --verify`.
+ *
+ * For each kernel: bind the run-time parameters, evaluate the grid, pick
+ * the blocks (first, middle, last unless told), and run each block's warps
+ * with the schedule below until every warp has exited, a problem is
+ * reported, or nothing can move (a deadlock).
+ *
+ * The schedule is one interleaving, chosen to open the windows in which
+ * races show: warps run in index order, each until it blocks; a TMA copy
+ * completes only when no warp can move without it (oldest first, one at a
+ * time); a WGMMA's reads end only when a wait_group retires its group.
+ * A kernel whose correctness depends on copies being slow, or on WGMMA
+ * finishing early, is therefore caught; the values a warp computes are
+ * the same in every interleaving, since they are uniform per warp.
+ */
+#include "sim/sim_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Statements one block may execute before the simulation gives up: a
+ * safeguard against loops with absurd trip counts (about a minute). */
+#define SIM_MAX_STEPS 2000000000LL
+
+enum { MAX_SAMPLES = 64 };
+
+/* ------------------------------------------------------------- set-up */
+
+/* Zeroed memory for n objects of `size` bytes. */
+void *sim_zalloc(size_t n, size_t size) {
+  void *p = xmalloc(n * size);
+  memset(p, 0, n * size);
+  return p;
+}
+
+/* Numbers every barrier of every mbarrier array and initialises it
+ * with its count (mbarrier.init at kernel entry) and empty clocks. */
+static void setup_barriers(Sim *S) {
+  const IrKernel *k = S->k;
+  S->bar_base = sim_zalloc((size_t)k->ntensors + 1, sizeof *S->bar_base);
+  for (int i = 0; i < k->ntensors; i++) {
+    const IrTensor *t = k->tensors[i];
+    if (t->is_mbarrier && t->id >= 0 && t->id < k->ntensors) {
+      S->bar_base[t->id] = S->nbars;
+      S->nbars += (int)t->shape[0];
+    }
+  }
+  S->bars = sim_zalloc((size_t)S->nbars + 1, sizeof *S->bars);
+  for (int i = 0; i < k->ntensors; i++) {
+    const IrTensor *t = k->tensors[i];
+    if (!t->is_mbarrier || t->id < 0 || t->id >= k->ntensors) continue;
+    for (int64_t j = 0; j < t->shape[0]; j++) {
+      int64_t count = t->mbar_counts ? t->mbar_counts[j] : 1;
+      S->bars[S->bar_base[t->id] + j] = (SimBarrier){
+          .count = count,
+          .pending = count,
+          .arrived = sim_zalloc((size_t)S->nwarps, sizeof(int64_t)),
+          .completed = sim_zalloc((size_t)S->nwarps, sizeof(int64_t)),
+      };
+    }
+  }
+}
+
+/* The state of block `block` at launch: its coordinates, warps at the
+ * start, warp groups, barriers. */
+static void setup_block(Sim *S, int64_t block) {
+  S->block = block;
+  S->ctaid[0] = block % S->nctaid[0];
+  S->ctaid[1] = block / S->nctaid[0] % S->nctaid[1];
+  S->ctaid[2] = block / (S->nctaid[0] * S->nctaid[1]);
+  S->nwarps = S->k->warps;
+  S->nwgs = (S->nwarps + 3) / 4;
+  S->warps = sim_zalloc((size_t)S->nwarps, sizeof *S->warps);
+  S->wgs = sim_zalloc((size_t)S->nwgs, sizeof *S->wgs);
+  for (int i = 0; i < S->nwgs; i++)
+    S->wgs[i].meet.size = S->nwarps - 4 * i < 4 ? S->nwarps - 4 * i : 4;
+  S->cta = (SimMeet){.size = S->nwarps};
+  S->nnamed = 0;
+  for (int i = 0; i < S->nwarps; i++) sim_warp_start(S, &S->warps[i], i);
+  setup_barriers(S);
+}
+
+/* Frees a block's state (the Sim keeps its kernel and parameters). */
+static void free_block(Sim *S) {
+  for (int i = 0; i < S->nwarps; i++) sim_warp_free(&S->warps[i]);
+  for (int i = 0; i < S->nwgs; i++) sim_groups_free(&S->wgs[i].mma);
+  for (int i = 0; i < S->nbars; i++) {
+    free(S->bars[i].arrived);
+    free(S->bars[i].completed);
+  }
+  free(S->warps);
+  free(S->wgs);
+  free(S->bars);
+  free(S->bar_base);
+  free(S->copies);
+  free(S->writes);
+  S->warps = NULL, S->wgs = NULL, S->bars = NULL, S->bar_base = NULL, S->copies = NULL;
+  S->writes = NULL;
+  S->nbars = S->ncopies = S->capcopies = S->nwrites = S->capwrites = 0;
+}
+
+/* ------------------------------------------------------------ reports */
+
+/* Whether two warps wait at the same statement for the same thing. */
+static bool same_wait(const SimWarp *a, const SimWarp *b) {
+  return a->wait == b->wait && a->wait_at == b->wait_at &&
+         (a->wait != WAIT_MBAR || (a->wait_bar == b->wait_bar && a->wait_parity == b->wait_parity));
+}
+
+/* In a deadlock no copy is in flight: a waited-on barrier that still
+ * expects transaction bytes was promised more than its copies deliver. */
+static void note_missing_bytes(Sim *S) {
+  for (int i = 0; i < S->nwarps; i++) {
+    const SimWarp *w = &S->warps[i];
+    if (w->exited || w->wait != WAIT_MBAR) continue;
+    SimBarrier *b = &S->bars[w->wait_bar];
+    if (b->tx <= 0 || !b->last_expect) continue;
+    char name[96];
+    sim_bar_name(S, w->wait_bar, name, sizeof name);
+    diag_note(S->d, b->last_expect->span,
+              "%s expects %" PRId64 " more transaction bytes than the copies completing on it "
+              "deliver; they are declared here",
+              name, b->tx);
+    b->last_expect = NULL; /* one note per barrier */
+  }
+}
+
+/* A warp that waits for a phase that completed, and the next one too,
+ * before it looked again: parity cannot tell them apart, so it waits for
+ * a third. The barrier completes phases faster than its waiters expect
+ * (an arrival count too low, a release too many). */
+static void note_skipped_phases(Sim *S) {
+  for (int i = 0; i < S->nwarps; i++) {
+    const SimWarp *w = &S->warps[i];
+    if (w->exited || w->wait != WAIT_MBAR || S->bars[w->wait_bar].phase - w->wait_since < 2)
+      continue;
+    char name[96];
+    sim_bar_name(S, w->wait_bar, name, sizeof name);
+    diag_note(S->d, w->wait_at->span,
+              "while warp %d waited here, %s completed phases %" PRId64 " to %" PRId64
+              ": the phase it waits for completed and so did the next; are the barrier's "
+              "arrivals more than its count?",
+              w->id, name, w->wait_since, S->bars[w->wait_bar].phase - 1);
+    return;
+  }
+}
+
+/* Nothing can move: an error at the first waiting warp, a note for each
+ * other run of warps waiting alike. */
+static void report_deadlock(Sim *S) {
+  bool first = true;
+  for (int i = 0; i < S->nwarps;) {
+    const SimWarp *w = &S->warps[i];
+    if (w->exited) {
+      i++;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < S->nwarps && !S->warps[j + 1].exited && same_wait(w, &S->warps[j + 1])) j++;
+    char who[32], what[320];
+    sim_warps_name(i, j, who, sizeof who);
+    sim_describe_wait(S, w, what, sizeof what);
+    if (first)
+      diag_error(S->d, w->wait_at->span,
+                 "deadlock in block %" PRId64 " of %s: no warp can move; %s wait%s here %s",
+                 S->block, S->k->name, who, i == j ? "s" : "", what);
+    else
+      diag_note(S->d, w->wait_at->span, "%s wait%s here %s", who, i == j ? "s" : "", what);
+    first = false;
+    i = j + 1;
+  }
+  note_missing_bytes(S);
+  note_skipped_phases(S);
+  S->failed = true;
+}
+
+/* A block ran more statements than SIM_MAX_STEPS. */
+static void report_runaway(Sim *S) {
+  diag_error(S->d, S->k->span,
+             "the simulation of block %" PRId64 " of %s stopped after %lld statements", S->block,
+             S->k->name, SIM_MAX_STEPS);
+  S->failed = true;
+}
+
+/* ----------------------------------------------------------- schedule */
+
+/* Runs warp w until it blocks or exits; true when it moved. */
+static bool run_warp(Sim *S, SimWarp *w) {
+  bool moved = false;
+  while (!w->exited && !S->failed) {
+    SimStep r = sim_warp_step(S, w);
+    if (r == STEP_BLOCKED || r == STEP_FAILED) break;
+    moved = true;
+    if (S->steps > SIM_MAX_STEPS) {
+      report_runaway(S);
+      break;
+    }
+  }
+  return moved;
+}
+
+/* One block from start to end; false after a report. */
+static bool run_block(Sim *S, int64_t block) {
+  setup_block(S, block);
+  while (!S->failed) {
+    bool moved = false, all_exited = true;
+    for (int i = 0; i < S->nwarps && !S->failed; i++) {
+      moved = run_warp(S, &S->warps[i]) || moved;
+      all_exited = all_exited && S->warps[i].exited;
+    }
+    if (S->failed) break;
+    if (all_exited) {
+      sim_end_checks(S);
+      break;
+    }
+    if (!moved) {
+      if (S->ncopies)
+        sim_complete_copy(S);
+      else
+        report_deadlock(S);
+    }
+  }
+  free_block(S);
+  return !S->failed;
+}
+
+/* ------------------------------------------------------------ entry */
+
+/* The -p value given for `name`, or NULL. */
+static const SimParam *find_param(const SimOptions *opt, const char *name) {
+  for (int i = 0; i < opt->nparams; i++)
+    if (strcmp(opt->params[i].name, name) == 0) return &opt->params[i];
+  return NULL;
+}
+
+/* Every -p names a run-time parameter of some kernel. */
+static bool params_known(const IrModule *m, const SimOptions *opt, Diag *d) {
+  for (int i = 0; i < opt->nparams; i++) {
+    bool known = false;
+    for (int j = 0; j < m->nkernels && !known; j++)
+      for (int p = 0; p < m->kernels[j]->nparams && !known; p++)
+        known = !m->kernels[j]->params[p]->is_ptr &&
+                strcmp(m->kernels[j]->params[p]->name, opt->params[i].name) == 0;
+    if (!known) {
+      diag_plain_error(d, "--verify: no kernel has a run-time parameter '%s'", opt->params[i].name);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The value of each scalar parameter, by index; false when one is missing. */
+static bool bind_params(const IrKernel *k, const SimOptions *opt, int64_t *values, Diag *d) {
+  for (int i = 0; i < k->nparams; i++) {
+    const IrParam *p = k->params[i];
+    values[i] = 0;
+    if (p->is_ptr) continue;
+    const SimParam *given = find_param(opt, p->name);
+    if (!given) {
+      diag_plain_error(d, "--verify needs a value for the parameter '%s' of %s: -p %s=VALUE",
+                       p->name, k->name, p->name);
+      return false;
+    }
+    values[i] = sim_wrap(p->type, given->value);
+  }
+  return true;
+}
+
+/* Evaluates the grid; false (with a message) when it is empty. */
+static bool eval_grid(Sim *S) {
+  SimWarp none = {0};
+  for (int i = 0; i < 3; i++) {
+    S->nctaid[i] = S->k->grid[i] ? sim_eval_int(S, &none, S->k->grid[i], S->k->span) : 1;
+    if (S->failed) return false;
+  }
+  S->nblocks = S->nctaid[0] * S->nctaid[1] * S->nctaid[2];
+  if (S->nctaid[0] <= 0 || S->nctaid[1] <= 0 || S->nctaid[2] <= 0) {
+    diag_plain_error(S->d,
+                     "--verify: the grid of %s is %" PRId64 " x %" PRId64 " x %" PRId64
+                     " with these parameters (nothing to run)",
+                     S->k->name, S->nctaid[0], S->nctaid[1], S->nctaid[2]);
+    return false;
+  }
+  return true;
+}
+
+/* The blocks to run: the caller's, or the first, middle and last. */
+static int pick_blocks(const Sim *S, const SimOptions *opt, int64_t *out, Diag *d) {
+  if (opt->nblocks > 0) {
+    int n = opt->nblocks < MAX_SAMPLES ? opt->nblocks : MAX_SAMPLES;
+    for (int i = 0; i < n; i++) {
+      if (opt->blocks[i] < 0 || opt->blocks[i] >= S->nblocks) {
+        diag_plain_error(
+            d, "--verify: block %" PRId64 " is outside the grid of %s (%" PRId64 " blocks)",
+            opt->blocks[i], S->k->name, S->nblocks);
+        return -1;
+      }
+      out[i] = opt->blocks[i];
+    }
+    return n;
+  }
+  int n = 0;
+  int64_t picks[3] = {0, S->nblocks / 2, S->nblocks - 1};
+  for (int i = 0; i < 3; i++)
+    if (n == 0 || out[n - 1] != picks[i]) out[n++] = picks[i];
+  return n;
+}
+
+/* "verify: NAME: no problem in blocks ..." for a sound kernel. */
+static void print_summary(const Sim *S, const SimOptions *opt, const int64_t *blocks, int n) {
+  if (!opt->summary) return;
+  fprintf(opt->summary, "verify: %s: no problem in block%s", S->k->name, n == 1 ? "" : "s");
+  for (int i = 0; i < n; i++) fprintf(opt->summary, "%s %" PRId64, i ? "," : "", blocks[i]);
+  fprintf(opt->summary, " of %" PRId64 " (%d warps, %" PRId64 " statements)\n", S->nblocks,
+          S->k->warps, S->steps);
+}
+
+/* One kernel: parameters, grid, blocks; stops at its first report. */
+static SimStatus simulate_kernel(const IrKernel *k, const SimOptions *opt, Diag *d) {
+  int64_t *values = sim_zalloc((size_t)k->nparams + 1, sizeof *values);
+  Sim S = {.k = k, .d = d, .params = values, .block = -1};
+  int64_t blocks[MAX_SAMPLES];
+  int n = -1;
+  if (bind_params(k, opt, values, d) && eval_grid(&S)) n = pick_blocks(&S, opt, blocks, d);
+  SimStatus status = n < 0 ? (S.failed ? SIM_PROBLEM : SIM_USAGE) : SIM_OK;
+  for (int i = 0; i < n && status == SIM_OK; i++)
+    if (!run_block(&S, blocks[i])) status = SIM_PROBLEM;
+  if (status == SIM_OK) print_summary(&S, opt, blocks, n);
+  free(values);
+  return status;
+}
+
+/* Every kernel of the module; the worst status wins (usage over problem). */
+SimStatus sim_run(const IrModule *m, const SimOptions *opt, Diag *d) {
+  if (!params_known(m, opt, d)) return SIM_USAGE;
+  SimStatus worst = SIM_OK;
+  for (int i = 0; i < m->nkernels; i++) {
+    SimStatus s = simulate_kernel(m->kernels[i], opt, d);
+    if (s == SIM_USAGE) return s;
+    if (s == SIM_PROBLEM) worst = s;
+  }
+  return worst;
+}

@@ -1,0 +1,470 @@
+/* simulate_async.c: the asynchronous state of a simulated block.
+ *
+ * mbarriers follow the PTX ISA: a phase completes when its pending arrival
+ * count and its transaction count are both zero; then the count is reset
+ * for the next phase. try_wait.parity(P) succeeds once the phase of parity
+ * P has completed, i.e. while the current phase's parity differs from P.
+ * The transaction count may go below zero while arrivals are missing (a
+ * copy may complete before the expect_tx), but not once all arrivals of the
+ * phase are in: then no later expect_tx can balance it.
+ *
+ * Races: every live asynchronous access is a byte range; a new access that
+ * overlaps a live one of the other kind (write/read, write/write) is
+ * reported with both statements. A bulk store and a store_shared of the
+ * same bytes by another warp must be ordered (simulate_order.c): the
+ * write before the store's issue, or after the wait that retires it.
+ */
+#include "sim/sim_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NAME = 96 };
+
+/* The mbarrier tensor that holds barrier number `bar`, and its index. */
+static const IrTensor *bar_tensor(Sim *S, int bar, int64_t *index) {
+  for (int i = 0; i < S->k->ntensors; i++) {
+    const IrTensor *t = S->k->tensors[i];
+    if (t->is_mbarrier && bar >= S->bar_base[t->id] && bar < S->bar_base[t->id] + t->shape[0]) {
+      *index = bar - S->bar_base[t->id];
+      return t;
+    }
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------ mbarriers */
+
+/* The index in Sim.bars of a barrier view bars[i]. */
+int sim_bar_index(Sim *S, const SimView *v) { return S->bar_base[v->t->id] + (int)v->idx[0]; }
+
+/* "full_barriers[2]" for barrier number `bar`. */
+void sim_bar_name(Sim *S, int bar, char *buf, size_t size) {
+  int64_t index = 0;
+  const IrTensor *t = bar_tensor(S, bar, &index);
+  snprintf(buf, size, "%s[%" PRId64 "]", t ? t->name : "?", index);
+}
+
+/* Completes the phase when nothing is missing, and opens the next one. */
+static void phase_check(Sim *S, SimBarrier *b) {
+  if (b->pending != 0 || b->tx != 0) return;
+  sim_order_phase(S, b);
+  b->phase++;
+  b->pending = b->count;
+  b->declared = 0;
+  b->last_expect = NULL;
+}
+
+/* try_wait.parity: the phase of parity `parity` has completed. */
+bool sim_mbar_ready(Sim *S, int bar, int64_t parity) {
+  return (S->bars[bar].phase & 1) != (parity & 1);
+}
+
+/* More bytes delivered than declared, once every arrival is in. */
+static bool tx_overshoot(Sim *S, const SimBarrier *b, const SimView *bv, const IrStmt *s) {
+  char name[NAME];
+  sim_view_name(bv, name, sizeof name);
+  diag_error(S->d, s->span,
+             "mbarrier misuse in block %" PRId64 " of %s: the TMA copies completing on %s in "
+             "phase %" PRId64 " deliver %" PRId64 " bytes more than the %" PRId64
+             " transaction bytes the phase expects",
+             S->block, S->k->name, name, b->phase, -b->tx, b->declared);
+  if (b->last_expect && b->last_expect != s)
+    diag_note(S->d, b->last_expect->span, "the phase's transaction bytes are declared here");
+  S->failed = true;
+  return false;
+}
+
+/* Arrivals beyond the phase's count. */
+static bool too_many_arrivals(Sim *S, const SimBarrier *b, const SimView *bv, const IrStmt *s,
+                              int64_t lanes, int warp) {
+  char name[NAME];
+  sim_view_name(bv, name, sizeof name);
+  diag_error(S->d, s->span,
+             "mbarrier misuse in block %" PRId64 " of %s: %" PRId64
+             " arrival%s by warp %d on %s, whose phase %" PRId64 " waits for only %" PRId64
+             " more (count %" PRId64 ")",
+             S->block, S->k->name, lanes, lanes == 1 ? "" : "s", warp, name, b->phase, b->pending,
+             b->count);
+  if (lanes > 1)
+    diag_note(S->d, s->span, "every thread of the warp arrives: is single_thread() missing?");
+  if (b->pending == 0 && b->last_expect)
+    diag_note(S->d, b->last_expect->span,
+              "the phase has all its arrivals and still waits for %" PRId64
+              " transaction bytes declared here",
+              b->tx);
+  S->failed = true;
+  return false;
+}
+
+/* arrive (lanes threads), or arrive.expect_tx: the expect comes first. */
+bool sim_mbar_arrive(Sim *S, SimWarp *w, const IrStmt *s, int64_t lanes) {
+  SimView bv;
+  if (!sim_view(S, w, &s->ref[0], s->span, &bv)) return false;
+  SimBarrier *b = &S->bars[sim_bar_index(S, &bv)];
+  if (s->kind == S_MBAR_EXPECT_TX) {
+    int64_t bytes = sim_eval_int(S, w, s->e[0], s->span) * lanes;
+    if (S->failed) return false;
+    b->tx += bytes;
+    b->declared += bytes;
+    b->last_expect = s;
+  }
+  if (lanes > b->pending) return too_many_arrivals(S, b, &bv, s, lanes, w->id);
+  b->pending -= lanes;
+  sim_order_arrive(S, w, b);
+  if (b->pending == 0 && b->tx < 0) return tx_overshoot(S, b, &bv, s);
+  phase_check(S, b);
+  return true;
+}
+
+/* --------------------------------------------------------------- races */
+
+/* Whether two byte ranges of shared memory share a byte. */
+static bool overlaps(const SimView *a, const SimView *b) { return a->lo < b->hi && b->lo < a->hi; }
+
+/* The access a statement makes, as reports name it. */
+static const char *access_name(const IrStmt *s) {
+  switch (s->kind) {
+  case S_TMA_LOAD:
+    return "TMA copy";
+  case S_TMA_STORE:
+    return "TMA store";
+  case S_WGMMA_MMA:
+    return "wgmma";
+  case S_LOAD_SHARED:
+    return "load_shared";
+  default:
+    return "store_shared";
+  }
+}
+
+/* Reports a race between the statement now executing and a live access:
+ * the error at this statement, a note at the other one. */
+static bool report_race(Sim *S, const IrStmt *s, const SimView *v, bool writes, const IrStmt *other,
+                        const SimView *ov, int first, int last, const char *state) {
+  char name[NAME], oname[NAME], who[32];
+  sim_view_name(v, name, sizeof name);
+  sim_view_name(ov, oname, sizeof oname);
+  sim_warps_name(first, last, who, sizeof who);
+  diag_error(S->d, s->span,
+             "shared-memory race in block %" PRId64 " of %s: this %s %s %s (bytes %" PRId64
+             "..%" PRId64 ") while a %s still %s %s",
+             S->block, S->k->name, access_name(s), writes ? "writes" : "reads", name, v->lo,
+             v->hi - 1, access_name(other),
+             other->kind == S_TMA_LOAD || other->kind == S_STORE_SHARED ? "writes" : "reads",
+             oname);
+  diag_note(S->d, other->span, "the %s issued here by %s %s", access_name(other), who, state);
+  S->failed = true;
+  return false;
+}
+
+/* Against the TMA loads in flight: any access to their bytes races. */
+static bool check_copies(Sim *S, const SimView *v, const IrStmt *s, bool writes) {
+  for (int i = 0; i < S->ncopies; i++) {
+    const SimCopy *c = &S->copies[i];
+    if (!overlaps(v, &c->dst)) continue;
+    char bar[NAME], state[200];
+    sim_bar_name(S, c->bar, bar, sizeof bar);
+    snprintf(state, sizeof state,
+             "is in flight until it completes on %s; no warp has waited for that phase", bar);
+    return report_race(S, s, v, writes, c->s, &c->dst, c->warp, c->warp, state);
+  }
+  return true;
+}
+
+/* Against live WGMMA operand reads. */
+static bool check_reads(Sim *S, const SimGroups *g, const SimView *v, const IrStmt *s,
+                        const char *state) {
+  for (int i = 0; i < g->nreads; i++) {
+    const SimRead *r = &g->reads[i];
+    if (overlaps(v, &r->v))
+      return report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp, state);
+  }
+  return true;
+}
+
+/* A read (wgmma operand, load_shared, TMA store source) of v now. */
+bool sim_shared_read(Sim *S, const SimView *v, const IrStmt *s) {
+  return check_copies(S, v, s, false);
+}
+
+/* Whether every warp still running is ordered after the retirement of
+ * bulk read r: nobody can race with it any more. */
+static bool known_to_all(const Sim *S, const SimRead *r) {
+  for (int i = 0; i < S->nwarps; i++)
+    if (!S->warps[i].exited && !sim_order_knows(&S->warps[i], r)) return false;
+  return true;
+}
+
+/* Drops the retired bulk reads of g that every running warp knows of. */
+static void prune_bulk(const Sim *S, SimGroups *g) {
+  int n = 0;
+  for (int i = 0; i < g->nreads; i++)
+    if (!known_to_all(S, &g->reads[i])) g->reads[n++] = g->reads[i];
+  g->nreads = n;
+}
+
+/* A write by warp w against the bulk stores' sources: a source is read
+ * until its wait retires it, and for w until w is ordered after that
+ * wait (the wait orders the issuer only; the others need a sync with it). */
+static bool check_bulk(Sim *S, SimWarp *w, SimGroups *g, const SimView *v, const IrStmt *s) {
+  prune_bulk(S, g);
+  for (int i = 0; i < g->nreads; i++) {
+    const SimRead *r = &g->reads[i];
+    if (!overlaps(v, &r->v) || sim_order_knows(w, r)) continue;
+    if (r->stamp < 0)
+      return report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp,
+                         "is live until a cp.async.bulk.wait_group.read retires its group; "
+                         "none has yet");
+    char state[160];
+    snprintf(state, sizeof state,
+             "is live for warp %d until warp %d is ordered after the wait that retires its group",
+             w->id, w->id);
+    report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp, state);
+    diag_note(S->d, r->retire_at->span,
+              "warp %d retires it here, but nothing orders warp %d after this wait (a sync() "
+              "with warp %d, or a phase warp %d arrives on after it)",
+              r->retired_by, w->id, r->retired_by, r->retired_by);
+    return false;
+  }
+  return true;
+}
+
+/* Whether every running warp is ordered after plain write p. */
+static bool write_known_to_all(const Sim *S, const SimWrite *p) {
+  for (int i = 0; i < S->nwarps; i++)
+    if (!S->warps[i].exited && S->warps[i].clock[p->warp] < p->stamp) return false;
+  return true;
+}
+
+/* Remembers store_shared s of v by warp w (it replaces w's older write
+ * of the same bytes: ordering the newer one orders both), and forgets
+ * the writes every running warp is ordered after. */
+static void remember_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
+  int n = 0;
+  for (int i = 0; i < S->nwrites; i++) {
+    const SimWrite *p = &S->writes[i];
+    bool replaced = p->warp == w->id && p->v.lo == v->lo && p->v.hi == v->hi;
+    if (!replaced && !write_known_to_all(S, p)) S->writes[n++] = *p;
+  }
+  S->nwrites = n;
+  if (S->nwrites == S->capwrites) {
+    S->capwrites = S->capwrites ? 2 * S->capwrites : 16;
+    S->writes = xrealloc(S->writes, sizeof *S->writes * (size_t)S->capwrites);
+  }
+  S->writes[S->nwrites++] = (SimWrite){*v, s, w->id, w->clock[w->id]};
+}
+
+/* A TMA store by warp w (statement s) reads v: another warp's
+ * store_shared of those bytes must be ordered before it (a sync()
+ * between them), or after the wait that retires it (checked at the
+ * write). Reported as every write against a bulk store is: the error at
+ * the write, the note at the store. */
+static bool check_unordered_writes(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
+  for (int i = 0; i < S->nwrites; i++) {
+    const SimWrite *p = &S->writes[i];
+    if (p->warp == w->id || !overlaps(v, &p->v) || w->clock[p->warp] >= p->stamp) continue;
+    char state[200];
+    snprintf(state, sizeof state,
+             "reads those bytes, and nothing orders this write by warp %d before the store or "
+             "after the wait that retires it",
+             p->warp);
+    return report_race(S, p->s, &p->v, true, s, v, w->id, w->id, state);
+  }
+  return true;
+}
+
+/* A write (TMA load, store_shared) of v now, by warp w. */
+bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
+  if (!check_copies(S, v, s, true)) return false;
+  for (int i = 0; i < S->nwgs; i++)
+    if (!check_reads(S, &S->wgs[i].mma, v, s,
+                     "is live until a wgmma.wait_group retires its commit group; none has yet"))
+      return false;
+  for (int i = 0; i < S->nwarps; i++)
+    if (!check_bulk(S, w, &S->warps[i].bulk, v, s)) return false;
+  if (s->kind == S_STORE_SHARED) remember_write(S, w, v, s);
+  return true;
+}
+
+/* ------------------------------------------------------- commit groups */
+
+/* Adds a read to the open (uncommitted) group. */
+static void groups_push(SimGroups *g, const SimView *v, const IrStmt *s, int first, int last) {
+  if (g->nreads == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 8;
+    g->reads = xrealloc(g->reads, sizeof *g->reads * (size_t)g->cap);
+  }
+  g->reads[g->nreads++] = (SimRead){*v, s, first, last, g->committed, -1, -1, NULL};
+}
+
+/* Retires the oldest groups until at most `keep` are in flight. */
+void sim_retire(SimGroups *g, int64_t keep) {
+  if (g->committed - g->retired > keep) g->retired = g->committed - keep;
+  int n = 0;
+  for (int i = 0; i < g->nreads; i++)
+    if (g->reads[i].group >= g->retired) g->reads[n++] = g->reads[i];
+  g->nreads = n;
+}
+
+/* cp.async.bulk.wait_group.read n by warp w (statement s): the bulk
+ * groups beyond the newest n are retired. Their reads stay listed,
+ * stamped with w's epoch: other warps may still race with them until
+ * they are ordered after this wait. */
+void sim_bulk_retire(Sim *S, SimWarp *w, const IrStmt *s) {
+  SimGroups *g = &w->bulk;
+  if (g->committed - g->retired > s->n) g->retired = g->committed - s->n;
+  for (int i = 0; i < g->nreads; i++) {
+    SimRead *r = &g->reads[i];
+    if (r->stamp < 0 && r->group < g->retired)
+      *r = (SimRead){r->v, r->s, r->first_warp, r->last_warp, r->group, w->clock[w->id], w->id, s};
+  }
+  prune_bulk(S, g);
+}
+
+/* Frees the reads of a group list and empties it. */
+void sim_groups_free(SimGroups *g) {
+  free(g->reads);
+  *g = (SimGroups){0};
+}
+
+/* ------------------------------------------------------------------ TMA */
+
+/* Bytes a copy through tensor map m delivers: the whole box. */
+static int64_t box_bytes(const IrTmap *m) {
+  int64_t n = dtype_bytes(m->global->dtype);
+  for (int i = 0; i < m->global->rank; i++) n *= m->box[i];
+  return n;
+}
+
+/* Issues a global -> shared copy: its write is in flight until the
+ * scheduler completes it. */
+bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s) {
+  SimView dst, bv;
+  if (!sim_view(S, w, &s->ref[0], s->span, &dst) || !sim_view(S, w, &s->ref[1], s->span, &bv))
+    return false;
+  if (!sim_shared_write(S, w, &dst, s)) return false;
+  if (S->ncopies == S->capcopies) {
+    S->capcopies = S->capcopies ? 2 * S->capcopies : 16;
+    S->copies = xrealloc(S->copies, sizeof *S->copies * (size_t)S->capcopies);
+  }
+  S->copies[S->ncopies++] =
+      (SimCopy){dst, sim_bar_index(S, &bv), box_bytes(S->k->tmaps[s->tmap]), s, w->id};
+  return true;
+}
+
+/* Completes the oldest copy in flight: its bytes land, then complete_tx. */
+bool sim_complete_copy(Sim *S) {
+  SimCopy c = S->copies[0];
+  memmove(S->copies, S->copies + 1, sizeof *S->copies * (size_t)(S->ncopies - 1));
+  S->ncopies--;
+  SimBarrier *b = &S->bars[c.bar];
+  b->tx -= c.bytes;
+  if (b->pending == 0 && b->tx < 0) {
+    int64_t index = 0;
+    const IrTensor *t = bar_tensor(S, c.bar, &index);
+    SimView bv = {.t = t, .nidx = 1, .idx = {index}};
+    return tx_overshoot(S, b, &bv, c.s);
+  }
+  phase_check(S, b);
+  return true;
+}
+
+/* Issues a shared -> global bulk store: its source stays read until the
+ * issuing warp's wait_group.read retires its bulk group. */
+bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s) {
+  SimView src;
+  if (!sim_view(S, w, &s->ref[0], s->span, &src) || !sim_shared_read(S, &src, s) ||
+      !check_unordered_writes(S, w, &src, s))
+    return false;
+  groups_push(&w->bulk, &src, s, w->id, w->id);
+  return true;
+}
+
+/* ---------------------------------------------------------------- WGMMA */
+
+/* One wgmma statement for the whole warp group (all its warps have met
+ * here; w is the last to arrive). */
+bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s) {
+  SimWarpGroup *g = &S->wgs[w->id / 4];
+  int first = w->id / 4 * 4, last = first + g->meet.size - 1;
+  switch (s->kind) {
+  case S_WGMMA_MMA:
+    for (int i = 0; i < 2; i++) {
+      SimView v;
+      if (!sim_view(S, w, &s->ref[i], s->span, &v) || !sim_shared_read(S, &v, s)) return false;
+      groups_push(&g->mma, &v, s, first, last);
+    }
+    return true;
+  case S_WGMMA_COMMIT:
+    g->mma.committed++;
+    return true;
+  case S_WGMMA_WAIT:
+    sim_retire(&g->mma, s->n);
+    return true;
+  default:
+    return true; /* wgmma.fence orders registers, not shared memory */
+  }
+}
+
+/* -------------------------------------------------------------- exits */
+
+/* A warp leaves the kernel: nothing it (or its warp group) issued may be
+ * left in flight. */
+bool sim_exit_checks(Sim *S, SimWarp *w) {
+  const SimGroups *g = &S->wgs[w->id / 4].mma;
+  if (g->nreads) {
+    const SimRead *r = &g->reads[0];
+    diag_error(S->d, r->s->span,
+               "asynchronous work left behind in block %" PRId64 " of %s: warp %d exits while "
+               "this wgmma is still in flight (%s)",
+               S->block, S->k->name, w->id,
+               r->group >= g->committed ? "never committed" : "no wgmma.wait_group retires it");
+    S->failed = true;
+    return false;
+  }
+  const SimRead *r = w->bulk.reads;
+  while (r < w->bulk.reads + w->bulk.nreads && r->stamp >= 0) r++;
+  if (r < w->bulk.reads + w->bulk.nreads) {
+    diag_error(S->d, r->s->span,
+               "asynchronous work left behind in block %" PRId64 " of %s: warp %d exits while "
+               "this TMA store still reads shared memory (%s)",
+               S->block, S->k->name, w->id,
+               r->group >= w->bulk.committed ? "never committed"
+                                             : "no cp.async.bulk.wait_group.read retires it");
+    S->failed = true;
+    return false;
+  }
+  return true;
+}
+
+/* Every warp has exited: copies still in flight had nobody waiting for
+ * them, and declared transaction bytes must all have been delivered. */
+bool sim_end_checks(Sim *S) {
+  if (S->ncopies) {
+    const SimCopy *c = &S->copies[0];
+    char name[NAME];
+    sim_view_name(&c->dst, name, sizeof name);
+    diag_error(S->d, c->s->span,
+               "asynchronous work left behind in block %" PRId64 " of %s: this TMA copy into "
+               "%s is still in flight when every warp has exited (no warp waits on its barrier)",
+               S->block, S->k->name, name);
+    S->failed = true;
+    return false;
+  }
+  for (int i = 0; i < S->nbars; i++) {
+    const SimBarrier *b = &S->bars[i];
+    if (b->tx <= 0) continue;
+    int64_t index = 0;
+    const IrTensor *t = bar_tensor(S, i, &index);
+    diag_error(S->d, b->last_expect ? b->last_expect->span : t->span,
+               "mbarrier misuse in block %" PRId64 " of %s: %s[%" PRId64 "] still expects %" PRId64
+               " transaction bytes when the block ends; the copies never deliver them",
+               S->block, S->k->name, t->name, index, b->tx);
+    S->failed = true;
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,206 @@
+/* simulate.h: private to ir/simulate*.c (`tlsc --verify`).
+ *
+ * The simulator runs one block of a planned kernel at a time: every warp
+ * of the block walks the IR body with its own copy of the scalar
+ * variables (values are uniform per warp), and the asynchronous machinery
+ * is modelled as state of the block:
+ *   - mbarriers: arrival count, pending arrivals, transaction bytes, phase;
+ *   - TMA loads: in flight from issue until the scheduler completes them
+ *     (lazily: only when no warp can move), then complete_tx on their
+ *     barrier;
+ *   - WGMMA: state of the warp group (the instructions are .sync.aligned,
+ *     so the four warps meet at each one); an mma's shared reads stay live
+ *     until a wait_group retires its commit group;
+ *   - bulk (TMA) stores: their shared reads stay live until the issuing
+ *     warp's cp.async.bulk.wait_group.read retires their group, and for
+ *     any other warp until it has synchronised with the issuer since
+ *     (vector clocks, simulate_order.c); store_shared writes are kept
+ *     until every warp is ordered after them, for the bulk stores that
+ *     read their bytes.
+ * Every shared access is a byte range [lo, hi) of dynamic shared memory.
+ */
+#ifndef TLSC_SIM_INT_H
+#define TLSC_SIM_INT_H
+
+#include "sim/sim.h"
+
+/* A view of a shared tensor with its indices evaluated: its name for
+ * messages and the bytes it covers. */
+typedef struct SimView {
+  const IrTensor *t;
+  int nidx;
+  int64_t idx[IR_MAX_RANK];
+  int64_t lo, hi;
+} SimView;
+
+typedef struct SimBarrier {
+  int64_t count;             /* arrivals per phase (mbarrier.init) */
+  int64_t pending;           /* arrivals still missing in this phase */
+  int64_t tx;                /* transaction bytes still expected */
+  int64_t phase;             /* phases completed so far */
+  int64_t declared;          /* expect-tx bytes declared in this phase */
+  const IrStmt *last_expect; /* last arrive_and_expect_tx of the phase */
+  int64_t *arrived;          /* clocks joined by this phase's arrivals */
+  int64_t *completed;        /* clocks of its completed phases */
+} SimBarrier;
+
+/* A TMA load in flight. */
+typedef struct SimCopy {
+  SimView dst;
+  int bar;       /* index into Sim.bars */
+  int64_t bytes; /* the full box: TMA fills out-of-bounds with zeros */
+  const IrStmt *s;
+  int warp;
+} SimCopy;
+
+/* An asynchronous read of shared memory (WGMMA operand or bulk-store
+ * source) that stays live until its commit group is retired. */
+typedef struct SimRead {
+  SimView v;
+  const IrStmt *s;
+  int first_warp, last_warp; /* who issued it */
+  int64_t group;             /* commit sequence number; uncommitted: the next one */
+  int64_t stamp;             /* bulk store: the issuer's epoch at its retiring wait; -1 before */
+  int retired_by;            /* the warp whose wait retired it */
+  const IrStmt *retire_at;   /* that wait */
+} SimRead;
+
+/* A store_shared by a warp, remembered until every running warp is
+ * ordered after it: a TMA store of its bytes by another warp must be. */
+typedef struct SimWrite {
+  SimView v;
+  const IrStmt *s;
+  int warp;
+  int64_t stamp; /* the writer's epoch at the write */
+} SimWrite;
+
+/* Commit groups of reads: WGMMA groups of a warp group, bulk groups of a
+ * warp. Groups [retired, committed) are in flight. */
+typedef struct SimGroups {
+  SimRead *reads;
+  int nreads, cap;
+  int64_t committed, retired;
+} SimGroups;
+
+/* A meeting point: the warps of a warp group at a wgmma statement, all
+ * warps of the block at sync(), or the warps of a thread group at its
+ * sync() (a named barrier: bar.sync ID, N). */
+typedef struct SimMeet {
+  int size; /* warps that must arrive */
+  int arrived;
+  int64_t generation; /* bumped when everyone has arrived */
+  const IrStmt *at;   /* the statement of the current meeting */
+  int64_t begin, end; /* a thread group's barrier: its threads; else 0, 0 */
+} SimMeet;
+
+/* Named barriers beside the block's (bar.sync 1..15). */
+#define SIM_NAMED_BARRIERS 15
+
+typedef struct SimWarpGroup {
+  SimMeet meet;
+  SimGroups mma;
+} SimWarpGroup;
+
+/* The threads a statement runs on: [begin, end) of the block. */
+typedef struct SimRegion {
+  int64_t begin, end;
+  bool single;
+} SimRegion;
+
+typedef struct SimFrame {
+  const IrBlock *blk;
+  int pc;
+  const IrStmt *owner; /* the S_FOR / region statement, NULL at top */
+  int64_t stop, step;  /* S_FOR */
+  SimRegion saved;     /* the region to restore on leaving */
+} SimFrame;
+
+typedef enum SimWaitKind { WAIT_NONE, WAIT_MBAR, WAIT_MEET } SimWaitKind;
+
+typedef struct SimWarp {
+  int id;
+  SimFrame *frames;
+  int nframes, cap;
+  SimRegion region;
+  int64_t *ivals; /* variable values, by IrVar id */
+  double *fvals;
+  bool exited;
+  SimWaitKind wait; /* why it is blocked */
+  const IrStmt *wait_at;
+  int wait_bar; /* WAIT_MBAR: barrier index */
+  int64_t wait_parity;
+  int64_t wait_since;  /* WAIT_MBAR: the barrier's phase when it began */
+  int64_t meet_gen;    /* WAIT_MEET: generation it joined, -1 none */
+  const SimMeet *meet; /* WAIT_MEET: where it waits */
+  SimGroups bulk;      /* bulk stores it issued; retired ones stay
+                              until every warp is ordered after the wait */
+  int64_t *clock;      /* what it knows of each warp (simulate_order.c) */
+} SimWarp;
+
+typedef struct Sim {
+  const IrKernel *k;
+  Diag *d;
+  const int64_t *params; /* by IrParam index */
+  int64_t ctaid[3], nctaid[3];
+  int64_t block, nblocks; /* linear block index and grid size */
+  SimWarp *warps;
+  int nwarps;
+  SimWarpGroup *wgs;
+  int nwgs;
+  SimMeet cta;                       /* sync() over the whole block */
+  SimMeet named[SIM_NAMED_BARRIERS]; /* sync() in a thread group, one each */
+  int nnamed;
+  SimBarrier *bars;
+  int nbars;
+  int *bar_base;   /* first barrier of each tensor, by tensor id */
+  SimCopy *copies; /* TMA loads in flight, oldest first */
+  int ncopies, capcopies;
+  SimWrite *writes; /* store_shared not yet ordered before everyone */
+  int nwrites, capwrites;
+  int64_t steps; /* statements executed (a runaway guard) */
+  bool failed;   /* a problem was reported: stop */
+} Sim;
+
+/* simulate.c */
+void *sim_zalloc(size_t n, size_t size); /* zeroed; aborts when out of memory */
+
+/* simulate_expr.c */
+int64_t sim_eval_int(Sim *S, SimWarp *w, const IrExpr *e, Span sp);
+double sim_eval_float(Sim *S, SimWarp *w, const IrExpr *e, Span sp);
+int64_t sim_wrap(DType t, int64_t v);
+bool sim_view(Sim *S, SimWarp *w, const IrRef *r, Span sp, SimView *out);
+void sim_view_name(const SimView *v, char *buf, size_t size);
+void sim_warps_name(int first, int last, char *buf, size_t size);
+
+/* simulate_async.c */
+bool sim_mbar_arrive(Sim *S, SimWarp *w, const IrStmt *s, int64_t lanes);
+bool sim_mbar_ready(Sim *S, int bar, int64_t parity);
+bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s);
+bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s);
+bool sim_complete_copy(Sim *S);
+bool sim_shared_read(Sim *S, const SimView *v, const IrStmt *s);
+bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s);
+bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s);
+void sim_retire(SimGroups *g, int64_t keep);
+void sim_bulk_retire(Sim *S, SimWarp *w, const IrStmt *s);
+bool sim_exit_checks(Sim *S, SimWarp *w);
+bool sim_end_checks(Sim *S);
+void sim_groups_free(SimGroups *g);
+int sim_bar_index(Sim *S, const SimView *v);
+void sim_bar_name(Sim *S, int bar, char *buf, size_t size);
+
+/* simulate_order.c */
+void sim_order_meet(Sim *S, const SimMeet *m, SimWarp *w);
+void sim_order_arrive(Sim *S, SimWarp *w, SimBarrier *b);
+void sim_order_phase(Sim *S, SimBarrier *b);
+void sim_order_acquire(Sim *S, SimWarp *w, const SimBarrier *b);
+bool sim_order_knows(const SimWarp *x, const SimRead *r);
+
+/* simulate_warp.c */
+typedef enum SimStep { STEP_RAN, STEP_BLOCKED, STEP_EXITED, STEP_FAILED } SimStep;
+void sim_warp_start(Sim *S, SimWarp *w, int id);
+void sim_warp_free(SimWarp *w);
+SimStep sim_warp_step(Sim *S, SimWarp *w);
+void sim_describe_wait(Sim *S, const SimWarp *w, char *buf, size_t size);
+
+#endif

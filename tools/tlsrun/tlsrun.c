@@ -1,0 +1,702 @@
+/* tlsrun: runs an entry of a tlsc PTX file on the GPU with random inputs,
+ * checks it against cuBLAS (or a host reference) and times it beside cuBLAS.
+ *
+ *   tlsrun FILE.ptx --list
+ *   tlsrun --probe            (exit 0 and the GPU's name, or 3: no GPU)
+ *   tlsrun FILE.ptx [--kernel NAME] [--config k=v,...]
+ *          [-m M -n N -k K | --sizes MxNxK,...] [--check] [--bench]
+ *          [--reps R] [--seed S]
+ *
+ * --config picks an autotune point: the entry of script NAME (--kernel, else
+ * the first entry's script) whose config holds every k=v given. --autotune
+ * times every point of that script (tls_autotune) and names the fastest.
+ *
+ * Known entry shapes: matmul (m_size n_size k_size a_ptr b_ptr c_ptr, fp16,
+ * C[M,N] = A[M,K] . B[N,K]^T row-major), vector add (n a_ptr b_ptr c_ptr
+ * over f32 or f16) and copy (m_size n_size src_ptr dst_ptr over f32 or f16,
+ * dst = src, an [m, n] matrix from -m and -n). Exit: 0 ok, 1 check failed, 2 usage or bad file, 3 no
+ * GPU/driver, 4 launch refused. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/tlsrun/tlsrun.h"
+
+enum { MAX_SIZES = 16, HOST_SAMPLE_ROWS = 16 };
+
+typedef struct Size {
+  int64_t m, n, k;
+} Size;
+
+typedef struct Options {
+  const char *file, *kernel, *config;
+  Size sizes[MAX_SIZES];
+  int nsizes;
+  Size one; /* from -m/-n/-k */
+  bool check, bench, list, probe, autotune;
+  int reps;
+  uint64_t seed;
+} Options;
+
+/* One benchmarked size, for the final table. */
+typedef struct Row {
+  Size s;
+  Timing mine, ref;
+  bool have_ref;
+} Row;
+
+/* Everything a run of one entry needs. */
+typedef struct Run {
+  tls_context *ctx;
+  const tls_module *mod;
+  const tls_kernel *k;
+  void *stream;
+  Cublas *cb;
+  tls_arg args[TLS_MAX_PARAMS];
+  int nargs;
+  Size s;
+  uint64_t a, b, c, cref;
+  int reps;
+  tls_status launch_status; /* of the entry's last launch */
+  Row rows[MAX_SIZES];
+  int nrows;
+} Run;
+
+static void usage(void) {
+  fprintf(stderr, "usage: tlsrun FILE.ptx --list\n"
+                  "       tlsrun --probe\n"
+                  "       tlsrun FILE.ptx [--kernel NAME] [--config k=v,...] [-m M -n N -k K | "
+                  "--sizes MxNxK,...]\n"
+                  "              [--check] [--bench] [--autotune] [--reps R] [--seed S]\n");
+}
+
+/* ------------------------------------------------------------ options */
+
+static bool parse_i64(const char *s, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno) return false;
+  *out = v;
+  return true;
+}
+
+static bool parse_sizes(Options *o, char *list) {
+  char *save;
+  for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    long long m, n, k;
+    char extra;
+    if (o->nsizes == MAX_SIZES || sscanf(t, "%lldx%lldx%lld%c", &m, &n, &k, &extra) != 3)
+      return false;
+    o->sizes[o->nsizes++] = (Size){m, n, k};
+  }
+  return o->nsizes > 0;
+}
+
+static bool parse_options(int argc, char **argv, Options *o) {
+  *o = (Options){.one = {4096, 4096, 4096}, .reps = 30, .seed = 1};
+  int64_t v;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (!strcmp(a, "--list"))
+      o->list = true;
+    else if (!strcmp(a, "--probe"))
+      o->probe = true;
+    else if (!strcmp(a, "--autotune"))
+      o->autotune = true;
+    else if (!strcmp(a, "--check"))
+      o->check = true;
+    else if (!strcmp(a, "--bench"))
+      o->bench = true;
+    else if (!strcmp(a, "--kernel") && has_value)
+      o->kernel = argv[++i];
+    else if (!strcmp(a, "--config") && has_value)
+      o->config = argv[++i];
+    else if (!strcmp(a, "--sizes") && has_value) {
+      if (!parse_sizes(o, argv[++i])) return false;
+    } else if ((!strcmp(a, "-m") || !strcmp(a, "-n") || !strcmp(a, "-k")) && has_value) {
+      if (!parse_i64(argv[++i], &v)) return false;
+      *(a[1] == 'm' ? &o->one.m : a[1] == 'n' ? &o->one.n : &o->one.k) = v;
+    } else if (!strcmp(a, "--reps") && has_value) {
+      if (!parse_i64(argv[++i], &v) || v < 1 || v > 100000) return false;
+      o->reps = (int)v;
+    } else if (!strcmp(a, "--seed") && has_value) {
+      if (!parse_i64(argv[++i], &v)) return false;
+      o->seed = (uint64_t)v;
+    } else if (a[0] != '-' && !o->file)
+      o->file = a;
+    else
+      return false;
+  }
+  if (!o->nsizes) o->sizes[o->nsizes++] = o->one;
+  return o->file != NULL || o->probe;
+}
+
+/* --probe: is there a GPU tlsrun can use? */
+static int probe(void) {
+  tls_context *ctx;
+  tls_status st = tls_init(0, &ctx);
+  if (st)
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(ctx));
+  else
+    printf("%s (%s)\n", tls_context_device_name(ctx), tls_context_arch(ctx));
+  tls_context_free(ctx);
+  return st ? EXIT_NO_GPU : EXIT_OK;
+}
+
+/* --------------------------------------------------------------- list */
+
+static int list_entries(const Options *o) {
+  tls_context *ctx;
+  tls_module *mod;
+  tls_init_offline(&ctx);
+  if (tls_module_load_file(ctx, o->file, &mod)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(ctx));
+    tls_context_free(ctx);
+    return EXIT_USAGE;
+  }
+  for (int i = 0; i < tls_module_num_kernels(mod); i++) {
+    const tls_kernel *k = tls_module_kernel(mod, i);
+    printf("%s script=%s block=%d smem=%d tmaps=%d config=[%s]\n", tls_kernel_name(k),
+           tls_kernel_script(k), tls_kernel_block(k), tls_kernel_smem(k), tls_kernel_num_tmaps(k),
+           tls_kernel_config(k));
+    for (int p = 0; p < tls_kernel_num_params(k); p++)
+      printf("  param %s %s\n", tls_kernel_param_name(k, p), tls_kernel_param_type(k, p));
+  }
+  tls_module_free(mod);
+  tls_context_free(ctx);
+  return EXIT_OK;
+}
+
+/* -------------------------------------------------------- arguments */
+
+static int param_index(const tls_kernel *k, const char *name) {
+  for (int i = 0; i < tls_kernel_num_params(k); i++)
+    if (!strcmp(tls_kernel_param_name(k, i), name)) return i;
+  return -1;
+}
+
+/* An integer argument of the parameter's own type. */
+static tls_arg int_arg(const char *type, int64_t v) {
+  if (!strcmp(type, "i64")) return tls_i64(v);
+  if (!strcmp(type, "u64")) return tls_u64((uint64_t)v);
+  if (!strcmp(type, "u32")) return tls_u32((uint32_t)v);
+  return tls_i32((int32_t)v);
+}
+
+/* Fills r->args by parameter name; false when the entry has another shape. */
+static bool bind_args(Run *r, const char *const *names, const int64_t *ints, int nints,
+                      const uint64_t *ptrs) {
+  const tls_kernel *k = r->k;
+  int n = tls_kernel_num_params(k);
+  for (int i = 0; names[i]; i++)
+    if (param_index(k, names[i]) < 0) return false;
+  int count = 0;
+  while (names[count]) count++;
+  if (n != count) return false;
+  for (int i = 0; names[i]; i++) {
+    int p = param_index(k, names[i]);
+    const char *type = tls_kernel_param_type(k, p);
+    bool is_ptr = !strncmp(type, "ptr", 3);
+    if (is_ptr != (i >= nints)) return false;
+    r->args[p] = is_ptr ? tls_ptr(ptrs[i - nints]) : int_arg(type, ints[i]);
+  }
+  r->nargs = n;
+  return true;
+}
+
+static const char *const MATMUL_NAMES[] = {"m_size", "n_size", "k_size", "a_ptr",
+                                           "b_ptr",  "c_ptr",  NULL};
+static const char *const VADD_NAMES[] = {"n", "a_ptr", "b_ptr", "c_ptr", NULL};
+
+static bool is_matmul(const tls_kernel *k) {
+  for (int i = 3; i < 6; i++) {
+    int p = param_index(k, MATMUL_NAMES[i]);
+    if (p < 0 || strcmp(tls_kernel_param_type(k, p), "ptr f16")) return false;
+  }
+  return tls_kernel_num_params(k) == 6 && param_index(k, "m_size") >= 0 &&
+         param_index(k, "n_size") >= 0 && param_index(k, "k_size") >= 0;
+}
+
+/* "f32" / "f16" for a vector-add entry, NULL otherwise. */
+static const char *vadd_dtype(const tls_kernel *k) {
+  if (tls_kernel_num_params(k) != 4 || param_index(k, "n") < 0) return NULL;
+  const char *t = NULL;
+  for (int i = 1; i < 4; i++) {
+    int p = param_index(k, VADD_NAMES[i]);
+    if (p < 0) return NULL;
+    const char *pt = tls_kernel_param_type(k, p);
+    if (strcmp(pt, "ptr f32") && strcmp(pt, "ptr f16")) return NULL;
+    if (t && strcmp(t, pt)) return NULL;
+    t = pt;
+  }
+  return t + 4;
+}
+
+/* ------------------------------------------------------------ matmul */
+
+static bool launch_entry(void *arg) {
+  Run *r = arg;
+  r->launch_status = tls_launch(r->k, r->args, r->nargs, r->stream);
+  return r->launch_status == TLS_OK;
+}
+
+/* Exit 4 when the runtime refused the launch, else 1 (a GPU failure). */
+static int failure_code(const Run *r) {
+  tls_status st = r->launch_status;
+  return st >= TLS_ERR_ARG_COUNT && st <= TLS_ERR_TMAP ? EXIT_REFUSED : EXIT_CHECK;
+}
+
+static bool launch_cublas_path(Run *r, CublasPath path) {
+  char msg[256];
+  if (cublas_gemm(r->cb, path, (int)r->s.m, (int)r->s.n, (int)r->s.k, r->a, r->b, r->cref, msg,
+                  sizeof msg))
+    return true;
+  fprintf(stderr, "tlsrun: %s\n", msg);
+  return false;
+}
+
+static bool launch_cublas(void *arg) { return launch_cublas_path(arg, CUBLAS_PATH_GEMMEX); }
+static bool launch_cublas_lt(void *arg) { return launch_cublas_path(arg, CUBLAS_PATH_LT); }
+
+/* Relative error over the given rows of C (all when rows == NULL). */
+static Compare compare_rows(const uint16_t *c, const uint16_t *cref16, const double *cref64,
+                            int64_t n, const int64_t *rows, int64_t nrows) {
+  Compare cmp = {0, 0, 0};
+  double diff2 = 0, ref2 = 0;
+  for (int64_t r = 0; r < nrows; r++) {
+    int64_t row = rows ? rows[r] : r;
+    for (int64_t j = 0; j < n; j++) {
+      double got = half_to_float(c[row * n + j]);
+      double want = cref64 ? cref64[r * n + j] : half_to_float(cref16[row * n + j]);
+      if (!isfinite(want)) cmp.bad_ref++;
+      if (!isfinite(got)) cmp.bad_values++;
+      if (!isfinite(got) || !isfinite(want)) continue;
+      diff2 += (got - want) * (got - want);
+      ref2 += want * want;
+    }
+  }
+  cmp.rel_err = ref2 > 0 ? sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0);
+  return cmp;
+}
+
+/* Runs `launch` once into a buffer poisoned with 0xFF (NaN) and downloads
+ * it; false with the message printed. */
+static bool run_poisoned(Run *r, RunFn launch, uint64_t dst, uint16_t *host, size_t bytes,
+                         const char *what) {
+  if (tls_mem_set8(r->ctx, dst, 0xFF, bytes) || !launch(r) || tls_synchronize(r->ctx) ||
+      tls_mem_download(r->ctx, host, dst, bytes)) {
+    fprintf(stderr, "tlsrun: %s failed: %s\n", what, tls_last_error(r->ctx));
+    return false;
+  }
+  return true;
+}
+
+/* The float64 host reference on `nrows` rows spread over M (first and last
+ * included), compared with C; the NaN scan covers all of C. */
+static Compare host_check(const Run *r, const uint16_t *a, const uint16_t *b, const uint16_t *c,
+                          int64_t nrows) {
+  Size s = r->s;
+  int64_t rows[HOST_SAMPLE_ROWS];
+  if (nrows > s.m) nrows = s.m;
+  for (int64_t i = 0; i < nrows; i++) rows[i] = nrows > 1 ? i * (s.m - 1) / (nrows - 1) : 0;
+  double *ref64 = malloc((size_t)(nrows * s.n) * sizeof *ref64);
+  Compare cmp = {INFINITY, 0, 0};
+  if (ref64) {
+    host_matmul_rows(a, b, ref64, s.n, s.k, rows, (int)nrows);
+    cmp = compare_rows(c, NULL, ref64, s.n, rows, nrows);
+  }
+  cmp.bad_values = compare_rows(c, c, NULL, s.n, NULL, s.m).bad_values;
+  free(ref64);
+  return cmp;
+}
+
+/* Runs the entry once and checks C against cuBLAS over all of it (when
+ * present) and against float64 on the host over sampled rows (always: a
+ * cross-check that cuBLAS and the entry are not wrong alike). */
+static int check_matmul(Run *r, const uint16_t *a, const uint16_t *b) {
+  Size s = r->s;
+  size_t c_bytes = (size_t)(s.m * s.n) * 2;
+  uint16_t *c = malloc(c_bytes), *cref = r->cb ? malloc(c_bytes) : NULL;
+  bool ok = c && (cref || !r->cb);
+  if (!ok) fprintf(stderr, "tlsrun: out of host memory\n");
+  ok = ok && run_poisoned(r, launch_entry, r->c, c, c_bytes, tls_kernel_name(r->k));
+  ok = ok &&
+       (!r->cb || run_poisoned(r, launch_cublas, r->cref, cref, c_bytes, "the cuBLAS reference"));
+  if (!ok) return free(c), free(cref), failure_code(r);
+  int64_t sample = r->cb ? 4 : HOST_SAMPLE_ROWS;
+  Compare host = host_check(r, a, b, c, sample), blas = {0, 0, 0};
+  printf("check %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": rel_err", tls_kernel_name(r->k), s.m,
+         s.n, s.k);
+  if (r->cb) {
+    blas = compare_rows(c, cref, NULL, s.n, NULL, s.m);
+    printf(" %.3e vs cuBLAS,", blas.rel_err);
+  }
+  printf(" %.3e vs float64 host (%" PRId64 " rows)", host.rel_err, sample < s.m ? sample : s.m);
+  bool pass =
+      host.bad_values == 0 && blas.bad_ref == 0 && host.rel_err < 1e-2 && blas.rel_err < 1e-2;
+  if (host.bad_values) printf(", %" PRId64 " NaN/Inf (unwritten) values", host.bad_values);
+  if (blas.bad_ref) printf(", cuBLAS result has %" PRId64 " NaN/Inf", blas.bad_ref);
+  printf(": %s\n", pass ? "PASS" : "FAIL");
+  free(c), free(cref);
+  return pass ? EXIT_OK : EXIT_CHECK;
+}
+
+static double tflops(Size s, double ms) {
+  return 2.0 * (double)s.m * (double)s.n * (double)s.k / (ms * 1e-3) / 1e12;
+}
+
+/* Times the entry and cuBLAS on the same buffers; one line per size. */
+static int bench_matmul(Run *r) {
+  Row *row = &r->rows[r->nrows++];
+  row->s = r->s;
+  /* The entry, cublasGemmEx and cublasLt (heuristic algorithm), interleaved;
+   * the faster cuBLAS path is the baseline. */
+  RunFn runs[3] = {launch_entry, launch_cublas, launch_cublas_lt};
+  void *args[3] = {r, r, r};
+  int nruns = !r->cb ? 1 : cublas_has_lt(r->cb) ? 3 : 2;
+  Timing t[3];
+  if (!bench_time_many(r->ctx, r->stream, runs, args, nruns, r->reps, t)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+    return EXIT_CHECK;
+  }
+  row->mine = t[0];
+  row->have_ref = nruns > 1;
+  const char *which = "cublasGemmEx";
+  row->ref = t[1];
+  if (nruns == 3 && t[2].median_ms < t[1].median_ms) row->ref = t[2], which = "cublasLt";
+  printf("bench %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64
+         ": tlsc %.3f ms (min %.3f max %.3f) %.1f TFLOPS",
+         tls_kernel_name(r->k), r->s.m, r->s.n, r->s.k, row->mine.median_ms, row->mine.min_ms,
+         row->mine.max_ms, tflops(r->s, row->mine.median_ms));
+  if (row->have_ref)
+    printf(" | cuBLAS (%s) %.3f ms (min %.3f max %.3f) %.1f TFLOPS | tlsc/cuBLAS %.3f\n", which,
+           row->ref.median_ms, row->ref.min_ms, row->ref.max_ms, tflops(r->s, row->ref.median_ms),
+           row->ref.median_ms / row->mine.median_ms);
+  else
+    printf(" | cuBLAS unavailable\n");
+  return EXIT_OK;
+}
+
+/* Times every autotune point of the entry's script on these buffers. */
+static int autotune_matmul(Run *r) {
+  const tls_module *mod = r->mod;
+  float ms[256], best_ms = 0;
+  const tls_kernel *best = NULL;
+  if (tls_autotune(mod, tls_kernel_script(r->k), r->args, r->nargs, r->stream, r->reps, &best,
+                   &best_ms, ms)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+    return EXIT_CHECK;
+  }
+  for (int i = 0; i < tls_module_num_kernels(mod) && i < 256; i++)
+    if (ms[i] >= 0)
+      printf("autotune %s [%s] M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": %.3f ms %.1f TFLOPS%s\n",
+             tls_kernel_name(tls_module_kernel(mod, i)),
+             tls_kernel_config(tls_module_kernel(mod, i)), r->s.m, r->s.n, r->s.k, ms[i],
+             tflops(r->s, ms[i]), tls_module_kernel(mod, i) == best ? "  <- fastest" : "");
+  return EXIT_OK;
+}
+
+static void fill_half(uint16_t *h, int64_t count, Rng *rng) {
+  for (int64_t i = 0; i < count; i++) h[i] = float_to_half(rng_uniform(rng));
+}
+
+static void free_buffers(Run *r) {
+  tls_mem_free(r->ctx, r->a), tls_mem_free(r->ctx, r->b);
+  tls_mem_free(r->ctx, r->c), tls_mem_free(r->ctx, r->cref);
+  r->a = r->b = r->c = r->cref = 0;
+}
+
+/* One size: inputs, then --check and/or --bench (or a single run). */
+static int run_matmul(Run *r, const Options *o, Size s) {
+  r->s = s;
+  /* Refuse bad sizes before allocating: validate with placeholder pointers. */
+  const uint64_t fake = 1 << 20;
+  int64_t ints[3] = {s.m, s.n, s.k};
+  uint64_t ptrs[3] = {fake, fake, fake};
+  tls_launch_plan plan;
+  bind_args(r, MATMUL_NAMES, ints, 3, ptrs);
+  if (s.m > INT32_MAX || s.n > INT32_MAX || s.k > INT32_MAX ||
+      tls_prepare_launch(r->k, r->args, r->nargs, &plan)) {
+    fprintf(stderr, "tlsrun: %s\n",
+            s.m > INT32_MAX || s.n > INT32_MAX || s.k > INT32_MAX ? "sizes must fit in 32 bits"
+                                                                  : tls_last_error(r->ctx));
+    return EXIT_REFUSED;
+  }
+  size_t a_n = (size_t)(s.m * s.k), b_n = (size_t)(s.n * s.k), c_n = (size_t)(s.m * s.n);
+  uint16_t *a = malloc(a_n * 2), *b = malloc(b_n * 2);
+  Rng rng;
+  rng_seed(&rng, o->seed);
+  int rc = EXIT_OK;
+  if (!a || !b) rc = (fprintf(stderr, "tlsrun: out of host memory\n"), EXIT_CHECK);
+  if (!rc) {
+    fill_half(a, (int64_t)a_n, &rng);
+    fill_half(b, (int64_t)b_n, &rng);
+    if (tls_mem_alloc(r->ctx, &r->a, a_n * 2) || tls_mem_alloc(r->ctx, &r->b, b_n * 2) ||
+        tls_mem_alloc(r->ctx, &r->c, c_n * 2) ||
+        (r->cb && tls_mem_alloc(r->ctx, &r->cref, c_n * 2)) ||
+        tls_mem_upload(r->ctx, r->a, a, a_n * 2) || tls_mem_upload(r->ctx, r->b, b, b_n * 2))
+      rc = (fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx)), EXIT_CHECK);
+  }
+  uint64_t real[3] = {r->a, r->b, r->c};
+  bind_args(r, MATMUL_NAMES, ints, 3, real);
+  if (!rc && o->check) rc = check_matmul(r, a, b);
+  if (!rc && o->bench) rc = bench_matmul(r);
+  if (!rc && o->autotune) rc = autotune_matmul(r);
+  if (!rc && !o->check && !o->bench && !o->autotune) {
+    if (!launch_entry(r) || tls_synchronize(r->ctx))
+      rc = (fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx)), failure_code(r));
+    else
+      printf("ran %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " grid=%u\n", tls_kernel_name(r->k),
+             s.m, s.n, s.k, plan.grid[0]);
+  }
+  free(a), free(b);
+  free_buffers(r);
+  return rc;
+}
+
+static void print_table(const Run *r) {
+  if (r->nrows < 1) return;
+  printf("\n| M | N | K | tlsc ms | tlsc TFLOPS | cuBLAS ms | cuBLAS TFLOPS | tlsc/cuBLAS |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < r->nrows; i++) {
+    const Row *w = &r->rows[i];
+    printf("| %" PRId64 " | %" PRId64 " | %" PRId64 " | %.3f | %.1f |", w->s.m, w->s.n, w->s.k,
+           w->mine.median_ms, tflops(w->s, w->mine.median_ms));
+    if (w->have_ref)
+      printf(" %.3f | %.1f | %.3f |\n", w->ref.median_ms, tflops(w->s, w->ref.median_ms),
+             w->ref.median_ms / w->mine.median_ms);
+    else
+      printf(" - | - | - |\n");
+  }
+}
+
+/* -------------------------------------------------------- vector add */
+
+/* c = a + b over n elements of f32 or f16, checked element by element. */
+static int run_vadd(Run *r, const Options *o, const char *dtype, int64_t n) {
+  const uint64_t fake = 1 << 20;
+  int64_t ints[1] = {n};
+  uint64_t ptrs[3] = {fake, fake, fake};
+  tls_launch_plan plan;
+  bind_args(r, VADD_NAMES, ints, 1, ptrs);
+  if (tls_prepare_launch(r->k, r->args, r->nargs, &plan)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+    return EXIT_REFUSED;
+  }
+  bool half = !strcmp(dtype, "f16");
+  size_t esz = half ? 2 : 4, bytes = (size_t)n * esz;
+  char *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+  Rng rng;
+  rng_seed(&rng, o->seed);
+  int rc = EXIT_OK;
+  if (!a || !b || !c) rc = EXIT_CHECK;
+  for (int64_t i = 0; !rc && i < n; i++) {
+    float x = rng_uniform(&rng), y = rng_uniform(&rng);
+    if (half)
+      ((uint16_t *)a)[i] = float_to_half(x), ((uint16_t *)b)[i] = float_to_half(y);
+    else
+      ((float *)a)[i] = x, ((float *)b)[i] = y;
+  }
+  if (!rc && (tls_mem_alloc(r->ctx, &r->a, bytes) || tls_mem_alloc(r->ctx, &r->b, bytes) ||
+              tls_mem_alloc(r->ctx, &r->c, bytes) || tls_mem_upload(r->ctx, r->a, a, bytes) ||
+              tls_mem_upload(r->ctx, r->b, b, bytes) || tls_mem_set8(r->ctx, r->c, 0xFF, bytes)))
+    rc = EXIT_CHECK;
+  uint64_t real[3] = {r->a, r->b, r->c};
+  bind_args(r, VADD_NAMES, ints, 1, real);
+  if (!rc &&
+      (!launch_entry(r) || tls_synchronize(r->ctx) || tls_mem_download(r->ctx, c, r->c, bytes)))
+    rc = EXIT_CHECK;
+  if (rc) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+  int64_t wrong = 0;
+  double worst = 0;
+  for (int64_t i = 0; !rc && i < n; i++) {
+    double want, got;
+    if (half) {
+      want = half_to_float(
+          float_to_half(half_to_float(((uint16_t *)a)[i]) + half_to_float(((uint16_t *)b)[i])));
+      got = half_to_float(((uint16_t *)c)[i]);
+    } else {
+      want = (double)(((float *)a)[i] + ((float *)b)[i]);
+      got = ((float *)c)[i];
+    }
+    double err = fabs(got - want);
+    if (!(err <= 1e-6 * fabs(want))) wrong++; /* also NaN (unwritten) */
+    if (err > worst || isnan(err)) worst = err;
+  }
+  if (!rc && o->check) {
+    printf("check %s n=%" PRId64 " (%s): %" PRId64 " wrong elements, max abs error %.3e: %s\n",
+           tls_kernel_name(r->k), n, dtype, wrong, worst, wrong ? "FAIL" : "PASS");
+    if (wrong) rc = EXIT_CHECK;
+  }
+  if (!rc && o->bench) {
+    Timing t;
+    if (!bench_time(r->ctx, r->stream, launch_entry, r, r->reps, &t))
+      rc = EXIT_CHECK;
+    else
+      printf("bench %s n=%" PRId64 ": %.4f ms (min %.4f max %.4f) %.1f GB/s\n",
+             tls_kernel_name(r->k), n, t.median_ms, t.min_ms, t.max_ms,
+             3.0 * (double)bytes / (t.median_ms * 1e-3) / 1e9);
+  }
+  if (!rc && !o->check && !o->bench) printf("ran %s n=%" PRId64 "\n", tls_kernel_name(r->k), n);
+  free(a), free(b), free(c);
+  free_buffers(r);
+  return rc;
+}
+
+/* ------------------------------------------------------------- copy */
+
+static const char *const COPY_NAMES[] = {"m_size", "n_size", "src_ptr", "dst_ptr", NULL};
+
+/* Element size of a copy entry (m_size n_size src_ptr dst_ptr, both
+ * pointers f16 or both f32), 0 for any other shape. */
+static size_t copy_elem_size(const tls_kernel *k) {
+  if (tls_kernel_num_params(k) != 4 || param_index(k, "m_size") < 0 || param_index(k, "n_size") < 0)
+    return 0;
+  int src = param_index(k, "src_ptr"), dst = param_index(k, "dst_ptr");
+  if (src < 0 || dst < 0) return 0;
+  const char *st = tls_kernel_param_type(k, src), *dt = tls_kernel_param_type(k, dst);
+  if (strcmp(st, dt)) return 0;
+  return !strcmp(st, "ptr f16") ? 2 : !strcmp(st, "ptr f32") ? 4 : 0;
+}
+
+/* dst = src over an [m, n] matrix (-m, -n), checked byte for byte; dst
+ * starts as 0xFF so an unwritten element counts as wrong. */
+static int run_copy(Run *r, const Options *o, size_t esz, Size s) {
+  int64_t ints[2] = {s.m, s.n};
+  uint64_t fake[2] = {1 << 20, 1 << 20};
+  tls_launch_plan plan;
+  bind_args(r, COPY_NAMES, ints, 2, fake);
+  if (s.m < 1 || s.n < 1 || tls_prepare_launch(r->k, r->args, r->nargs, &plan)) {
+    fprintf(stderr, "tlsrun: %s\n",
+            s.m < 1 || s.n < 1 ? "-m and -n must be positive" : tls_last_error(r->ctx));
+    return EXIT_REFUSED;
+  }
+  size_t count = (size_t)s.m * (size_t)s.n, bytes = count * esz;
+  unsigned char *src = malloc(bytes), *dst = malloc(bytes);
+  Rng rng;
+  rng_seed(&rng, o->seed);
+  int rc = src && dst ? EXIT_OK : EXIT_CHECK;
+  for (size_t i = 0; !rc && i < count; i++) {
+    float x = rng_uniform(&rng);
+    if (esz == 2)
+      ((uint16_t *)src)[i] = float_to_half(x);
+    else
+      ((float *)src)[i] = x;
+  }
+  if (!rc && (tls_mem_alloc(r->ctx, &r->a, bytes) || tls_mem_alloc(r->ctx, &r->c, bytes) ||
+              tls_mem_upload(r->ctx, r->a, src, bytes) || tls_mem_set8(r->ctx, r->c, 0xFF, bytes)))
+    rc = EXIT_CHECK;
+  uint64_t real[2] = {r->a, r->c};
+  bind_args(r, COPY_NAMES, ints, 2, real);
+  if (!rc &&
+      (!launch_entry(r) || tls_synchronize(r->ctx) || tls_mem_download(r->ctx, dst, r->c, bytes)))
+    rc = failure_code(r);
+  if (rc) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
+  int64_t wrong = 0;
+  for (size_t i = 0; !rc && i < count; i++) wrong += memcmp(src + i * esz, dst + i * esz, esz) != 0;
+  if (!rc && o->check) {
+    printf("check %s M=%" PRId64 " N=%" PRId64 ": %" PRId64 " wrong elements: %s\n",
+           tls_kernel_name(r->k), s.m, s.n, wrong, wrong ? "FAIL" : "PASS");
+    if (wrong) rc = EXIT_CHECK;
+  }
+  if (!rc && o->bench) {
+    Timing t;
+    if (!bench_time(r->ctx, r->stream, launch_entry, r, r->reps, &t))
+      rc = EXIT_CHECK;
+    else
+      printf("bench %s M=%" PRId64 " N=%" PRId64 ": %.4f ms (min %.4f max %.4f) %.1f GB/s\n",
+             tls_kernel_name(r->k), s.m, s.n, t.median_ms, t.min_ms, t.max_ms,
+             2.0 * (double)bytes / (t.median_ms * 1e-3) / 1e9);
+  }
+  if (!rc && !o->check && !o->bench)
+    printf("ran %s M=%" PRId64 " N=%" PRId64 "\n", tls_kernel_name(r->k), s.m, s.n);
+  free(src), free(dst);
+  free_buffers(r);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- main */
+
+/* --kernel names an entry, or (with --config or --autotune) a script; an
+ * entry alone in its file needs neither. */
+static const tls_kernel *pick_kernel(tls_module *mod, const Options *o) {
+  if (o->config) {
+    const char *script = o->kernel ? o->kernel : tls_kernel_script(tls_module_kernel(mod, 0));
+    return tls_kernel_find_config(mod, script, o->config);
+  }
+  if (o->kernel) {
+    const tls_kernel *k = tls_kernel_find(mod, o->kernel);
+    return k || !o->autotune ? k : tls_kernel_find_config(mod, o->kernel, "");
+  }
+  if (tls_module_num_kernels(mod) == 1 || o->autotune) return tls_module_kernel(mod, 0);
+  fprintf(stderr, "tlsrun: the file has %d entries: name one with --kernel (see --list)\n",
+          tls_module_num_kernels(mod));
+  return NULL;
+}
+
+static int run_entry(Run *r, const Options *o) {
+  const char *vdt = vadd_dtype(r->k);
+  size_t copy_esz = copy_elem_size(r->k);
+  if (!is_matmul(r->k) && !vdt && !copy_esz) {
+    fprintf(stderr,
+            "tlsrun: entry '%s' has no shape tlsrun knows (matmul: m_size n_size k_size a_ptr "
+            "b_ptr c_ptr "
+            "over f16; vector add: n a_ptr b_ptr c_ptr over f32/f16; copy: m_size n_size src_ptr "
+            "dst_ptr "
+            "over f32/f16)\n",
+            tls_kernel_name(r->k));
+    return EXIT_USAGE;
+  }
+  char msg[256] = "";
+  if (vdt) return run_vadd(r, o, vdt, o->sizes[0].n);
+  if (copy_esz) return run_copy(r, o, copy_esz, o->sizes[0]);
+  r->cb = cublas_open(r->ctx, r->stream, msg, sizeof msg);
+  if (!r->cb) fprintf(stderr, "tlsrun: no cuBLAS (%s): using the host reference\n", msg);
+  int rc = EXIT_OK;
+  for (int i = 0; i < o->nsizes && !rc; i++) rc = run_matmul(r, o, o->sizes[i]);
+  if (!rc && o->bench) print_table(r);
+  cublas_close(r->cb);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  Options o;
+  if (!parse_options(argc, argv, &o)) return usage(), EXIT_USAGE;
+  if (o.probe) return probe();
+  if (o.list) return list_entries(&o);
+  static Run r; /* large: rows of timings */
+  r.reps = o.reps;
+  tls_status st = tls_init(0, &r.ctx);
+  if (st) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+    tls_context_free(r.ctx);
+    return st == TLS_ERR_NO_DRIVER || st == TLS_ERR_NO_DEVICE ? EXIT_NO_GPU : EXIT_CHECK;
+  }
+  tls_module *mod;
+  if (tls_module_load_file(r.ctx, o.file, &mod)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+    tls_context_free(r.ctx);
+    return EXIT_USAGE;
+  }
+  int rc = EXIT_USAGE;
+  r.mod = mod;
+  r.k = pick_kernel(mod, &o);
+  if (!r.k && (o.kernel || o.config)) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+  if (r.k && bench_setup(r.ctx, &r.stream)) {
+    fprintf(stderr, "tlsrun: %s on %s (%s), compiled by %s\n", tls_kernel_name(r.k),
+            tls_context_device_name(r.ctx), tls_context_arch(r.ctx), tls_module_compiled_by(mod));
+    rc = run_entry(&r, &o);
+  } else if (r.k) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+    rc = EXIT_CHECK;
+  }
+  bench_teardown(r.ctx, r.stream);
+  tls_module_free(mod);
+  tls_context_free(r.ctx);
+  return rc;
+}
