@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tree.sh ROOT: the tree stands alone and stays balanced.
+#  - no file refers to a document outside the repository;
+#  - file names of C sources are unique across the tree;
+#  - no folder holds more than a quarter of the C lines outside tests/.
+set -u
+root=$1
+cd "$root" || exit 2
+bad=0
+files() { find . \( -name '.git' -o -name 'build*' -o -name '.anchors' \) -prune -o -type f "$@" -print; }
+
+# A design brief, a shared folder or a seed outside the repository.
+outside='DESIGN''\.md|\.\./shared|shared/(seeds|bench|tilus)'
+if hits=$(files | xargs grep -lE "$outside" 2>/dev/null) && [ -n "$hits" ]; then
+  for h in $hits; do grep -nE "$outside" "$h" | sed "s|^|tree: $h:|"; done
+  echo "tree: these files refer to documents outside the repository"
+  bad=1
+fi
+
+dups=$(files \( -name '*.c' -o -name '*.h' -o -name '*.l' -o -name '*.y' \) |
+  sed 's|.*/||' | sort | uniq -d)
+if [ -n "$dups" ]; then
+  echo "tree: C file names used twice: $dups"
+  bad=1
+fi
+
+total=0 largest=0 name=
+for dir in base frontend ir eval sim backend_ptx runtime tools driver; do
+  n=$(cat $(find "$dir" -type f \( -name '*.c' -o -name '*.h' -o -name '*.l' -o -name '*.y' \)) | wc -l)
+  total=$((total + n))
+  [ "$n" -gt "$largest" ] && largest=$n name=$dir
+done
+echo "tree: largest folder $name, $largest of $total C lines"
+if [ $((largest * 4)) -gt "$total" ]; then
+  echo "tree: $name holds more than a quarter of the C lines"
+  bad=1
+fi
+exit $bad
