@@ -83,7 +83,7 @@ Val emit_smem_addr(Emitter *e, const IrRef *r);
 /* The thread index inside the current group (tid - group begin). */
 Val emit_group_tid(Emitter *e);
 
-/* ---- stmt.c: statements and control flow */
+/* ---- emit_stmt.c: statements and control flow */
 void emit_block(Emitter *e, const IrBlock *b);
 /* Runs body(e, arg) in exactly one thread of the current group (elected). */
 void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const void *arg);
@@ -99,11 +99,11 @@ void emit_printf(Emitter *e, const IrStmt *s);
 /* ---- wgmma.c */
 void emit_wgmma_stmt(Emitter *e, const IrStmt *s);
 
-/* ---- regtile.c: register tensors */
+/* ---- emit_regtile.c: register tensors */
 void tensor_reg_decls(Emitter *e, FILE *out);
 void emit_regtile_stmt(Emitter *e, const IrStmt *s);
 
-/* ---- meta.c: the //@tls metadata block */
+/* ---- emit_meta.c: the //@tls metadata block */
 bool emit_metadata(FILE *out, const IrModule *m, Diag *d);
 
 #endif

@@ -1,4 +1,4 @@
-/* meta.c: the `//@tls` metadata block at the top of the PTX file, in the
+/* emit_meta.c: the `//@tls` metadata block at the top of the PTX file, in the
  * syntax of docs/format.md (the runtime parses it).
  *
  * Expressions (grid, tensor-map dims and strides) are printed over the

@@ -1,4 +1,4 @@
-/* regtile.c: register tensors: fill, cast, elementwise arithmetic, column
+/* emit_regtile.c: register tensors: fill, cast, elementwise arithmetic, column
  * slices of WGMMA fragments, and their loads/stores from global and shared
  * memory.
  *

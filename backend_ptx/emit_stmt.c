@@ -1,6 +1,6 @@
-/* stmt.c: statements and control flow: assignments, loops, branches,
+/* emit_stmt.c: statements and control flow: assignments, loops, branches,
  * thread groups, single-thread regions, block and group barriers. The tile
- * statements are dispatched to async.c, wgmma.c and regtile.c.
+ * statements are dispatched to emit_async.c, emit_wgmma.c and emit_regtile.c.
  */
 #include <inttypes.h>
 

@@ -11,7 +11,7 @@
  * with scale-d true (the accumulator is initialised by its fill) and both
  * operands K-major (imm-trans 0). The f16 fragment holds the same elements
  * per thread as the f32 one, two adjacent columns packed per register
- * (lower column in the low half): exactly regtile.c's packed storage, so
+ * (lower column in the low half): exactly emit_regtile.c's packed storage, so
  * register i/2 of the tensor is the instruction's register i/2.
  *
  * Descriptor (PTX ISA, "Matrix Descriptor Format"), 64 bits:

@@ -1,4 +1,4 @@
-/* util.c: memory helpers shared by every layer.
+/* arena.c: memory helpers shared by every layer.
  *
  * The arena hands out zeroed, 16-byte aligned blocks carved from large
  * chunks; everything is released at once by arena_free. AST and IR nodes

@@ -1,4 +1,4 @@
-/* eval.h: private header of the staged evaluator (ir/eval*.c).
+/* eval_int.h: private header of the staged evaluator (the files of eval/).
  *
  * The evaluator runs a .tls script the way Tilus runs its Python: plain
  * values (ints, lists, classes, instances ...) are computed now, at compile

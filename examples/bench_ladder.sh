@@ -10,7 +10,7 @@ build=${1:?usage: bench_ladder.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: bench_ladder.sh BUILD_DIR OUT_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 tlsc=$build/driver/tlsc
-tlsrun=$build/runtime/tlsrun
+tlsrun=$build/tools/tlsrun/tlsrun
 steps="matmul_v1 matmul_v2 matmul_v3 matmul_v4 matmul_v5"
 failed=0
 mkdir -p "$out"

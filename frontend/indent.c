@@ -1,4 +1,4 @@
-/* layout.c: Python's indentation rules on top of flex's tokens.
+/* indent.c: Python's indentation rules on top of flex's tokens.
  *
  * The scanner measures each line's indentation; when the line's first
  * token arrives it is compared with the stack of open indentation levels:

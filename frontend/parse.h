@@ -1,4 +1,4 @@
-/* parse.h: what the front end's own files share (lexer.l, layout.c,
+/* parse.h: what the front end's own files share (lexer.l, indent.c,
  * parser.y, ast.c). Not for other layers: they use frontend.h. */
 #ifndef TLSC_PARSE_H
 #define TLSC_PARSE_H
@@ -70,7 +70,7 @@ Span span_join(Span first, Span last);
  * stack, so that every later recursive walk is bounded. */
 bool ast_check_depth(const Node *root, Diag *d);
 
-/* return/break/continue/import * where Python allows them (context.c). */
+/* return/break/continue/import * where Python allows them (placement.c). */
 bool ast_check_context(const Node *module, Diag *d);
 
 #endif

@@ -1,6 +1,6 @@
 /* parser.y: the grammar of .tls scripts (a subset of Python 3) -> AST.
  *
- * Tokens come from tls_lex (layout.c), which adds NEWLINE/INDENT/DEDENT to
+ * Tokens come from tls_lex (indent.c), which adds NEWLINE/INDENT/DEDENT to
  * flex's tokens. Expression levels follow Python's grammar one nonterminal
  * per precedence level, lowest first, so the precedence is Python's exactly.
  * Lists are left-recursive, so the parser stack grows only with nesting

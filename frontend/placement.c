@@ -1,4 +1,4 @@
-/* context.c: the placement rules Python checks at compile time.
+/* placement.c: the placement rules Python checks at compile time.
  *
  * `return` only inside a def, `break` and `continue` only inside a loop
  * (a def or class body starts afresh), `from x import *` only at module

@@ -1,4 +1,4 @@
-/* verify.c: structural checks of the IR, run between passes.
+/* check.c: structural checks of the IR, run between passes.
  *
  * They catch evaluator and pass bugs before the backend sees them, and user
  * programs the evaluator let through: operands in the wrong memory space,

@@ -301,7 +301,7 @@ IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name, MemSpace space
                         int rank, const int64_t *shape, Span span);
 
 /* Passes, one per file. Each returns false after reporting errors. */
-bool ir_check(IrModule *m, Diag *d);         /* verify.c */
+bool ir_check(IrModule *m, Diag *d);         /* check.c */
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */
 bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */

@@ -15,7 +15,7 @@ log=$out/bench.log
 : >"$log"
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
 if [ -n "$src" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
-tlsc=$build/driver/tlsc tlsrun=$build/runtime/tlsrun
+tlsc=$build/driver/tlsc tlsrun=$build/tools/tlsrun/tlsrun
 sizes=4096x4096x4096,4096x4096x14336,8192x8192x8192,10240x10240x10240
 "$tlsrun" --probe >>"$log" 2>&1 || { echo "no GPU" | tee -a "$log"; exit 3; }
 fails=0

@@ -32,7 +32,7 @@ src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/d
 if [ -n "$src" ] && [ ! -e "$src" ]; then
   mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src" && say "linked $src -> $PWD"
 fi
-tlsc=$build/driver/tlsc tlsrun=$build/runtime/tlsrun
+tlsc=$build/driver/tlsc tlsrun=$build/tools/tlsrun/tlsrun
 
 say "== $(date -u) on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >>"$log" 2>&1

@@ -16,10 +16,10 @@ if [ -x "$ptxas" ]; then
 else
   echo "ptxas not found: skipping assembly"
 fi
-if build/runtime/tlsrun --probe >/dev/null 2>&1; then
+if build/tools/tlsrun/tlsrun --probe >/dev/null 2>&1; then
   for size in "8192 8192 8192" "4096 4096 4096" "1000 1016 1032"; do
     set -- $size
-    build/runtime/tlsrun out/matmul_v5.ptx --kernel MatmulWGMMAV5 -m "$1" -n "$2" -k "$3" --check --bench
+    build/tools/tlsrun/tlsrun out/matmul_v5.ptx --kernel MatmulWGMMAV5 -m "$1" -n "$2" -k "$3" --check --bench
   done
 else
   echo "no GPU here: skipping the run against cuBLAS (tlsrun --probe)"

@@ -1,4 +1,4 @@
-/* simulate.c: sim_run, the entry of `tlsc --verify`.
+/* sim.c: sim_run, the entry of `tlsc --verify`.
  *
  * For each kernel: bind the run-time parameters, evaluate the grid, pick
  * the blocks (first, middle, last unless told), and run each block's warps

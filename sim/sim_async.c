@@ -1,4 +1,4 @@
-/* simulate_async.c: the asynchronous state of a simulated block.
+/* sim_async.c: the asynchronous state of a simulated block.
  *
  * mbarriers follow the PTX ISA: a phase completes when its pending arrival
  * count and its transaction count are both zero; then the count is reset
@@ -11,7 +11,7 @@
  * Races: every live asynchronous access is a byte range; a new access that
  * overlaps a live one of the other kind (write/read, write/write) is
  * reported with both statements. A bulk store and a store_shared of the
- * same bytes by another warp must be ordered (simulate_order.c): the
+ * same bytes by another warp must be ordered (sim_order.c): the
  * write before the store's issue, or after the wait that retires it.
  */
 #include "sim/sim_int.h"

@@ -1,4 +1,4 @@
-/* simulate_expr.c: scalar expressions and tensor views for the simulator.
+/* sim_expr.c: scalar expressions and tensor views for the simulator.
  *
  * A warp's values are uniform (one per warp, not per thread): the language
  * has no thread index, so every scalar a statement reads is the same in

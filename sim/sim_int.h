@@ -1,4 +1,4 @@
-/* simulate.h: private to ir/simulate*.c (`tlsc --verify`).
+/* sim_int.h: private to the simulator's files (`tlsc --verify`).
  *
  * The simulator runs one block of a planned kernel at a time: every warp
  * of the block walks the IR body with its own copy of the scalar
@@ -14,7 +14,7 @@
  *   - bulk (TMA) stores: their shared reads stay live until the issuing
  *     warp's cp.async.bulk.wait_group.read retires their group, and for
  *     any other warp until it has synchronised with the issuer since
- *     (vector clocks, simulate_order.c); store_shared writes are kept
+ *     (vector clocks, sim_order.c); store_shared writes are kept
  *     until every warp is ordered after them, for the bulk stores that
  *     read their bytes.
  * Every shared access is a byte range [lo, hi) of dynamic shared memory.
@@ -134,7 +134,7 @@ typedef struct SimWarp {
   const SimMeet *meet; /* WAIT_MEET: where it waits */
   SimGroups bulk;      /* bulk stores it issued; retired ones stay
                               until every warp is ordered after the wait */
-  int64_t *clock;      /* what it knows of each warp (simulate_order.c) */
+  int64_t *clock;      /* what it knows of each warp (sim_order.c) */
 } SimWarp;
 
 typedef struct Sim {
@@ -161,10 +161,10 @@ typedef struct Sim {
   bool failed;   /* a problem was reported: stop */
 } Sim;
 
-/* simulate.c */
+/* sim.c */
 void *sim_zalloc(size_t n, size_t size); /* zeroed; aborts when out of memory */
 
-/* simulate_expr.c */
+/* sim_expr.c */
 int64_t sim_eval_int(Sim *S, SimWarp *w, const IrExpr *e, Span sp);
 double sim_eval_float(Sim *S, SimWarp *w, const IrExpr *e, Span sp);
 int64_t sim_wrap(DType t, int64_t v);
@@ -172,7 +172,7 @@ bool sim_view(Sim *S, SimWarp *w, const IrRef *r, Span sp, SimView *out);
 void sim_view_name(const SimView *v, char *buf, size_t size);
 void sim_warps_name(int first, int last, char *buf, size_t size);
 
-/* simulate_async.c */
+/* sim_async.c */
 bool sim_mbar_arrive(Sim *S, SimWarp *w, const IrStmt *s, int64_t lanes);
 bool sim_mbar_ready(Sim *S, int bar, int64_t parity);
 bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s);
@@ -189,14 +189,14 @@ void sim_groups_free(SimGroups *g);
 int sim_bar_index(Sim *S, const SimView *v);
 void sim_bar_name(Sim *S, int bar, char *buf, size_t size);
 
-/* simulate_order.c */
+/* sim_order.c */
 void sim_order_meet(Sim *S, const SimMeet *m, SimWarp *w);
 void sim_order_arrive(Sim *S, SimWarp *w, SimBarrier *b);
 void sim_order_phase(Sim *S, SimBarrier *b);
 void sim_order_acquire(Sim *S, SimWarp *w, const SimBarrier *b);
 bool sim_order_knows(const SimWarp *x, const SimRead *r);
 
-/* simulate_warp.c */
+/* sim_warp.c */
 typedef enum SimStep { STEP_RAN, STEP_BLOCKED, STEP_EXITED, STEP_FAILED } SimStep;
 void sim_warp_start(Sim *S, SimWarp *w, int id);
 void sim_warp_free(SimWarp *w);

@@ -1,4 +1,4 @@
-/* simulate_order.c: what each warp knows of the others (happens-before).
+/* sim_order.c: what each warp knows of the others (happens-before).
  *
  * A bulk store's read of shared memory ends at the issuing warp's
  * cp.async.bulk.wait_group.read, but only that warp is ordered after the

@@ -1,4 +1,4 @@
-/* simulate_warp.c: one warp walking the structured IR body.
+/* sim_warp.c: one warp walking the structured IR body.
  *
  * A warp is a stack of frames (the block being run, its next statement,
  * the loop or region that opened it), so that it can stop at any wait and
