@@ -3,6 +3,9 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer. GPU tests skip themselves
 # where no GPU is found. Then, where clang is found, the fuzzers for a short
 # fixed time (build-fuzz).
+#
+# TILUS_EXAMPLES=DIR (a Tilus checkout's examples folder) adds the Tilus
+# conformance suite (tests/tilus): every example file through tlsc.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -10,7 +13,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 for cfg in build:OFF build-asan:ON; do
   dir=${cfg%%:*} san=${cfg##*:}
   echo "=== $dir (sanitizers $san)"
-  cmake -S . -B "$dir" -DTLSC_SANITIZE="$san" >/dev/null
+  cmake -S . -B "$dir" -DTLSC_SANITIZE="$san" \
+    -DTLSC_TILUS_EXAMPLES="${TILUS_EXAMPLES:-}" >/dev/null
   cmake --build "$dir" -j"$jobs"
   ctest --test-dir "$dir" --output-on-failure -j"$jobs"
 done
