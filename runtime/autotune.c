@@ -1,6 +1,6 @@
 /* autotune.c: tls_autotune: time each autotune point of a script on the
- * caller's arguments and keep the fastest (DESIGN.md §3: "the runtime can
- * time the entries and keep the fastest"). */
+ * caller's arguments and keep the fastest (an autotune space gives one entry
+ * per point, docs/format.md; the runtime, not the compiler, picks one). */
 #include <stdlib.h>
 #include <string.h>
 

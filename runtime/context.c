@@ -80,14 +80,14 @@ void tls_module_set_compile_mode(tls_context *ctx, tls_compile_mode mode) {
 
 /* ------------------------------------------------------------ memory */
 
-static tls_status need_online(tls_context *ctx) {
+tls_status rt_need_online(tls_context *ctx, const char *what) {
   if (!ctx) return TLS_ERR_INVALID;
-  if (!ctx->online) return rt_error(ctx, TLS_ERR_NO_DEVICE, "the context has no GPU");
+  if (!ctx->online) return rt_error(ctx, TLS_ERR_NO_DEVICE, "%s: the context has no GPU", what);
   return TLS_OK;
 }
 
 tls_status tls_mem_alloc(tls_context *ctx, uint64_t *dptr, size_t bytes) {
-  tls_status st = need_online(ctx);
+  tls_status st = rt_need_online(ctx, "tls_mem_alloc");
   if (st) return st;
   CUdeviceptr p = 0;
   CUresult r = ctx->api.cuMemAlloc(&p, bytes);
@@ -97,7 +97,7 @@ tls_status tls_mem_alloc(tls_context *ctx, uint64_t *dptr, size_t bytes) {
 }
 
 tls_status tls_mem_free(tls_context *ctx, uint64_t dptr) {
-  tls_status st = need_online(ctx);
+  tls_status st = rt_need_online(ctx, "tls_mem_free");
   if (st || !dptr) return st;
   rt_buffer_remove(ctx, dptr);
   CUresult r = ctx->api.cuMemFree(dptr);
@@ -105,28 +105,28 @@ tls_status tls_mem_free(tls_context *ctx, uint64_t dptr) {
 }
 
 tls_status tls_mem_upload(tls_context *ctx, uint64_t dst, const void *src, size_t bytes) {
-  tls_status st = need_online(ctx);
+  tls_status st = rt_need_online(ctx, "tls_mem_upload");
   if (st) return st;
   CUresult r = ctx->api.cuMemcpyHtoD(dst, src, bytes);
   return r ? rt_cuda_error(ctx, r, "cuMemcpyHtoD") : TLS_OK;
 }
 
 tls_status tls_mem_download(tls_context *ctx, void *dst, uint64_t src, size_t bytes) {
-  tls_status st = need_online(ctx);
+  tls_status st = rt_need_online(ctx, "tls_mem_download");
   if (st) return st;
   CUresult r = ctx->api.cuMemcpyDtoH(dst, src, bytes);
   return r ? rt_cuda_error(ctx, r, "cuMemcpyDtoH") : TLS_OK;
 }
 
 tls_status tls_mem_set8(tls_context *ctx, uint64_t dst, uint8_t value, size_t bytes) {
-  tls_status st = need_online(ctx);
+  tls_status st = rt_need_online(ctx, "tls_mem_set8");
   if (st) return st;
   CUresult r = ctx->api.cuMemsetD8(dst, value, bytes);
   return r ? rt_cuda_error(ctx, r, "cuMemsetD8") : TLS_OK;
 }
 
 tls_status tls_synchronize(tls_context *ctx) {
-  tls_status st = need_online(ctx);
+  tls_status st = rt_need_online(ctx, "tls_synchronize");
   if (st) return st;
   CUresult r = ctx->api.cuCtxSynchronize();
   return r ? rt_cuda_error(ctx, r, "cuCtxSynchronize (a kernel failed?)") : TLS_OK;

@@ -120,6 +120,9 @@ struct tls_context {
 /* Records the message as the context's last error; returns status. */
 tls_status rt_error(tls_context *ctx, tls_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* TLS_OK on a context with a GPU; else TLS_ERR_INVALID (NULL) or
+ * TLS_ERR_NO_DEVICE with "WHAT: the context has no GPU". */
+tls_status rt_need_online(tls_context *ctx, const char *what);
 /* Turns a failed driver call into TLS_ERR_CUDA with its name and string. */
 tls_status rt_cuda_error(tls_context *ctx, CUresult r, const char *call);
 

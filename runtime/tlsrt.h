@@ -84,6 +84,31 @@ tls_status tls_synchronize(tls_context *ctx);
 tls_status tls_mem_register(tls_context *ctx, uint64_t dptr, size_t bytes);
 void tls_mem_unregister(tls_context *ctx, uint64_t dptr);
 
+/* ------------------------------------------------------------- timing */
+
+/* Streams, event timers and an asynchronous memset: what a benchmark needs
+ * (tlsrun --bench, docs/performance.md "Protocol") without the driver API.
+ * A stream is a CUstream passed as void * (NULL = the legacy default
+ * stream). Offline, each refuses with TLS_ERR_NO_DEVICE. */
+
+/* A blocking stream: it waits for work on the legacy default stream (the
+ * synchronous tls_mem_* calls) and that work waits for it. */
+tls_status tls_stream_create(tls_context *ctx, void **stream);
+/* NULL is the default stream: nothing to destroy (TLS_OK). */
+tls_status tls_stream_destroy(tls_context *ctx, void *stream);
+/* Like tls_mem_set8, queued on `stream` (an L2 flush between timed runs). */
+tls_status tls_mem_set8_async(tls_context *ctx, uint64_t dst, uint8_t value, size_t bytes,
+                              void *stream);
+
+/* A pair of CUDA events: start records the first on `stream`, stop records
+ * the second, waits for it and gives the milliseconds between them. Free
+ * timers before their context. */
+typedef struct tls_timer tls_timer;
+tls_status tls_timer_create(tls_context *ctx, tls_timer **out);
+tls_status tls_timer_start(tls_timer *timer, void *stream);
+tls_status tls_timer_stop(tls_timer *timer, void *stream, float *ms);
+void tls_timer_free(tls_timer *timer);
+
 /* ------------------------------------------------------------- module */
 
 typedef struct tls_module tls_module;

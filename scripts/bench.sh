@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench.sh [BUILD_DIR]: the benchmark table of DESIGN.md §8, on the GPU
+# bench.sh [BUILD_DIR]: the benchmark table of docs/performance.md (its
+# "Protocol" section), on the GPU
 # machine from the repo root with a carried build folder (default build-rt).
 # matmul_v5 at 4096^3, 4096x4096x14336, 8192^3 and 10240^3 for num_stages
 # 2, 3 and 4 (tlsc -D num_stages=N: a value outside the autotune list

@@ -328,8 +328,50 @@ static void test_no_driver(void) {
   CHECK(!tls_context_online(ctx), "offline after a failed init");
   uint64_t p;
   CHECK(tls_mem_alloc(ctx, &p, 16) == TLS_ERR_NO_DEVICE, "no allocation without a GPU");
+  tls_timer *timer = NULL;
+  CHECK(tls_timer_create(ctx, &timer) == TLS_ERR_NO_DEVICE && !timer, "no timer without a driver");
   tls_context_free(ctx);
   unsetenv("TLSC_CUDA_LIB");
+}
+
+/* The timing hook (streams, timers, the asynchronous memset) on an offline
+ * context: each refuses with TLS_ERR_NO_DEVICE and names itself; NULL
+ * handles are TLS_ERR_INVALID. */
+static void test_timing_offline(tls_context *ctx) {
+  void *stream = (void *)&stream;
+  tls_status st = tls_stream_create(ctx, &stream);
+  CHECK(st == TLS_ERR_NO_DEVICE &&
+            strstr(tls_last_error(ctx), "tls_stream_create: the context has no GPU"),
+        "stream_create offline: %s / %s", tls_error_string(st), tls_last_error(ctx));
+  CHECK(stream == (void *)&stream, "stream_create offline leaves the stream alone");
+  st = tls_stream_destroy(ctx, (void *)0x1000);
+  CHECK(st == TLS_ERR_NO_DEVICE &&
+            strstr(tls_last_error(ctx), "tls_stream_destroy: the context has no GPU"),
+        "stream_destroy offline: %s / %s", tls_error_string(st), tls_last_error(ctx));
+  CHECK(tls_stream_destroy(ctx, NULL) == TLS_OK, "destroying the default stream is a no-op");
+  st = tls_mem_set8_async(ctx, A, 0, 256, NULL);
+  CHECK(st == TLS_ERR_NO_DEVICE &&
+            strstr(tls_last_error(ctx), "tls_mem_set8_async: the context has no GPU"),
+        "mem_set8_async offline: %s / %s", tls_error_string(st), tls_last_error(ctx));
+  tls_timer *timer = (tls_timer *)&timer;
+  st = tls_timer_create(ctx, &timer);
+  CHECK(st == TLS_ERR_NO_DEVICE &&
+            strstr(tls_last_error(ctx), "tls_timer_create: the context has no GPU"),
+        "timer_create offline: %s / %s", tls_error_string(st), tls_last_error(ctx));
+  CHECK(timer == (tls_timer *)&timer, "timer_create offline leaves the timer alone");
+  float ms = 0;
+  CHECK(tls_timer_start(NULL, NULL) == TLS_ERR_INVALID, "timer_start without a timer");
+  CHECK(tls_timer_stop(NULL, NULL, &ms) == TLS_ERR_INVALID, "timer_stop without a timer");
+  tls_timer_free(NULL);
+  CHECK(tls_stream_create(NULL, &stream) == TLS_ERR_INVALID, "stream_create without a context");
+  CHECK(tls_stream_destroy(NULL, NULL) == TLS_ERR_INVALID, "stream_destroy without a context");
+  CHECK(tls_timer_create(NULL, &timer) == TLS_ERR_INVALID, "timer_create without a context");
+  CHECK(tls_mem_set8_async(NULL, A, 0, 16, NULL) == TLS_ERR_INVALID,
+        "set8_async without a context");
+  /* The synchronous helpers name themselves too. */
+  CHECK(tls_mem_set8(ctx, A, 0, 16) == TLS_ERR_NO_DEVICE &&
+            strstr(tls_last_error(ctx), "tls_mem_set8: the context has no GPU"),
+        "mem_set8 offline: %s", tls_last_error(ctx));
 }
 
 int main(int argc, char **argv) {
@@ -349,6 +391,7 @@ int main(int argc, char **argv) {
   test_load_string(ctx);
   test_every_truncation(ctx);
   test_expression_refusals(ctx);
+  test_timing_offline(ctx);
   tls_module_free(mod);
   tls_context_free(ctx);
   test_no_driver();

@@ -1,4 +1,5 @@
-/* tlsrun.h: the pieces of the tlsrun tool (private to runtime/). */
+/* tlsrun.h: the pieces of the tlsrun tool (private to tools/tlsrun/; a
+ * client of libtlsrt through runtime/tlsrt.h alone). */
 #ifndef TLSRUN_H
 #define TLSRUN_H
 
@@ -38,7 +39,8 @@ bool cublas_gemm(Cublas *cb, CublasPath path, int m, int n, int k, uint64_t a, u
                  uint64_t c, char *msg, size_t msglen);
 void cublas_close(Cublas *cb);
 
-/* tlsrun_bench.c: timings under the DESIGN.md §8 protocol. */
+/* tlsrun_bench.c: timings under the protocol of docs/performance.md
+ * ("Protocol"). */
 typedef struct Timing {
   double median_ms, min_ms, max_ms;
 } Timing;
@@ -48,7 +50,8 @@ bool bench_time(tls_context *ctx, void *stream, RunFn run, void *arg, int reps, 
 /* The same for several candidates, interleaved run by run. */
 bool bench_time_many(tls_context *ctx, void *stream, const RunFn *runs, void *const *args,
                      int nruns, int reps, Timing *outs);
-/* Stream and the pieces bench_time needs; false with the error in ctx. */
+/* The stream (tls_stream_create) and the timer bench_time needs; false
+ * with the error in ctx. */
 bool bench_setup(tls_context *ctx, void **stream);
 void bench_teardown(tls_context *ctx, void *stream);
 

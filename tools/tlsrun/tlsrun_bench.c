@@ -1,40 +1,29 @@
-/* tlsrun_bench.c: timing under DESIGN.md §8: warm-up, then each timed run
- * preceded by an L2 flush (a 256 MB cuMemsetD8), CUDA events around the
+/* tlsrun_bench.c: timing under the protocol of docs/performance.md
+ * ("Protocol"): warm-up, then each timed run preceded by an L2 flush (a
+ * 256 MB asynchronous memset), a libtlsrt timer (CUDA events) around the
  * kernel alone, median / min / max. */
 #include <stdlib.h>
 
-#include "runtime/rt_internal.h"
 #include "tools/tlsrun/tlsrun.h"
 
 enum { FLUSH_BYTES = 256 << 20, WARMUP_RUNS = 3 };
 
-static CUdeviceptr flush_buf;
-static CUevent ev_start, ev_stop;
+static uint64_t flush_buf;
+static tls_timer *timer;
 
 bool bench_setup(tls_context *ctx, void **stream) {
-  CudaApi *cu = &ctx->api;
-  CUstream s = NULL;
   /* A blocking stream: it waits for the synchronous memsets and copies on
    * the legacy default stream (poisoning C, uploads) and they for it. */
-  CUresult r = cu->cuStreamCreate(&s, 0);
-  if (!r) r = cu->cuEventCreate(&ev_start, CU_EVENT_DEFAULT);
-  if (!r) r = cu->cuEventCreate(&ev_stop, CU_EVENT_DEFAULT);
-  if (r) {
-    rt_cuda_error(ctx, r, "stream/event creation");
-    return false;
-  }
-  *stream = s;
-  return true;
+  *stream = NULL;
+  return tls_stream_create(ctx, stream) == TLS_OK && tls_timer_create(ctx, &timer) == TLS_OK;
 }
 
 void bench_teardown(tls_context *ctx, void *stream) {
-  CudaApi *cu = &ctx->api;
-  if (flush_buf) cu->cuMemFree(flush_buf);
-  if (ev_start) cu->cuEventDestroy(ev_start);
-  if (ev_stop) cu->cuEventDestroy(ev_stop);
-  if (stream) cu->cuStreamDestroy((CUstream)stream);
+  if (flush_buf) tls_mem_free(ctx, flush_buf);
+  tls_timer_free(timer);
+  tls_stream_destroy(ctx, stream);
   flush_buf = 0;
-  ev_start = ev_stop = NULL;
+  timer = NULL;
 }
 
 static int by_value(const void *a, const void *b) {
@@ -42,19 +31,14 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* One timed run: flush, start event, the work, stop event, wait. */
-static bool timed_run(tls_context *ctx, CUstream s, RunFn run, void *arg, int rep, double *ms) {
-  CudaApi *cu = &ctx->api;
+/* One timed run: flush, start the timer, the work, stop it (waits). */
+static bool timed_run(tls_context *ctx, void *stream, RunFn run, void *arg, int rep, double *ms) {
   float t = 0;
-  CUresult r = cu->cuMemsetD8Async(flush_buf, (unsigned char)rep, FLUSH_BYTES, s);
-  if (r) return rt_cuda_error(ctx, r, "cuMemsetD8Async (L2 flush)"), false;
-  if ((r = cu->cuEventRecord(ev_start, s))) return rt_cuda_error(ctx, r, "cuEventRecord"), false;
+  if (tls_mem_set8_async(ctx, flush_buf, (uint8_t)rep, FLUSH_BYTES, stream) ||
+      tls_timer_start(timer, stream))
+    return false;
   if (!run(arg)) return false;
-  if ((r = cu->cuEventRecord(ev_stop, s))) return rt_cuda_error(ctx, r, "cuEventRecord"), false;
-  if ((r = cu->cuEventSynchronize(ev_stop)))
-    return rt_cuda_error(ctx, r, "cuEventSynchronize"), false;
-  if ((r = cu->cuEventElapsedTime(&t, ev_start, ev_stop)))
-    return rt_cuda_error(ctx, r, "cuEventElapsedTime"), false;
+  if (tls_timer_stop(timer, stream, &t)) return false;
   *ms = t;
   return true;
 }
@@ -71,19 +55,15 @@ static void summarize(double *ms, int reps, Timing *out) {
  * on all of them alike rather than on whichever ran last. */
 bool bench_time_many(tls_context *ctx, void *stream, const RunFn *runs, void *const *args,
                      int nruns, int reps, Timing *outs) {
-  CudaApi *cu = &ctx->api;
-  if (!flush_buf) {
-    CUresult r = cu->cuMemAlloc(&flush_buf, FLUSH_BYTES);
-    if (r) return rt_cuda_error(ctx, r, "cuMemAlloc (L2 flush buffer)"), false;
-  }
+  if (!flush_buf && tls_mem_alloc(ctx, &flush_buf, FLUSH_BYTES)) return false;
   double *ms = calloc((size_t)(reps * nruns), sizeof *ms), scratch;
   bool ok = ms != NULL;
   for (int i = 0; ok && i < WARMUP_RUNS; i++)
     for (int j = 0; ok && j < nruns; j++)
-      ok = timed_run(ctx, (CUstream)stream, runs[j], args[j], i, &scratch);
+      ok = timed_run(ctx, stream, runs[j], args[j], i, &scratch);
   for (int i = 0; ok && i < reps; i++)
     for (int j = 0; ok && j < nruns; j++)
-      ok = timed_run(ctx, (CUstream)stream, runs[j], args[j], i, &ms[j * reps + i]);
+      ok = timed_run(ctx, stream, runs[j], args[j], i, &ms[j * reps + i]);
   for (int j = 0; ok && j < nruns; j++) summarize(ms + j * reps, reps, &outs[j]);
   free(ms);
   return ok;
