@@ -44,8 +44,15 @@ typedef struct Span {
   int end_line, end_col;
 } Span;
 
+/* The largest source tlsc reads: positions are ints and flex takes an int
+ * length (the parser refuses the same size, frontend/parse.c). */
+#define TLSC_MAX_SOURCE_BYTES (256 << 20)
+
 /* Reads a file (or stdin for "-"). Returns NULL and prints
- * "tlsc: error: cannot read 'path': reason" on failure. */
+ * "tlsc: error: cannot read 'path': reason" on failure, or
+ * "tlsc: error: 'path': larger than the N-byte limit" past
+ * TLSC_MAX_SOURCE_BYTES (found while reading: /dev/zero or an endless pipe
+ * stops there). */
 Source *source_read(const char *path);
 Source *source_from_string(const char *path, const char *text);
 void source_free(Source *src);

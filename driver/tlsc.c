@@ -6,11 +6,14 @@
  * --verify stops after the passes and simulates the kernel's warps on the
  * CPU for the -p parameter values (sim_run, docs/verify.md).
  * The output is built in memory and written only when every stage
- * succeeded: to a temporary file beside the target, renamed into place, so
- * an error never leaves a partial file (nor partial text on stdout).
+ * succeeded: to a temporary file beside the target (through a symbolic
+ * link, beside the file it points to), renamed into place, so an error
+ * never leaves a partial file (nor partial text on stdout). An output that
+ * is the input file is refused before anything is read.
  *
  * Exit status: 0 success, 1 after a diagnostic (--verify: a problem
- * found), 2 for bad usage (--verify: a parameter value missing).
+ * found), 2 for bad usage (the output is the input; --verify: a parameter
+ * value missing or out of its type's range).
  */
 #include "backend_ptx/ptx.h"
 #include "eval/eval.h"
@@ -18,8 +21,10 @@
 #include "ir/ir.h"
 #include "sim/sim.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,10 +78,15 @@ static const char usage_text[] =
 
 /* ------------------------------------------------------------ usage */
 
-static int usage_error(const char *fmt, const char *arg) {
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
   fprintf(stderr, "tlsc: error: ");
-  fprintf(stderr, fmt, arg);
+  vfprintf(stderr, fmt, ap);
   fprintf(stderr, "\ntry 'tlsc --help' for more information\n");
+  va_end(ap);
   return EXIT_USAGE;
 }
 
@@ -91,50 +101,31 @@ static bool is_identifier(const char *s, size_t n) {
   return true;
 }
 
-/* -D NAME=VALUE with an integer VALUE (decimal, 0x hex, optional sign). */
-static int parse_define(Options *o, const char *arg) {
+/* NAME=VALUE of -D (compile-time values) and -p (--verify's run-time
+ * parameter values), appended to list[*n] for the option `opt`: VALUE an
+ * int64 (decimal, 0x hex, 0 octal, optional sign), a name at most once. */
+static int parse_name_value(const char *opt, Define *list, int *n, const char *arg) {
   const char *eq = strchr(arg, '=');
   if (!eq || !is_identifier(arg, (size_t)(eq - arg)))
-    return usage_error("bad -D '%s': expected -D NAME=INTEGER", arg);
+    return usage_error("bad %s '%s': expected %s NAME=INTEGER", opt, arg, opt);
+  const char *digits = eq + 1;
   char *end;
   errno = 0;
-  long long v = strtoll(eq + 1, &end, 0);
-  if (eq[1] == '\0' || *end != '\0' || errno == ERANGE)
-    return usage_error("bad -D '%s': the value must be an integer", arg);
-  if (o->ndefines == MAX_DEFINES)
-    return usage_error("too many -D options (the limit is 64): '%s'", arg);
-  size_t n = (size_t)(eq - arg);
-  for (int i = 0; i < o->ndefines; i++)
-    if (strlen(o->defines[i].name) == n && strncmp(o->defines[i].name, arg, n) == 0)
-      return usage_error("-D '%s' given twice", o->defines[i].name);
-  char *name = xmalloc(n + 1);
-  memcpy(name, arg, n);
-  name[n] = '\0';
-  o->defines[o->ndefines++] = (Define){name, v};
-  return 0;
-}
-
-/* -p NAME=VALUE (--verify's run-time parameter values): an integer VALUE
- * as -D takes it; a name given twice is refused. */
-static int parse_param(Options *o, const char *arg) {
-  const char *eq = strchr(arg, '=');
-  if (!eq || !is_identifier(arg, (size_t)(eq - arg)))
-    return usage_error("bad -p '%s': expected -p NAME=INTEGER", arg);
-  char *end;
-  errno = 0;
-  long long v = strtoll(eq + 1, &end, 0);
-  if (eq[1] == '\0' || *end != '\0' || errno == ERANGE)
-    return usage_error("bad -p '%s': the value must be an integer", arg);
-  if (o->nparams == MAX_DEFINES)
-    return usage_error("too many -p options (the limit is 64): '%s'", arg);
-  size_t n = (size_t)(eq - arg);
-  for (int i = 0; i < o->nparams; i++)
-    if (strlen(o->params[i].name) == n && strncmp(o->params[i].name, arg, n) == 0)
-      return usage_error("-p '%s' given twice", o->params[i].name);
-  char *name = xmalloc(n + 1);
-  memcpy(name, arg, n);
-  name[n] = '\0';
-  o->params[o->nparams++] = (Define){name, v};
+  long long v = strtoll(digits, &end, 0);
+  /* strtoll skips leading blanks; a value is only the number. */
+  bool blank = isspace((unsigned char)digits[0]);
+  if (*digits == '\0' || blank || *end != '\0' || errno == ERANGE)
+    return usage_error("bad %s '%s': the value must be an integer", opt, arg);
+  if (*n == MAX_DEFINES)
+    return usage_error("too many %s options (the limit is %d): '%s'", opt, MAX_DEFINES, arg);
+  size_t len = (size_t)(eq - arg);
+  for (int i = 0; i < *n; i++)
+    if (strlen(list[i].name) == len && strncmp(list[i].name, arg, len) == 0)
+      return usage_error("%s '%s' given twice", opt, list[i].name);
+  char *name = xmalloc(len + 1);
+  memcpy(name, arg, len);
+  name[len] = '\0';
+  list[(*n)++] = (Define){name, v};
   return 0;
 }
 
@@ -153,7 +144,7 @@ static int parse_emit(Options *o, const char *kind) {
 static int parse_count(int *out, const char *arg) {
   char *end;
   long v = strtol(arg, &end, 10);
-  if (*arg == '\0' || *end != '\0' || v < 1 || v > 1000000)
+  if (*arg == '\0' || isspace((unsigned char)*arg) || *end != '\0' || v < 1 || v > 1000000)
     return usage_error("bad count '%s'", arg);
   *out = (int)v;
   return 0;
@@ -172,7 +163,7 @@ static int parse_args(Options *o, int argc, char **argv) {
       printf("tlsc %s\n", TLSC_VERSION);
       return 0;
     } else if (strcmp(a, "-o") == 0) {
-      if (!next) return usage_error("%s needs a file name", a);
+      if (!next || !*next) return usage_error("%s needs a file name", a);
       o->output = argv[++i];
     } else if (strncmp(a, "-o", 2) == 0) {
       o->output = a + 2;
@@ -183,18 +174,18 @@ static int parse_args(Options *o, int argc, char **argv) {
       rc = parse_emit(o, argv[++i]);
     } else if (strcmp(a, "-D") == 0) {
       if (!next) return usage_error("%s needs NAME=INTEGER", a);
-      rc = parse_define(o, argv[++i]);
+      rc = parse_name_value("-D", o->defines, &o->ndefines, argv[++i]);
     } else if (strncmp(a, "-D", 2) == 0) {
-      rc = parse_define(o, a + 2);
+      rc = parse_name_value("-D", o->defines, &o->ndefines, a + 2);
     } else if (strcmp(a, "--verify") == 0) {
       o->verify = true;
     } else if (strcmp(a, "-p") == 0 || strcmp(a, "--param") == 0) {
       if (!next) return usage_error("%s needs NAME=INTEGER", a);
-      rc = parse_param(o, argv[++i]);
+      rc = parse_name_value("-p", o->params, &o->nparams, argv[++i]);
     } else if (strncmp(a, "--param=", 8) == 0) {
-      rc = parse_param(o, a + 8);
+      rc = parse_name_value("-p", o->params, &o->nparams, a + 8);
     } else if (strncmp(a, "-p", 2) == 0) {
-      rc = parse_param(o, a + 2);
+      rc = parse_name_value("-p", o->params, &o->nparams, a + 2);
     } else if (strcmp(a, "--no-line-info") == 0) {
       o->line_info = false;
     } else if (strcmp(a, "--time") == 0) {
@@ -266,26 +257,99 @@ static int bench_parse(const Source *src, int runs) {
 
 /* ------------------------------------------------------------ output */
 
+/* The output must not be the input: -o naming the source file by any path
+ * (a hard link, a symbolic link), or stdout redirected onto it. Character
+ * devices (/dev/null) are exempt. Returns -1 to go on, or EXIT_USAGE. */
+static int check_output_not_input(const Options *o) {
+  struct stat in, out;
+  bool from_stdin = strcmp(o->input, "-") == 0;
+  bool to_stdout = !o->output || strcmp(o->output, "-") == 0;
+  if ((from_stdin ? fstat(STDIN_FILENO, &in) : stat(o->input, &in)) != 0) return -1;
+  if ((to_stdout ? fstat(STDOUT_FILENO, &out) : stat(o->output, &out)) != 0) return -1;
+  if (in.st_dev != out.st_dev || in.st_ino != out.st_ino || S_ISCHR(in.st_mode)) return -1;
+  const char *input = from_stdin ? "<stdin>" : o->input;
+  if (to_stdout)
+    return usage_error("stdout is the input file '%s'; refusing to overwrite it", input);
+  return usage_error("the output '%s' is the input file '%s'; refusing to overwrite it", o->output,
+                     input);
+}
+
+static char *xstrdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  return memcpy(xmalloc(n), s, n);
+}
+
+/* The file that writing `path` should replace: `path` itself, or what its
+ * symbolic link (chain) points to, which may not exist yet (a dangling
+ * link: the target is created, as cc does). NULL with errno on failure. */
+static char *resolve_links(const char *path) {
+  char *cur = xstrdup(path);
+  for (int hops = 0;; hops++) {
+    struct stat st;
+    if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) return cur;
+    size_t cap = (st.st_size > 0 ? (size_t)st.st_size : 0) + PATH_MAX;
+    char *target = xmalloc(cap);
+    ssize_t n = hops < 40 ? readlink(cur, target, cap) : -1;
+    if (n < 0 || (size_t)n >= cap) {
+      if (hops >= 40)
+        errno = ELOOP;
+      else if (n >= 0)
+        errno = ENAMETOOLONG;
+      free(target);
+      free(cur);
+      return NULL;
+    }
+    /* A relative target is relative to the link's folder. */
+    const char *slash = strrchr(cur, '/');
+    size_t dir = target[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
+    char *next = xmalloc(dir + (size_t)n + 1);
+    memcpy(next, cur, dir);
+    memcpy(next + dir, target, (size_t)n);
+    next[dir + (size_t)n] = '\0';
+    free(target);
+    free(cur);
+    cur = next;
+  }
+}
+
+/* The mode of a new output file: what a compiler gives, 0666 less the
+ * umask. */
+static mode_t new_file_mode(void) {
+  mode_t mask = umask(0);
+  umask(mask);
+  return 0666 & ~mask;
+}
+
 /* Writes `len` bytes to `path` through a temporary file in the same folder,
- * renamed into place once complete. */
-static bool write_file(const char *path, const char *data, size_t len) {
-  size_t n = strlen(path);
-  char *tmp = xmalloc(n + 16);
-  snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+ * given `mode`, renamed into place once complete; `name` is what messages
+ * call the output. */
+static bool write_file(const char *name, const char *path, mode_t mode, const char *data,
+                       size_t len) {
+  /* PATH.tmp.XXXXXX, with the file name part shortened to stay within
+   * NAME_MAX (255) for a long output name. */
+  const char *slash = strrchr(path, '/');
+  size_t dir = slash ? (size_t)(slash - path) + 1 : 0, base = strlen(path + dir);
+  if (base > 200) base = 200;
+  char *tmp = xmalloc(dir + base + 16);
+  memcpy(tmp, path, dir + base);
+  memcpy(tmp + dir + base, ".tmp.XXXXXX", 12);
+  int err = 0;
   int fd = mkstemp(tmp);
-  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-  bool ok = f && fwrite(data, 1, len, f) == len;
-  if (f)
-    ok = fclose(f) == 0 && ok;
-  else if (fd >= 0)
+  FILE *f = NULL;
+  if (fd < 0 || fchmod(fd, mode) != 0 || !(f = fdopen(fd, "wb"))) err = errno;
+  errno = 0;
+  if (!err && fwrite(data, 1, len, f) != len) err = errno ? errno : EIO;
+  if (f) {
+    if (fclose(f) != 0 && !err) err = errno;
+  } else if (fd >= 0)
     close(fd);
-  if (ok) ok = rename(tmp, path) == 0;
-  if (!ok) {
-    fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", path, strerror(errno));
+  if (!err && rename(tmp, path) != 0) err = errno;
+  if (err) {
+    fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", name, strerror(err));
     if (fd >= 0) unlink(tmp);
   }
   free(tmp);
-  return ok;
+  return !err;
 }
 
 /* Writes straight into a stream (stdout, or a device such as /dev/null
@@ -296,6 +360,10 @@ static bool write_stream(FILE *f, const char *name, const char *data, size_t len
   return ok;
 }
 
+/* stdout; a special file (a FIFO, a terminal, /dev/stdout onto a pipe)
+ * written in place; or a regular file replaced as a whole, through a
+ * symbolic link its target (the link stays). An existing file keeps its
+ * permission bits, a new one gets 0666 less the umask. */
 static bool write_output(const Options *o, const char *data, size_t len) {
   if (!o->output || strcmp(o->output, "-") == 0) return write_stream(stdout, "<stdout>", data, len);
   struct stat st;
@@ -308,7 +376,15 @@ static bool write_output(const Options *o, const char *data, size_t len) {
     bool ok = write_stream(f, o->output, data, len);
     return fclose(f) == 0 && ok;
   }
-  return write_file(o->output, data, len);
+  char *path = resolve_links(o->output);
+  if (!path) {
+    fprintf(stderr, "tlsc: error: cannot write '%s': %s\n", o->output, strerror(errno));
+    return false;
+  }
+  mode_t mode = stat(path, &st) == 0 ? st.st_mode & 0777 : new_file_mode();
+  bool ok = write_file(o->output, path, mode, data, len);
+  free(path);
+  return ok;
 }
 
 /* ------------------------------------------------------------ pipeline */
@@ -356,6 +432,8 @@ static bool compile_module(const Options *o, Arena *ar, const Source *src, const
 
 static int run(const Options *o) {
   Timer timer = {o->time, now_ms()};
+  int rc = check_output_not_input(o);
+  if (rc >= 0) return rc;
   Source *src = source_read(o->input);
   if (!src) return EXIT_DIAG;
   timer_mark(&timer, "read");

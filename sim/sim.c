@@ -251,7 +251,30 @@ static bool params_known(const IrModule *m, const SimOptions *opt, Diag *d) {
   return true;
 }
 
-/* The value of each scalar parameter, by index; false when one is missing. */
+/* The values a -p VALUE may take for a parameter of type t (the type's
+ * range; for uint64, what an int64 VALUE can say); false for types not
+ * checked (int64, floats). */
+static bool param_range(DType t, int64_t *lo, int64_t *hi) {
+  switch (t) {
+  case DT_BOOL:
+    *lo = 0, *hi = 1;
+    return true;
+  case DT_INT32:
+    *lo = INT32_MIN, *hi = INT32_MAX;
+    return true;
+  case DT_UINT32:
+    *lo = 0, *hi = UINT32_MAX;
+    return true;
+  case DT_UINT64:
+    *lo = 0, *hi = INT64_MAX;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* The value of each scalar parameter, by index; false when one is missing
+ * or out of its type's range (never wrapped into it). */
 static bool bind_params(const IrKernel *k, const SimOptions *opt, int64_t *values, Diag *d) {
   for (int i = 0; i < k->nparams; i++) {
     const IrParam *p = k->params[i];
@@ -261,6 +284,14 @@ static bool bind_params(const IrKernel *k, const SimOptions *opt, int64_t *value
     if (!given) {
       diag_plain_error(d, "--verify needs a value for the parameter '%s' of %s: -p %s=VALUE",
                        p->name, k->name, p->name);
+      return false;
+    }
+    int64_t lo, hi;
+    if (param_range(p->type, &lo, &hi) && (given->value < lo || given->value > hi)) {
+      diag_plain_error(d,
+                       "--verify: the value %" PRId64 " is out of range for the %s parameter "
+                       "'%s' of %s (%" PRId64 " to %" PRId64 ")",
+                       given->value, dtype_name(p->type), p->name, k->name, lo, hi);
       return false;
     }
     values[i] = sim_wrap(p->type, given->value);
