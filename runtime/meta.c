@@ -3,6 +3,8 @@
  * it matches (each entry exists with the right parameter list, and the text
  * is not cut short). Every error names the line. */
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,10 @@ typedef struct MetaParser {
   char *tmap_text[TLS_MAX_TMAPS][2 * TLS_MAX_RANK]; /* dims, then strides */
   char *msg;
   size_t msglen;
+  /* The PTX after the block, and a copy of it with comments and string
+   * literals blanked (blank_comments): the PTX checks search the copy. */
+  const char *ptx;
+  char *clean;
 } MetaParser;
 
 static tls_status perr(MetaParser *mp, int line, const char *fmt, ...)
@@ -83,12 +89,14 @@ static int split_fields(char *s, char **fields) {
   }
 }
 
-/* Reads a decimal integer in [lo, hi] (the whole string). */
+/* Reads a decimal integer in [lo, hi] (the whole string; no sign but '-',
+ * no spaces, nothing that overflows). */
 static bool parse_int(const char *s, long long lo, long long hi, long long *out) {
-  if (!*s) return false;
+  if (!*s || !isdigit((unsigned char)s[s[0] == '-'])) return false;
   char *end;
+  errno = 0;
   long long v = strtoll(s, &end, 10);
-  if (*end || !isdigit((unsigned char)s[s[0] == '-']) || v < lo || v > hi) return false;
+  if (*end || errno || v < lo || v > hi) return false;
   *out = v;
   return true;
 }
@@ -220,7 +228,13 @@ static tls_status dir_param(MetaParser *mp, char **f, int n) {
   static const char *const SCALARS[] = {"i32", "u32", "i64", "u64", "f32"};
   tls_kernel *k = mp->cur;
   if (n < 3 || !is_ident(f[1])) return perr(mp, mp->line, "'param' needs a name and a type");
-  if (k->nparams == TLS_MAX_PARAMS) return perr(mp, mp->line, "too many parameters");
+  if (k->nparams == TLS_MAX_PARAMS)
+    return perr(mp, mp->line, "entry '%s' has too many parameters (at most %d)", k->name,
+                TLS_MAX_PARAMS);
+  /* An expression reads `min(` and `max(` as the functions. */
+  if (!strcmp(f[1], "min") || !strcmp(f[1], "max"))
+    return perr(mp, mp->line,
+                "parameter name '%s' is reserved (expressions use min(a,b) and max(a,b))", f[1]);
   for (int i = 0; i < k->nparams; i++)
     if (!strcmp(k->params[i].name, f[1]))
       return perr(mp, mp->line, "parameter '%s' appears twice", f[1]);
@@ -294,10 +308,24 @@ static tls_status tmap_static_rules(MetaParser *mp, TmapDesc *tm, int t) {
 static tls_status dir_tmap(MetaParser *mp, char **f, int n) {
   tls_kernel *k = mp->cur;
   long long x;
-  if (n < 2 || !parse_int(f[1], 0, TLS_MAX_TMAPS - 1, &x) || x != k->ntmaps)
+  if (k->ntmaps == TLS_MAX_TMAPS)
+    return perr(mp, mp->line, "entry '%s' has too many tensor maps (at most %d: tmap 0 to tmap %d)",
+                k->name, TLS_MAX_TMAPS, TLS_MAX_TMAPS - 1);
+  if (n < 2 || strchr(f[1], '='))
     return perr(mp, mp->line,
-                "tmap index must be %d (maps are numbered in order from 0, at most %d)", k->ntmaps,
-                TLS_MAX_TMAPS);
+                "'tmap' needs its index first: the next map of entry '%s' is 'tmap %d' (maps are "
+                "numbered 0, 1, ... in order, at most %d)",
+                k->name, k->ntmaps, TLS_MAX_TMAPS);
+  if (!parse_int(f[1], LLONG_MIN, LLONG_MAX, &x))
+    return perr(mp, mp->line,
+                "tmap index '%s' is not an integer: the next map of entry '%s' is 'tmap %d' (maps "
+                "are numbered 0, 1, ... in order, at most %d)",
+                f[1], k->name, k->ntmaps, TLS_MAX_TMAPS);
+  if (x != k->ntmaps)
+    return perr(mp, mp->line,
+                "'tmap %s' is out of order: the next map of entry '%s' is 'tmap %d' (maps are "
+                "numbered 0, 1, ... in order, at most %d)",
+                f[1], k->name, k->ntmaps, TLS_MAX_TMAPS);
   int t = (int)x;
   TmapDesc *tm = &k->tmaps[t];
   memset(tm, 0, sizeof *tm);
@@ -352,7 +380,7 @@ static tls_status dir_tmap(MetaParser *mp, char **f, int n) {
 static tls_status meta_line(MetaParser *mp, char *text) {
   char *f[MAX_FIELDS];
   int n = split_fields(text, f);
-  if (n < 0) return perr(mp, mp->line, "too many fields");
+  if (n < 0) return perr(mp, mp->line, "too many fields (at most %d)", MAX_FIELDS);
   if (n == 0) return perr(mp, mp->line, "empty metadata line");
   if (mp->closed) return perr(mp, mp->line, "metadata after 'end'");
   if (!mp->have_version) {
@@ -402,13 +430,52 @@ static int line_of(const char *text, const char *pos) {
   return line;
 }
 
-/* Finds `.entry NAME` followed by '(' (whole word), or NULL. */
-static const char *find_entry(const char *ptx, const char *name) {
+/* Line number of a position in the blanked copy (same offsets as mp->ptx). */
+static int clean_line(const MetaParser *mp, const char *pos) {
+  return line_of(mp->mod->text, mp->ptx + (pos - mp->clean));
+}
+
+/* A copy of the PTX with every comment (// to the end of the line, and
+ * block comments) and the inside of every string literal (a `.file`
+ * path may hold a slash and a star) turned into spaces, newlines kept: offsets and lines stay
+ * those of the original, and what a search of the copy finds is PTX, not a
+ * comment that mentions it. NULL when out of memory; *open is the start of
+ * a block comment that is never closed, or NULL. */
+static char *blank_comments(const char *ptx, const char **open) {
+  size_t len = strlen(ptx);
+  char *c = malloc(len + 1);
+  *open = NULL;
+  if (!c) return NULL;
+  memcpy(c, ptx, len + 1);
+  for (size_t i = 0; i < len; i++) {
+    if (c[i] == '/' && c[i + 1] == '/') {
+      for (; i < len && c[i] != '\n'; i++) c[i] = ' ';
+    } else if (c[i] == '/' && c[i + 1] == '*') {
+      const char *end = strstr(ptx + i + 2, "*/");
+      size_t stop = end ? (size_t)(end - ptx) + 2 : len;
+      if (!end && !*open) *open = ptx + i;
+      for (; i < stop; i++)
+        if (c[i] != '\n') c[i] = ' ';
+      i--;
+    } else if (c[i] == '"') { /* to the closing quote or the end of the line */
+      for (i++; i < len && c[i] != '"' && c[i] != '\n'; i++) {
+        if (c[i] == '\\' && i + 1 < len && c[i + 1] != '\n') c[i++] = ' ';
+        c[i] = ' ';
+      }
+    }
+  }
+  return c;
+}
+
+/* Finds `.entry NAME (` as PTX tokens in the blanked copy; returns the '('
+ * or NULL. */
+static const char *find_entry(const char *clean, const char *name) {
   size_t n = strlen(name);
-  for (const char *p = strstr(ptx, ".entry"); p; p = strstr(p + 6, ".entry")) {
+  for (const char *p = strstr(clean, ".entry"); p; p = strstr(p + 6, ".entry")) {
+    if (p > clean && !isspace((unsigned char)p[-1])) continue; /* x.entry */
     const char *q = p + 6;
-    if (*q != ' ' && *q != '\t') continue;
-    while (*q == ' ' || *q == '\t') q++;
+    if (!isspace((unsigned char)*q)) continue; /* .entryfoo */
+    while (isspace((unsigned char)*q)) q++;
     if (strncmp(q, name, n)) continue;
     q += n;
     while (isspace((unsigned char)*q)) q++;
@@ -417,82 +484,145 @@ static const char *find_entry(const char *ptx, const char *name) {
   return NULL;
 }
 
-/* Byte size of one `.param` declaration, from its type token (the one
- * after `.param` and any `.align N`), or 0 when unrecognized: 4 or 8 for
- * scalars, 128 for `.align 64 .b8 NAME[128]`. */
-static int param_size(const char *decl, const char *end) {
-  char buf[160];
-  size_t n = (size_t)(end - decl) < sizeof buf - 1 ? (size_t)(end - decl) : sizeof buf - 1;
-  memcpy(buf, decl, n);
-  buf[n] = 0;
-  char *save, *tok = strtok_r(buf + 6, " \t\r\n,", &save);
-  if (tok && !strcmp(tok, ".align")) {
-    strtok_r(NULL, " \t\r\n,", &save);
-    tok = strtok_r(NULL, " \t\r\n,", &save);
+/* A token of a `.param` declaration: separated by spaces and commas. */
+typedef struct Token {
+  const char *s;
+  size_t n;
+} Token;
+
+static bool token_is(Token t, const char *word) {
+  return t.n == strlen(word) && !strncmp(t.s, word, t.n);
+}
+
+/* One `.param` declaration in [decl, end): its byte size from its type
+ * token (the one after `.param` and any `.align N`: 4 or 8 for scalars, 128
+ * for `.b8 NAME[128]`, 0 when unrecognized), and its name (the last token,
+ * without an array suffix). */
+static int param_decl(const char *decl, const char *end, Token *name) {
+  Token first[4] = {{0}}, last = {0}, before_last = {0};
+  int count = 0;
+  for (const char *p = decl; p < end;) {
+    while (p < end && (isspace((unsigned char)*p) || *p == ',')) p++;
+    if (p == end) break;
+    Token t = {p, 0};
+    while (p < end && !isspace((unsigned char)*p) && *p != ',') p++;
+    t.n = (size_t)(p - t.s);
+    if (count < 4) first[count] = t;
+    count++;
+    before_last = last;
+    last = t;
   }
-  if (!tok || tok[0] != '.' || strlen(tok) < 3) return 0;
-  if (!strcmp(tok, ".b8")) {
-    char *name = strtok_r(NULL, " \t\r\n,", &save);
-    return name && strstr(name, "[128]") ? 128 : 0;
+  /* NAME[128] or NAME [128] */
+  Token array = {0};
+  if (last.n && last.s[0] == '[' && count >= 2)
+    array = last, *name = before_last;
+  else
+    *name = last;
+  const char *bracket = name->n ? memchr(name->s, '[', name->n) : NULL;
+  if (bracket) {
+    array = (Token){bracket, name->n - (size_t)(bracket - name->s)};
+    name->n = (size_t)(bracket - name->s);
   }
-  if (!strcmp(tok + 2, "32")) return 4;
-  if (!strcmp(tok + 2, "64")) return 8;
+  int at = count > 1 && token_is(first[1], ".align") ? 3 : 1;
+  if (at >= count || at >= 4) return 0;
+  Token type = first[at];
+  if (type.n < 3 || type.s[0] != '.') return 0;
+  if (token_is(type, ".b8")) return token_is(array, "[128]") ? 128 : 0;
+  if (array.n) return 0;
+  if (type.n == 4 && !strncmp(type.s + 2, "32", 2)) return 4;
+  if (type.n == 4 && !strncmp(type.s + 2, "64", 2)) return 8;
   return 0;
 }
 
 static int param_bytes(ParamType t) { return t == PT_I32 || t == PT_U32 || t == PT_F32 ? 4 : 8; }
 
+/* Whether PTX parameter `pos` of entry `entry` may bear `name`: tlsc calls
+ * user parameter NAME `ENTRY_param_NAME` and tensor map T `ENTRY_tmapT`;
+ * nvcc calls each `ENTRY_param_POS` by position, which says nothing either
+ * way. `meta` is the user parameter's name, NULL for tensor map `tmap`. */
+static bool param_name_ok(Token name, const char *entry, int pos, const char *meta, int tmap) {
+  size_t n = strlen(entry);
+  if (name.n <= n || strncmp(name.s, entry, n) || name.s[n] != '_') return false;
+  Token rest = {name.s + n + 1, name.n - n - 1};
+  char num[32];
+  if (rest.n > 6 && !strncmp(rest.s, "param_", 6)) {
+    Token tail = {rest.s + 6, rest.n - 6};
+    snprintf(num, sizeof num, "%d", pos);
+    return token_is(tail, num) || (meta && token_is(tail, meta));
+  }
+  snprintf(num, sizeof num, "tmap%d", tmap);
+  return !meta && token_is(rest, num);
+}
+
 /* The entry's `.param` list must be the user params then one 128-byte
- * tensor map per tmap. */
-static tls_status check_entry_params(MetaParser *mp, const char *ptx, tls_kernel *k) {
-  const char *open = find_entry(ptx, k->name);
+ * tensor map per tmap, each named for what the metadata declares there. */
+static tls_status check_entry_params(MetaParser *mp, tls_kernel *k) {
+  const char *open = find_entry(mp->clean, k->name);
+  const char *commented = open ? NULL : find_entry(mp->ptx, k->name);
+  if (commented)
+    return perr(mp, k->line, "entry '%s' is only in a comment of the PTX text (line %d)", k->name,
+                line_of(mp->mod->text, commented));
   if (!open)
     return perr(mp, k->line, "entry '%s' is not in the PTX text (truncated file?)", k->name);
   const char *close = strchr(open, ')');
   if (!close)
-    return perr(mp, line_of(mp->mod->text, open),
-                "parameter list of '%s' is not closed (truncated file?)", k->name);
+    return perr(mp, clean_line(mp, open), "parameter list of '%s' is not closed (truncated file?)",
+                k->name);
   int want = k->nparams + k->ntmaps, i = 0;
+  Token names[TLS_MAX_PARAMS + TLS_MAX_TMAPS];
+  const char *where[TLS_MAX_PARAMS + TLS_MAX_TMAPS];
   for (const char *p = strstr(open, ".param"); p && p < close; i++) {
     const char *next = strstr(p + 6, ".param");
     const char *end = next && next < close ? next : close;
-    int size = param_size(p, end);
+    Token name;
+    int size = param_decl(p, end, &name);
     int expect = i < k->nparams ? param_bytes(k->params[i].type) : 128;
     if (i < want && size != expect)
-      return perr(mp, line_of(mp->mod->text, p),
+      return perr(mp, clean_line(mp, p),
                   "PTX parameter %d of '%s' is not the %d-byte value the metadata declares", i,
                   k->name, expect);
+    if (i < want) names[i] = name, where[i] = p;
     p = next;
   }
   if (i != want)
     return perr(
-        mp, line_of(mp->mod->text, open),
+        mp, clean_line(mp, open),
         "'%s' takes %d PTX parameters but the metadata declares %d (%d params + %d tensor maps)",
         k->name, i, want, k->nparams, k->ntmaps);
+  /* Sizes alone would let swapped parameters through, binding the grid and
+   * the tensor maps to the wrong arguments. */
+  for (i = 0; i < want; i++) {
+    bool user = i < k->nparams;
+    int t = i - k->nparams;
+    if (param_name_ok(names[i], k->name, i, user ? k->params[i].name : NULL, t)) continue;
+    if (user)
+      return perr(mp, clean_line(mp, where[i]),
+                  "PTX parameter %d of '%s' is named '%.*s' but the metadata declares parameter "
+                  "'%s' there (expected '%s_param_%s' or '%s_param_%d')",
+                  i, k->name, (int)names[i].n, names[i].s, k->params[i].name, k->name,
+                  k->params[i].name, k->name, i);
+    return perr(mp, clean_line(mp, where[i]),
+                "PTX parameter %d of '%s' is named '%.*s' but the metadata declares tensor map %d "
+                "there (expected '%s_tmap%d' or '%s_param_%d')",
+                i, k->name, (int)names[i].n, names[i].s, t, k->name, t, k->name, i);
+  }
   /* The body follows (after directives such as .maxntid, which have no ';'):
    * a file cut right after the parameter list has none. */
   size_t gap = strcspn(close, "{;");
   if (close[gap] != '{')
-    return perr(mp, line_of(mp->mod->text, close), "entry '%s' has no body (truncated file?)",
-                k->name);
+    return perr(mp, clean_line(mp, close), "entry '%s' has no body (truncated file?)", k->name);
   return TLS_OK;
 }
 
-/* Braces must balance (outside comments): a file cut short does not. */
-static tls_status check_braces(MetaParser *mp, const char *ptx) {
+/* Braces must balance (outside comments and strings): a file cut short
+ * does not. */
+static tls_status check_braces(MetaParser *mp) {
   int depth = 0;
-  for (const char *p = ptx; *p; p++) {
-    if (p[0] == '/' && p[1] == '/') {
-      while (*p && *p != '\n') p++;
-      if (!*p) break;
-    } else if (p[0] == '/' && p[1] == '*') {
-      const char *e = strstr(p + 2, "*/");
-      if (!e) return perr(mp, line_of(mp->mod->text, p), "comment not closed (truncated file?)");
-      p = e + 1;
-    } else if (*p == '{')
+  for (const char *p = mp->clean; *p; p++) {
+    if (*p == '{')
       depth++;
     else if (*p == '}' && --depth < 0)
-      return perr(mp, line_of(mp->mod->text, p), "unbalanced '}'");
+      return perr(mp, clean_line(mp, p), "unbalanced '}'");
   }
   if (depth) {
     size_t len = mp->mod->len;
@@ -503,20 +633,36 @@ static tls_status check_braces(MetaParser *mp, const char *ptx) {
   return TLS_OK;
 }
 
+/* A PTX directive as a token of the blanked copy (not in a comment). */
+static bool has_directive(const char *clean, const char *directive) {
+  size_t n = strlen(directive);
+  for (const char *p = strstr(clean, directive); p; p = strstr(p + 1, directive))
+    if ((p == clean || isspace((unsigned char)p[-1])) && (!p[n] || isspace((unsigned char)p[n])))
+      return true;
+  return false;
+}
+
 static tls_status check_ptx(MetaParser *mp, const char *ptx) {
-  if (!strstr(ptx, ".version"))
+  const char *open = NULL;
+  mp->ptx = ptx;
+  mp->clean = blank_comments(ptx, &open);
+  if (!mp->clean)
+    return snprintf(mp->msg, mp->msglen, "out of memory checking the PTX text"), TLS_ERR_NOMEM;
+  if (open) return perr(mp, line_of(mp->mod->text, open), "comment not closed (truncated file?)");
+  if (!has_directive(mp->clean, ".version"))
     return perr(mp, mp->line, "no PTX '.version' after the metadata block (truncated file?)");
-  if (!strstr(ptx, ".target"))
+  if (!has_directive(mp->clean, ".target"))
     return perr(mp, mp->line, "no PTX '.target' directive (truncated file?)");
-  tls_status st = check_braces(mp, ptx);
+  tls_status st = check_braces(mp);
   for (int i = 0; !st && i < mp->mod->nkernels; i++)
-    st = check_entry_params(mp, ptx, &mp->mod->kernels[i]);
+    st = check_entry_params(mp, &mp->mod->kernels[i]);
   return st;
 }
 
 /* ---------------------------------------------------------------- main */
 
 static void free_pending(MetaParser *mp) {
+  free(mp->clean);
   for (int d = 0; d < 3; d++) free(mp->grid_text[d]);
   for (int t = 0; t < TLS_MAX_TMAPS; t++)
     for (int i = 0; i < 2 * TLS_MAX_RANK; i++) free(mp->tmap_text[t][i]);

@@ -150,12 +150,14 @@ const tls_kernel *tls_kernel_find(const tls_module *mod, const char *name) {
 }
 
 /* True when every "k=v" of `want` (separated by ',' or ' ') is in the
- * entry's config. */
+ * entry's config. The whole of `want` counts: a copy cut to a fixed size
+ * could drop or shorten its last pair and match the wrong entry. */
 static bool config_matches(const char *have, const char *want) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", want);
+  char *buf = strdup(want);
+  if (!buf) return false;
   char *save;
-  for (char *kv = strtok_r(buf, ", ", &save); kv; kv = strtok_r(NULL, ", ", &save)) {
+  bool all = true;
+  for (char *kv = strtok_r(buf, ", ", &save); kv && all; kv = strtok_r(NULL, ", ", &save)) {
     size_t n = strlen(kv);
     const char *p = have;
     bool found = false;
@@ -163,9 +165,10 @@ static bool config_matches(const char *have, const char *want) {
       found = (p == have || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ');
       p++;
     }
-    if (!found) return false;
+    all = found;
   }
-  return true;
+  free(buf);
+  return all;
 }
 
 const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *script,

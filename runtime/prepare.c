@@ -130,7 +130,9 @@ static tls_status eval_dims(const tls_kernel *k, int t, const int64_t *values,
   return TLS_OK;
 }
 
-/* strides: multiples of 16 below 2^40, each row past the previous one. */
+/* strides: multiples of 16 below 2^40, each row past the previous one
+ * (the bytes a dimension spans, stride * extent, checked for overflow: a
+ * wrapped product would let the next stride overlap it). */
 static tls_status eval_strides(const tls_kernel *k, int t, const int64_t *values,
                                tls_tmap_params *tp) {
   const TmapDesc *tm = &k->tmaps[t];
@@ -162,7 +164,11 @@ static tls_status eval_strides(const tls_kernel *k, int t, const int64_t *values
                     " bytes of the dimension below it",
                     t, ptr, i, v, span);
     tp->strides[i] = (uint64_t)v;
-    span = (uint64_t)v * tp->dims[i + 1];
+    if (__builtin_mul_overflow((uint64_t)v, tp->dims[i + 1], &span))
+      return refuse(k, TLS_ERR_TMAP,
+                    "tensor map %d (%s) strides[%d] = %" PRId64 " bytes times dims[%d] = %" PRIu64
+                    " overflows 64 bits",
+                    t, ptr, i, v, i + 1, tp->dims[i + 1]);
   }
   return TLS_OK;
 }
@@ -170,7 +176,8 @@ static tls_status eval_strides(const tls_kernel *k, int t, const int64_t *values
 /* The bytes a tensor map spans from its base address (the last element's
  * end); false when that overflows 64 bits. */
 static bool tmap_extent(const tls_tmap_params *tp, uint64_t *out) {
-  uint64_t end = tp->dims[0] * (uint64_t)tp->elem_bytes, step;
+  uint64_t end, step;
+  if (__builtin_mul_overflow(tp->dims[0], (uint64_t)tp->elem_bytes, &end)) return false;
   for (int i = 1; i < tp->rank; i++)
     if (__builtin_mul_overflow(tp->dims[i] - 1, tp->strides[i - 1], &step) ||
         __builtin_add_overflow(end, step, &end))
@@ -179,15 +186,23 @@ static bool tmap_extent(const tls_tmap_params *tp, uint64_t *out) {
   return true;
 }
 
-/* A tensor map whose base lies in a buffer of known size (tls_mem_alloc,
+/* Every tensor map's extent is computed with overflow checks and must fit
+ * in the address space after its base, whether or not its buffer is known;
+ * one whose base lies in a buffer of known size (tls_mem_alloc,
  * tls_mem_register) stays inside it: TMA would read or write past its end. */
 static tls_status check_extent(const tls_kernel *k, int t, const tls_tmap_params *tp) {
+  const char *ptr = k->params[k->tmaps[t].ptr_param].name;
+  uint64_t extent, last;
+  if (!tmap_extent(tp, &extent))
+    return refuse(k, TLS_ERR_TMAP, "tensor map %d (%s) spans more than 2^64 bytes", t, ptr);
+  if (__builtin_add_overflow(tp->address, extent, &last))
+    return refuse(k, TLS_ERR_ARG_VALUE,
+                  "tensor map %d (%s) spans %" PRIu64 " bytes from 0x%" PRIx64
+                  ", past the end of the 64-bit address space",
+                  t, ptr, extent, tp->address);
   const RtBuffer *b = rt_buffer_find(k->mod->ctx, tp->address);
   if (!b) return TLS_OK; /* size unknown: not checked */
-  const char *ptr = k->params[k->tmaps[t].ptr_param].name;
-  uint64_t extent, room = b->bytes - (tp->address - b->base);
-  if (!tmap_extent(tp, &extent))
-    return refuse(k, TLS_ERR_ARG_VALUE, "tensor map %d (%s) spans more than 2^64 bytes", t, ptr);
+  uint64_t room = b->bytes - (tp->address - b->base);
   if (extent > room)
     return refuse(k, TLS_ERR_ARG_VALUE,
                   "tensor map %d (%s) spans %" PRIu64 " bytes from 0x%" PRIx64

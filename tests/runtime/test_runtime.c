@@ -317,6 +317,201 @@ static void test_expression_refusals(tls_context *ctx) {
   tls_module_free(of);
 }
 
+/* ------------------------------------------------- hostile files (issue 13) */
+
+/* Loads `text` as a module; returns its status, the module freed. */
+static tls_status load_text(tls_context *ctx, const char *text) {
+  tls_module *mod = NULL;
+  tls_status st = tls_module_load_string(ctx, text, "hostile", &mod);
+  tls_module_free(mod);
+  return st;
+}
+
+static void expect_loads(tls_context *ctx, const char *text, const char *what) {
+  tls_status st = load_text(ctx, text);
+  CHECK(st == TLS_OK, "%s: want it loaded, got %s: %s", what, tls_error_string(st),
+        tls_last_error(ctx));
+}
+
+static void expect_format_error(tls_context *ctx, const char *text, const char *msg,
+                                const char *what) {
+  tls_status st = load_text(ctx, text);
+  CHECK(st == TLS_ERR_FORMAT && strstr(tls_last_error(ctx), msg),
+        "%s: want TLS_ERR_FORMAT / '%s', got %s / '%s'", what, msg, tls_error_string(st),
+        tls_last_error(ctx));
+}
+
+#define META2                                                                                      \
+  "//@tls version 1\n//@tls entry K script=K block=32 smem=0\n//@tls param a i32\n"                \
+  "//@tls param b i32\n//@tls param p ptr f16\n//@tls grid a 1 1\n"                                \
+  "//@tls tmap 0 ptr=p dtype=f16 rank=2 dims=a,b strides=a*2 box=64,64 swizzle=128\n"              \
+  "//@tls end\n.version 8.0\n.target sm_90a\n"
+
+/* The PTX's .param names must be those the metadata declares (tlsc's
+ * ENTRY_param_NAME and ENTRY_tmapI) or positional (ENTRY_param_I): sizes
+ * alone would bind the grid and the tensor maps to swapped arguments. */
+static void test_param_names(tls_context *ctx) {
+  expect_loads(ctx,
+               META2 ".visible .entry K(.param .u32 K_param_a, .param .u32 K_param_b,\n"
+                     ".param .u64 K_param_p, .param .align 64 .b8 K_tmap0[128])\n{\nret;\n}\n",
+               "tlsc's names");
+  expect_loads(ctx,
+               META2 ".visible .entry K(.param .u32 K_param_0, .param .u32 K_param_1,\n"
+                     ".param .u64 .ptr .align 16 K_param_2, .param .align 64 .b8 K_param_3 "
+                     "[128])\n{\nret;\n}\n",
+               "positional names, a .ptr attribute, a spaced array");
+  expect_format_error(ctx,
+                      META2 ".visible .entry K(.param .u32 K_param_b, .param .u32 K_param_a,\n"
+                            ".param .u64 K_param_p, .param .align 64 .b8 K_tmap0[128])\n{\nret;"
+                            "\n}\n",
+                      "PTX parameter 0 of 'K' is named 'K_param_b' but the metadata declares "
+                      "parameter 'a' there (expected 'K_param_a' or 'K_param_0')",
+                      "swapped parameters");
+  expect_format_error(ctx,
+                      META2 ".visible .entry K(.param .u32 K_param_a, .param .u32 K_param_b,\n"
+                            ".param .u64 K_param_p, .param .align 64 .b8 K_tmap1[128])\n{\nret;"
+                            "\n}\n",
+                      "PTX parameter 3 of 'K' is named 'K_tmap1' but the metadata declares "
+                      "tensor map 0 there",
+                      "a tensor map of another index");
+  expect_format_error(ctx,
+                      META2 ".visible .entry K(.param .u32 K_param_1, .param .u32 K_param_0,\n"
+                            ".param .u64 K_param_2, .param .align 64 .b8 K_param_3[128])\n{\nret;"
+                            "\n}\n",
+                      "is named 'K_param_1' but the metadata declares parameter 'a'",
+                      "swapped positional names");
+  expect_format_error(ctx,
+                      META2 ".visible .entry K(.param .u32 a, .param .u32 b,\n"
+                            ".param .u64 p, .param .align 64 .b8 t[128])\n{\nret;\n}\n",
+                      "PTX parameter 0 of 'K' is named 'a'", "names of no known form");
+}
+
+/* `.entry NAME(` counts only as PTX, never inside a comment; comments and
+ * strings hide neither braces nor directives. */
+static void test_entry_in_comment(tls_context *ctx) {
+  const char *meta = "//@tls version 1\n//@tls entry K script=K block=32 smem=0\n"
+                     "//@tls grid 1 1 1\n//@tls end\n";
+  char text[1024];
+  snprintf(text, sizeof text,
+           "%s.version 8.0\n.target sm_90a\n// .visible .entry K()\n// {\n// }\n"
+           ".visible .entry L()\n{\nret;\n}\n",
+           meta);
+  expect_format_error(ctx, text, "entry 'K' is only in a comment of the PTX text (line 7)",
+                      "an entry in a line comment");
+  snprintf(text, sizeof text,
+           "%s.version 8.0\n.target sm_90a\n/* .visible .entry K()\n{\n} */\n"
+           ".visible .entry L()\n{\nret;\n}\n",
+           meta);
+  expect_format_error(ctx, text, "entry 'K' is only in a comment", "an entry in a block comment");
+  snprintf(text, sizeof text,
+           "%s.version 8.0\n.target sm_90a\n.visible .entry xK()\n{\nret;\n}\n"
+           ".visible .entry K_2()\n{\nret;\n}\n",
+           meta);
+  expect_format_error(ctx, text, "entry 'K' is not in the PTX text", "entries whose names hold K");
+  snprintf(text, sizeof text, "%s// .version 8.0\n.target sm_90a\n.entry K()\n{\nret;\n}\n", meta);
+  expect_format_error(ctx, text, "no PTX '.version'", "a .version only in a comment");
+  /* A path in a string may hold what would open a comment or a block. */
+  snprintf(text, sizeof text,
+           "%s.version 8.0\n.target sm_90a\n.file 1 \"/src/a/*{b\\\".tls\"\n"
+           ".visible .entry K( // no parameters )\n)\n{\nret; // }\n}\n",
+           meta);
+  expect_loads(ctx, text, "a .file path with /* and {, comments in the entry");
+}
+
+/* A tensor map's extents, computed with overflow checks whether or not its
+ * pointer lies in a known buffer (none is registered here). */
+static void test_tmap_overflow(tls_context *ctx) {
+  tls_module *mod = NULL;
+  tls_status st = tls_module_load_string(
+      ctx,
+      "//@tls version 1\n//@tls entry K script=K block=32 smem=0\n//@tls param d0 i64\n"
+      "//@tls param d1 i64\n//@tls param d2 i64\n//@tls param s0 i64\n//@tls param s1 i64\n"
+      "//@tls param p ptr u8\n//@tls grid 1 1 1\n"
+      "//@tls tmap 0 ptr=p dtype=u8 rank=3 dims=d0,d1,d2 strides=s0,s1 box=16,1,1 swizzle=0\n"
+      "//@tls end\n.version 8.0\n.target sm_90a\n.visible .entry K(.param .u64 K_param_d0, "
+      ".param .u64 K_param_d1, .param .u64 K_param_d2, .param .u64 K_param_s0, .param .u64 "
+      "K_param_s1, .param .u64 K_param_p, .param .align 64 .b8 K_tmap0[128])\n{\nret;\n}\n",
+      "overflow", &mod);
+  CHECK(st == TLS_OK, "overflow module: %s", tls_last_error(ctx));
+  if (!mod) return;
+  const tls_kernel *k = tls_module_kernel(mod, 0);
+  const int64_t G = (int64_t)1 << 32;
+  tls_arg args[6] = {tls_i64(16), tls_i64(G), tls_i64(4), tls_i64(G), tls_i64(16), tls_ptr(A)};
+  /* strides[0] * dims[1] = 2^64 wraps to 0: strides[1] = 16 would pass. */
+  expect_refused(k, ctx, args, 6, TLS_ERR_TMAP,
+                 "tensor map 0 (p) strides[0] = 4294967296 bytes times dims[1] = 4294967296 "
+                 "overflows 64 bits");
+  /* The last dimension's span: (2^32 - 1) * (2^40 - 16) bytes. */
+  args[1] = tls_i64(4), args[2] = tls_i64(G), args[3] = tls_i64(16),
+  args[4] = tls_i64(((int64_t)1 << 40) - 16);
+  expect_refused(k, ctx, args, 6, TLS_ERR_TMAP, "strides[1] = 1099511627760 bytes times dims[2]");
+  /* A shape that fits, at a base it would run past the address space from. */
+  args[2] = tls_i64(4), args[4] = tls_i64(64), args[5] = tls_ptr(UINT64_MAX - 15);
+  expect_refused(
+      k, ctx, args, 6, TLS_ERR_ARG_VALUE,
+      "tensor map 0 (p) spans 256 bytes from 0xfffffffffffffff0, past the end of the 64-bit "
+      "address space");
+  tls_launch_plan plan;
+  args[5] = tls_ptr(A);
+  CHECK(tls_prepare_launch(k, args, 6, &plan) == TLS_OK, "a shape that fits: %s",
+        tls_last_error(ctx));
+  tls_module_free(mod);
+}
+
+/* The tmap index: what is wrong and what is allowed. */
+static void test_tmap_index_messages(tls_context *ctx) {
+  char text[4096];
+  int n = snprintf(text, sizeof text,
+                   "//@tls version 1\n//@tls entry K script=K block=32 smem=0\n"
+                   "//@tls param p ptr f16\n//@tls grid 1 1 1\n");
+  for (int t = 0; t < 9; t++)
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "//@tls tmap %d ptr=p dtype=f16 rank=1 dims=64 box=64 swizzle=0\n", t);
+  snprintf(text + n, sizeof text - (size_t)n, "//@tls end\n.version 8.0\n.target sm_90a\n");
+  expect_format_error(ctx, text,
+                      "hostile:13: error: entry 'K' has too many tensor maps (at most 8: tmap 0 "
+                      "to tmap 7)",
+                      "a ninth map");
+  CHECK(!strstr(tls_last_error(ctx), "must be 8"), "no 'must be 8': %s", tls_last_error(ctx));
+  const char *head = "//@tls version 1\n//@tls entry K script=K block=32 smem=0\n"
+                     "//@tls param p ptr f16\n//@tls grid 1 1 1\n";
+  snprintf(text, sizeof text, "%s//@tls tmap 1 ptr=p dtype=f16 rank=1 dims=64 box=64 swizzle=0\n",
+           head);
+  expect_format_error(ctx, text,
+                      "'tmap 1' is out of order: the next map of entry 'K' is 'tmap 0' (maps are "
+                      "numbered 0, 1, ... in order, at most 8)",
+                      "a map out of order");
+  snprintf(text, sizeof text, "%s//@tls tmap x ptr=p dtype=f16 rank=1 dims=64 box=64 swizzle=0\n",
+           head);
+  expect_format_error(ctx, text, "tmap index 'x' is not an integer", "a map index not a number");
+  snprintf(text, sizeof text, "%s//@tls tmap ptr=p dtype=f16 rank=1 dims=64 box=64 swizzle=0\n",
+           head);
+  expect_format_error(ctx, text, "'tmap' needs its index first", "a map without an index");
+}
+
+/* Siblings: a config spec longer than any fixed buffer still counts whole;
+ * a parameter may not be called min or max (the expression functions). */
+static void test_lookup_siblings(tls_context *ctx, tls_module *mod) {
+  /* 4 + 45 * 11 = 499 characters, then "num_stages=44": a copy cut at 511
+   * would end in "num_stages=4" and pick MatmulWGMMAV5. */
+  char want[600] = ",,,,";
+  for (int i = 0; i < 45; i++) strcat(want, "block_k=64,");
+  strcat(want, "num_stages=44");
+  CHECK(!tls_kernel_find_config(mod, "MatmulWGMMAV5", want),
+        "a long config spec ending in num_stages=44 matched an entry");
+  want[strlen(want) - 1] = 0; /* ... num_stages=4 */
+  const tls_kernel *k = tls_kernel_find_config(mod, "MatmulWGMMAV5", want);
+  CHECK(k && !strcmp(tls_kernel_name(k), "MatmulWGMMAV5"), "the long spec, num_stages=4");
+  expect_format_error(ctx,
+                      "//@tls version 1\n//@tls entry K script=K block=32 smem=0\n"
+                      "//@tls param min i32\n//@tls grid min 1 1\n//@tls end\n",
+                      "parameter name 'min' is reserved", "a parameter called min");
+  expect_format_error(ctx,
+                      "//@tls version 1\n//@tls entry K script=K block=99999999999999999999 "
+                      "smem=0\n//@tls grid 1 1 1\n//@tls end\n",
+                      "block must be 1..1024 threads", "a block that overflows");
+}
+
 /* TLSC_CUDA_LIB names a library that does not exist. */
 static void test_no_driver(void) {
   setenv("TLSC_CUDA_LIB", "/nonexistent/libcuda.so.1", 1);
@@ -392,6 +587,11 @@ int main(int argc, char **argv) {
   test_every_truncation(ctx);
   test_expression_refusals(ctx);
   test_timing_offline(ctx);
+  test_param_names(ctx);
+  test_entry_in_comment(ctx);
+  test_tmap_overflow(ctx);
+  test_tmap_index_messages(ctx);
+  if (mod) test_lookup_siblings(ctx, mod);
   tls_module_free(mod);
   tls_context_free(ctx);
   test_no_driver();

@@ -15,10 +15,14 @@
  * C[M,N] = A[M,K] . B[N,K]^T row-major), vector add (n a_ptr b_ptr c_ptr
  * over f32 or f16) and copy (m_size n_size src_ptr dst_ptr over f32 or f16,
  * dst = src, an [m, n] matrix from -m and -n). Exit: 0 ok, 1 check failed, 2 usage or bad file, 3 no
- * GPU/driver, 4 launch refused. */
+ * GPU/driver, 4 launch refused. The options, the file, the entry and every
+ * size are checked first, on an offline context; the driver is opened last,
+ * so that without a GPU a bad option or file is still named as such. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,33 +79,79 @@ static void usage(void) {
 
 /* ------------------------------------------------------------ options */
 
-static bool parse_i64(const char *s, int64_t *out) {
+/* Why parse_options refused the command line. */
+static char option_error[512];
+
+static bool option_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static bool option_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(option_error, sizeof option_error, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+/* A decimal integer in [lo, hi], the whole string: digits after an
+ * optional '-', nothing that overflows. */
+static bool parse_int_in(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  if (!isdigit((unsigned char)s[s[0] == '-'])) return false;
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
-  if (!*s || *end || errno) return false;
+  if (*end || errno || v < lo || v > hi) return false;
   *out = v;
   return true;
 }
 
-static bool parse_sizes(Options *o, char *list) {
-  char *save;
-  for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    long long m, n, k;
-    char extra;
-    if (o->nsizes == MAX_SIZES || sscanf(t, "%lldx%lldx%lld%c", &m, &n, &k, &extra) != 3)
-      return false;
-    o->sizes[o->nsizes++] = (Size){m, n, k};
-  }
-  return o->nsizes > 0;
+/* -m, -n, -k: a positive integer of 64 bits; false with the reason. */
+static bool parse_extent(const char *option, const char *value, int64_t *out) {
+  if (parse_int_in(value, 1, INT64_MAX, out)) return true;
+  bool digits = *value && strspn(value, "0123456789") == strlen(value);
+  if (digits && !parse_int_in(value, 0, INT64_MAX, out)) /* digits only, yet no int64 */
+    return option_fail("'%s' = %s is too large (at most %" PRId64 ")", option, value, INT64_MAX);
+  return option_fail("'%s' needs a positive integer, got '%s'", option, value);
 }
 
+/* --sizes MxNxK[,MxNxK...]: each extent a positive integer. */
+static bool parse_sizes(Options *o, const char *list) {
+  char buf[1024];
+  if (strlen(list) >= sizeof buf)
+    return option_fail("'--sizes' is longer than %zu characters", sizeof buf - 1);
+  strcpy(buf, list);
+  o->nsizes = 0;
+  for (char *item = buf, *next; item; item = next) {
+    next = strchr(item, ',');
+    if (next) *next++ = 0;
+    if (o->nsizes == MAX_SIZES) return option_fail("'--sizes' takes at most %d sizes", MAX_SIZES);
+    char shown[64];
+    snprintf(shown, sizeof shown, "%s", item);
+    char *x1 = strchr(item, 'x'), *x2 = x1 ? strchr(x1 + 1, 'x') : NULL;
+    bool ok = x2 != NULL;
+    if (ok) *x1 = *x2 = 0;
+    const char *dims[3] = {item, ok ? x1 + 1 : "", ok ? x2 + 1 : ""};
+    int64_t v[3];
+    for (int d = 0; ok && d < 3; d++) ok = parse_int_in(dims[d], 1, INT64_MAX, &v[d]);
+    if (!ok)
+      return option_fail("'--sizes' needs MxNxK[,MxNxK...] with positive integers, got '%s'",
+                         shown);
+    o->sizes[o->nsizes++] = (Size){v[0], v[1], v[2]};
+  }
+  return true;
+}
+
+/* Reads the command line; false with the reason in option_error. */
 static bool parse_options(int argc, char **argv, Options *o) {
   *o = (Options){.one = {4096, 4096, 4096}, .reps = 30, .seed = 1};
   int64_t v;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    bool has_value = i + 1 < argc;
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    bool takes_value = !strcmp(a, "--kernel") || !strcmp(a, "--config") || !strcmp(a, "--sizes") ||
+                       !strcmp(a, "-m") || !strcmp(a, "-n") || !strcmp(a, "-k") ||
+                       !strcmp(a, "--reps") || !strcmp(a, "--seed");
+    if (takes_value && !value) return option_fail("'%s' needs a value", a);
+    if (takes_value) i++;
     if (!strcmp(a, "--list"))
       o->list = true;
     else if (!strcmp(a, "--probe"))
@@ -112,28 +162,33 @@ static bool parse_options(int argc, char **argv, Options *o) {
       o->check = true;
     else if (!strcmp(a, "--bench"))
       o->bench = true;
-    else if (!strcmp(a, "--kernel") && has_value)
-      o->kernel = argv[++i];
-    else if (!strcmp(a, "--config") && has_value)
-      o->config = argv[++i];
-    else if (!strcmp(a, "--sizes") && has_value) {
-      if (!parse_sizes(o, argv[++i])) return false;
-    } else if ((!strcmp(a, "-m") || !strcmp(a, "-n") || !strcmp(a, "-k")) && has_value) {
-      if (!parse_i64(argv[++i], &v)) return false;
+    else if (!strcmp(a, "--kernel"))
+      o->kernel = value;
+    else if (!strcmp(a, "--config"))
+      o->config = value;
+    else if (!strcmp(a, "--sizes")) {
+      if (!parse_sizes(o, value)) return false;
+    } else if (!strcmp(a, "-m") || !strcmp(a, "-n") || !strcmp(a, "-k")) {
+      if (!parse_extent(a, value, &v)) return false;
       *(a[1] == 'm' ? &o->one.m : a[1] == 'n' ? &o->one.n : &o->one.k) = v;
-    } else if (!strcmp(a, "--reps") && has_value) {
-      if (!parse_i64(argv[++i], &v) || v < 1 || v > 100000) return false;
+    } else if (!strcmp(a, "--reps")) {
+      if (!parse_int_in(value, 1, 100000, &v))
+        return option_fail("'--reps' needs an integer in 1..100000, got '%s'", value);
       o->reps = (int)v;
-    } else if (!strcmp(a, "--seed") && has_value) {
-      if (!parse_i64(argv[++i], &v)) return false;
+    } else if (!strcmp(a, "--seed")) {
+      if (!parse_int_in(value, 0, INT64_MAX, &v))
+        return option_fail("'--seed' needs a non-negative integer, got '%s'", value);
       o->seed = (uint64_t)v;
-    } else if (a[0] != '-' && !o->file)
-      o->file = a;
+    } else if (a[0] == '-')
+      return option_fail("unknown option '%s'", a);
+    else if (o->file)
+      return option_fail("more than one file: '%s' and '%s'", o->file, a);
     else
-      return false;
+      o->file = a;
   }
   if (!o->nsizes) o->sizes[o->nsizes++] = o->one;
-  return o->file != NULL || o->probe;
+  if (!o->file && !o->probe) return option_fail("no FILE.ptx given");
+  return true;
 }
 
 /* --probe: is there a GPU tlsrun can use? */
@@ -207,6 +262,42 @@ static bool bind_args(Run *r, const char *const *names, const int64_t *ints, int
   }
   r->nargs = n;
   return true;
+}
+
+/* Whether v is a value of the integer parameter type. */
+static bool fits(const char *type, int64_t v) {
+  if (!strcmp(type, "i64")) return true;
+  if (!strcmp(type, "u64")) return v >= 0;
+  if (!strcmp(type, "u32")) return v >= 0 && v <= UINT32_MAX;
+  if (!strcmp(type, "i32")) return v >= INT32_MIN && v <= INT32_MAX;
+  return false; /* f32 or a pointer: no size goes there */
+}
+
+/* Binds the integer arguments (names[0..nints-1]) and placeholder pointers
+ * and prepares the launch: a size the entry cannot take is refused (exit 4,
+ * the size and the reason printed) before anything is allocated, and, as
+ * tlsrun checks every size on an offline context first, before the driver
+ * is opened. */
+static int prepare_size(Run *r, const char *const *names, const int64_t *ints, int nints,
+                        tls_launch_plan *plan) {
+  static const uint64_t FAKE[3] = {1 << 20, 1 << 20, 1 << 20};
+  char size[160] = "";
+  for (int i = 0, n = 0; i < nints && n >= 0 && (size_t)n < sizeof size; i++)
+    n += snprintf(size + n, sizeof size - (size_t)n, "%s%s=%" PRId64, i ? " " : "", names[i],
+                  ints[i]);
+  for (int i = 0; i < nints; i++) {
+    const char *type = tls_kernel_param_type(r->k, param_index(r->k, names[i]));
+    if (!fits(type, ints[i])) {
+      fprintf(stderr, "tlsrun: %s: %s is not a value of its type %s\n", size, names[i], type);
+      return EXIT_REFUSED;
+    }
+  }
+  bind_args(r, names, ints, nints, FAKE);
+  if (tls_prepare_launch(r->k, r->args, r->nargs, plan)) {
+    fprintf(stderr, "tlsrun: %s: %s\n", size, tls_last_error(r->ctx));
+    return EXIT_REFUSED;
+  }
+  return EXIT_OK;
 }
 
 static const char *const MATMUL_NAMES[] = {"m_size", "n_size", "k_size", "a_ptr",
@@ -414,24 +505,14 @@ static void free_buffers(Run *r) {
 /* One size: inputs, then --check and/or --bench (or a single run). */
 static int run_matmul(Run *r, const Options *o, Size s) {
   r->s = s;
-  /* Refuse bad sizes before allocating: validate with placeholder pointers. */
-  const uint64_t fake = 1 << 20;
   int64_t ints[3] = {s.m, s.n, s.k};
-  uint64_t ptrs[3] = {fake, fake, fake};
   tls_launch_plan plan;
-  bind_args(r, MATMUL_NAMES, ints, 3, ptrs);
-  if (s.m > INT32_MAX || s.n > INT32_MAX || s.k > INT32_MAX ||
-      tls_prepare_launch(r->k, r->args, r->nargs, &plan)) {
-    fprintf(stderr, "tlsrun: %s\n",
-            s.m > INT32_MAX || s.n > INT32_MAX || s.k > INT32_MAX ? "sizes must fit in 32 bits"
-                                                                  : tls_last_error(r->ctx));
-    return EXIT_REFUSED;
-  }
+  int rc = prepare_size(r, MATMUL_NAMES, ints, 3, &plan);
+  if (rc) return rc;
   size_t a_n = (size_t)(s.m * s.k), b_n = (size_t)(s.n * s.k), c_n = (size_t)(s.m * s.n);
   uint16_t *a = malloc(a_n * 2), *b = malloc(b_n * 2);
   Rng rng;
   rng_seed(&rng, o->seed);
-  int rc = EXIT_OK;
   if (!a || !b) rc = (fprintf(stderr, "tlsrun: out of host memory\n"), EXIT_CHECK);
   if (!rc) {
     fill_half(a, (int64_t)a_n, &rng);
@@ -479,21 +560,15 @@ static void print_table(const Run *r) {
 
 /* c = a + b over n elements of f32 or f16, checked element by element. */
 static int run_vadd(Run *r, const Options *o, const char *dtype, int64_t n) {
-  const uint64_t fake = 1 << 20;
   int64_t ints[1] = {n};
-  uint64_t ptrs[3] = {fake, fake, fake};
   tls_launch_plan plan;
-  bind_args(r, VADD_NAMES, ints, 1, ptrs);
-  if (tls_prepare_launch(r->k, r->args, r->nargs, &plan)) {
-    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
-    return EXIT_REFUSED;
-  }
+  int rc = prepare_size(r, VADD_NAMES, ints, 1, &plan);
+  if (rc) return rc;
   bool half = !strcmp(dtype, "f16");
   size_t esz = half ? 2 : 4, bytes = (size_t)n * esz;
   char *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
   Rng rng;
   rng_seed(&rng, o->seed);
-  int rc = EXIT_OK;
   if (!a || !b || !c) rc = EXIT_CHECK;
   for (int64_t i = 0; !rc && i < n; i++) {
     float x = rng_uniform(&rng), y = rng_uniform(&rng);
@@ -568,19 +643,19 @@ static size_t copy_elem_size(const tls_kernel *k) {
  * starts as 0xFF so an unwritten element counts as wrong. */
 static int run_copy(Run *r, const Options *o, size_t esz, Size s) {
   int64_t ints[2] = {s.m, s.n};
-  uint64_t fake[2] = {1 << 20, 1 << 20};
   tls_launch_plan plan;
-  bind_args(r, COPY_NAMES, ints, 2, fake);
-  if (s.m < 1 || s.n < 1 || tls_prepare_launch(r->k, r->args, r->nargs, &plan)) {
-    fprintf(stderr, "tlsrun: %s\n",
-            s.m < 1 || s.n < 1 ? "-m and -n must be positive" : tls_last_error(r->ctx));
+  int rc = prepare_size(r, COPY_NAMES, ints, 2, &plan);
+  if (rc) return rc;
+  size_t count, bytes;
+  if (__builtin_mul_overflow((size_t)s.m, (size_t)s.n, &count) ||
+      __builtin_mul_overflow(count, esz, &bytes)) {
+    fprintf(stderr, "tlsrun: a %" PRId64 " x %" PRId64 " matrix is too large\n", s.m, s.n);
     return EXIT_REFUSED;
   }
-  size_t count = (size_t)s.m * (size_t)s.n, bytes = count * esz;
   unsigned char *src = malloc(bytes), *dst = malloc(bytes);
   Rng rng;
   rng_seed(&rng, o->seed);
-  int rc = src && dst ? EXIT_OK : EXIT_CHECK;
+  rc = src && dst ? EXIT_OK : EXIT_CHECK;
   for (size_t i = 0; !rc && i < count; i++) {
     float x = rng_uniform(&rng);
     if (esz == 2)
@@ -642,19 +717,10 @@ static const tls_kernel *pick_kernel(tls_module *mod, const Options *o) {
 static int run_entry(Run *r, const Options *o) {
   const char *vdt = vadd_dtype(r->k);
   size_t copy_esz = copy_elem_size(r->k);
-  if (!is_matmul(r->k) && !vdt && !copy_esz) {
-    fprintf(stderr,
-            "tlsrun: entry '%s' has no shape tlsrun knows (matmul: m_size n_size k_size a_ptr "
-            "b_ptr c_ptr "
-            "over f16; vector add: n a_ptr b_ptr c_ptr over f32/f16; copy: m_size n_size src_ptr "
-            "dst_ptr "
-            "over f32/f16)\n",
-            tls_kernel_name(r->k));
-    return EXIT_USAGE;
-  }
   char msg[256] = "";
   if (vdt) return run_vadd(r, o, vdt, o->sizes[0].n);
   if (copy_esz) return run_copy(r, o, copy_esz, o->sizes[0]);
+  if (!is_matmul(r->k)) return EXIT_USAGE; /* check_offline said why */
   r->cb = cublas_open(r->ctx, r->stream, msg, sizeof msg);
   if (!r->cb) fprintf(stderr, "tlsrun: no cuBLAS (%s): using the host reference\n", msg);
   int rc = EXIT_OK;
@@ -664,11 +730,71 @@ static int run_entry(Run *r, const Options *o) {
   return rc;
 }
 
+/* The entry's shape, and every size it will run at, against the metadata:
+ * EXIT_OK, or the exit status with the reason printed. */
+static int check_sizes(Run *r, const Options *o) {
+  tls_launch_plan plan;
+  int rc = EXIT_OK;
+  if (is_matmul(r->k)) {
+    for (int i = 0; i < o->nsizes && !rc; i++) {
+      int64_t ints[3] = {o->sizes[i].m, o->sizes[i].n, o->sizes[i].k};
+      rc = prepare_size(r, MATMUL_NAMES, ints, 3, &plan);
+    }
+    return rc;
+  }
+  if (vadd_dtype(r->k)) return prepare_size(r, VADD_NAMES, &o->sizes[0].n, 1, &plan);
+  if (copy_elem_size(r->k)) {
+    int64_t ints[2] = {o->sizes[0].m, o->sizes[0].n};
+    return prepare_size(r, COPY_NAMES, ints, 2, &plan);
+  }
+  fprintf(stderr,
+          "tlsrun: entry '%s' has no shape tlsrun knows (matmul: m_size n_size k_size a_ptr b_ptr "
+          "c_ptr over f16; vector add: n a_ptr b_ptr c_ptr over f32/f16; copy: m_size n_size "
+          "src_ptr dst_ptr over f32/f16)\n",
+          tls_kernel_name(r->k));
+  return EXIT_USAGE;
+}
+
+/* Everything that needs no GPU, on an offline context, before the driver
+ * is opened: the file (read and parsed), the entry, its shape and every
+ * size. EXIT_OK with the entry's index in the file, or the exit status
+ * with the reason printed. */
+static int check_offline(const Options *o, int *index) {
+  static Run r; /* large: rows of timings */
+  tls_module *mod;
+  if (tls_init_offline(&r.ctx)) {
+    fprintf(stderr, "tlsrun: out of memory\n");
+    return EXIT_CHECK;
+  }
+  if (tls_module_load_file(r.ctx, o->file, &mod)) {
+    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+    tls_context_free(r.ctx);
+    return EXIT_USAGE;
+  }
+  r.mod = mod;
+  r.k = pick_kernel(mod, o);
+  int rc = EXIT_USAGE;
+  if (!r.k && (o->kernel || o->config)) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+  if (r.k) rc = check_sizes(&r, o);
+  for (int i = 0; i < tls_module_num_kernels(mod); i++)
+    if (tls_module_kernel(mod, i) == r.k) *index = i;
+  tls_module_free(mod);
+  tls_context_free(r.ctx);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   Options o;
-  if (!parse_options(argc, argv, &o)) return usage(), EXIT_USAGE;
+  if (!parse_options(argc, argv, &o)) {
+    fprintf(stderr, "tlsrun: error: %s\n", option_error);
+    usage();
+    return EXIT_USAGE;
+  }
   if (o.probe) return probe();
   if (o.list) return list_entries(&o);
+  int index = -1;
+  int rc = check_offline(&o, &index);
+  if (rc) return rc;
   static Run r; /* large: rows of timings */
   r.reps = o.reps;
   tls_status st = tls_init(0, &r.ctx);
@@ -683,17 +809,15 @@ int main(int argc, char **argv) {
     tls_context_free(r.ctx);
     return EXIT_USAGE;
   }
-  int rc = EXIT_USAGE;
   r.mod = mod;
-  r.k = pick_kernel(mod, &o);
-  if (!r.k && (o.kernel || o.config)) fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
+  r.k = tls_module_kernel(mod, index);
+  rc = EXIT_CHECK;
   if (r.k && bench_setup(r.ctx, &r.stream)) {
     fprintf(stderr, "tlsrun: %s on %s (%s), compiled by %s\n", tls_kernel_name(r.k),
             tls_context_device_name(r.ctx), tls_context_arch(r.ctx), tls_module_compiled_by(mod));
     rc = run_entry(&r, &o);
-  } else if (r.k) {
-    fprintf(stderr, "tlsrun: %s\n", tls_last_error(r.ctx));
-    rc = EXIT_CHECK;
+  } else {
+    fprintf(stderr, "tlsrun: %s\n", r.k ? tls_last_error(r.ctx) : "the file changed under tlsrun");
   }
   bench_teardown(r.ctx, r.stream);
   tls_module_free(mod);
