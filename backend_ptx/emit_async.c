@@ -8,7 +8,6 @@
  * (cvta.param), as the ISA allows for cp.async.bulk.tensor.
  */
 #include <inttypes.h>
-#include <string.h>
 
 #include "backend_ptx/emit_int.h"
 
@@ -37,16 +36,37 @@ void emit_mbar_init(Emitter *e) {
   emit(e, "bar.sync 0;");
 }
 
+/* The .sem and .scope qualifiers of mbarrier.try_wait; NULL for a value
+ * outside the enums. */
+static const char *ptx_sem(MbarSem sem) {
+  switch (sem) {
+  case MBAR_SEM_RELAXED:
+    return "relaxed";
+  case MBAR_SEM_ACQUIRE:
+    return "acquire";
+  }
+  return NULL;
+}
+
+static const char *ptx_scope(MbarScope scope) {
+  switch (scope) {
+  case MBAR_SCOPE_CTA:
+    return "cta";
+  case MBAR_SCOPE_CLUSTER:
+    return "cluster";
+  }
+  return NULL;
+}
+
 /* try_wait.parity in a loop; sem and scope from the statement. */
 static void emit_mbar_wait(Emitter *e, const IrStmt *s) {
-  const char *sem = s->str ? s->str : "acquire", *scope = s->str2 ? s->str2 : "cta";
-  if ((strcmp(sem, "relaxed") && strcmp(sem, "acquire")) ||
-      (strcmp(scope, "cta") && strcmp(scope, "cluster"))) {
-    unsupported(e, "mbarrier.wait with sem='%s' scope='%s'", sem, scope);
+  const char *sem = ptx_sem(s->mbar.sem), *scope = ptx_scope(s->mbar.scope);
+  if (!sem || !scope) {
+    unsupported(e, "mbarrier.wait with sem %d scope %d", (int)s->mbar.sem, (int)s->mbar.scope);
     return;
   }
-  Val addr = emit_smem_addr(e, &s->ref[0]);
-  Val phase = val_convert(e, emit_expr(e, s->e[0]), DT_UINT32);
+  Val addr = emit_smem_addr(e, &s->mbar.barrier);
+  Val phase = val_convert(e, emit_expr(e, s->mbar.parity), DT_UINT32);
   int top = new_label(e);
   Val done = new_reg(e, DT_BOOL);
   emit_label(e, top);
@@ -56,7 +76,7 @@ static void emit_mbar_wait(Emitter *e, const IrStmt *s) {
 }
 
 void emit_mbar_stmt(Emitter *e, const IrStmt *s) {
-  if (!s->ref[0].t || !s->ref[0].t->is_mbarrier) {
+  if (!s->mbar.barrier.t || !s->mbar.barrier.t->is_mbarrier) {
     unsupported(e, "an mbarrier operation on a tensor that is not an mbarrier array");
     return;
   }
@@ -64,22 +84,22 @@ void emit_mbar_stmt(Emitter *e, const IrStmt *s) {
     emit_mbar_wait(e, s);
     return;
   }
-  Val addr = emit_smem_addr(e, &s->ref[0]);
+  Val addr = emit_smem_addr(e, &s->mbar.barrier);
   if (s->kind == S_MBAR_ARRIVE) {
     emit(e, "mbarrier.arrive.shared::cta.b64 _, [%s];", addr.s);
   } else {
-    Val bytes = val_convert(e, emit_expr(e, s->e[0]), DT_UINT32);
+    Val bytes = val_convert(e, emit_expr(e, s->mbar.tx_bytes), DT_UINT32);
     emit(e, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%s], %s;", addr.s, bytes.s);
   }
 }
 
 /* "{c_inner, ..., c_outer}": the offsets reversed (the IR lists them
  * outermost first, the instruction innermost first), as .s32 registers. */
-static void tma_coords(Emitter *e, const IrStmt *s, char *buf, size_t size) {
+static void tma_coords(Emitter *e, const IrTmaStmt *t, char *buf, size_t size) {
   size_t n = 0;
   buf[0] = 0;
-  for (int i = s->noffsets - 1; i >= 0; i--) {
-    Val c = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[i]), DT_INT32));
+  for (int i = t->noffsets - 1; i >= 0; i--) {
+    Val c = val_to_reg(e, val_convert(e, emit_expr(e, t->offsets[i]), DT_INT32));
     n += (size_t)snprintf(buf + n, size - n, "%s%s", c.s, i ? ", " : "");
   }
 }
@@ -92,39 +112,40 @@ static Val tmap_addr(Emitter *e, int index) {
 
 /* global -> shared, completing on the mbarrier (runs in one thread). */
 static void tma_load_body(Emitter *e, const void *arg) {
-  const IrStmt *s = arg;
+  const IrTmaStmt *c = &((const IrStmt *)arg)->tma;
   char coords[512];
-  Val dst = emit_smem_addr(e, &s->ref[0]);
-  Val bar = emit_smem_addr(e, &s->ref[1]);
-  Val map = tmap_addr(e, s->tmap);
-  tma_coords(e, s, coords, sizeof coords);
+  Val dst = emit_smem_addr(e, &c->shared);
+  Val bar = emit_smem_addr(e, &c->barrier);
+  Val map = tmap_addr(e, c->tmap);
+  tma_coords(e, c, coords, sizeof coords);
   emit(e,
        "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes "
        "[%s], [%s, {%s}], [%s];",
-       s->noffsets, dst.s, map.s, coords, bar.s);
+       c->noffsets, dst.s, map.s, coords, bar.s);
 }
 
 /* shared -> global in a bulk async-group (runs in one thread). */
 static void tma_store_body(Emitter *e, const void *arg) {
-  const IrStmt *s = arg;
+  const IrTmaStmt *c = &((const IrStmt *)arg)->tma;
   char coords[512];
-  Val src = emit_smem_addr(e, &s->ref[0]);
-  Val map = tmap_addr(e, s->tmap);
-  tma_coords(e, s, coords, sizeof coords);
-  emit(e, "cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%s, {%s}], [%s];", s->noffsets,
+  Val src = emit_smem_addr(e, &c->shared);
+  Val map = tmap_addr(e, c->tmap);
+  tma_coords(e, c, coords, sizeof coords);
+  emit(e, "cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%s, {%s}], [%s];", c->noffsets,
        map.s, coords, src.s);
 }
 
 static bool tma_checks(Emitter *e, const IrStmt *s) {
-  if (s->tmap < 0 || s->tmap >= e->k->ntmaps) {
+  const IrTmaStmt *c = &s->tma;
+  if (c->tmap < 0 || c->tmap >= e->k->ntmaps) {
     unsupported(e, "a TMA copy without a tensor map (layout inference did not run?)");
     return false;
   }
-  if (s->noffsets < 1 || s->noffsets > 5) {
-    unsupported(e, "a TMA copy of rank %d (1 to 5 are possible)", s->noffsets);
+  if (c->noffsets < 1 || c->noffsets > 5) {
+    unsupported(e, "a TMA copy of rank %d (1 to 5 are possible)", c->noffsets);
     return false;
   }
-  if (s->kind == S_TMA_LOAD && (!s->ref[1].t || !s->ref[1].t->is_mbarrier)) {
+  if (s->kind == S_TMA_LOAD && (!c->barrier.t || !c->barrier.t->is_mbarrier)) {
     unsupported(e, "a TMA load that completes on something other than an mbarrier");
     return false;
   }
@@ -145,7 +166,7 @@ void emit_tma_stmt(Emitter *e, const IrStmt *s) {
     emit(e, "cp.async.bulk.commit_group;");
     break;
   case S_TMA_WAIT:
-    emit(e, "cp.async.bulk.wait_group.read %" PRId64 ";", s->n);
+    emit(e, "cp.async.bulk.wait_group.read %" PRId64 ";", s->wait.max_pending);
     break;
   default:
     break;

@@ -31,9 +31,6 @@ typedef struct Group {
   bool single;
 } Group;
 
-/* Named barriers beside barrier 0 (the block's): bar.sync 1..15. */
-#define PTX_NAMED_BARRIERS 15
-
 typedef struct Emitter {
   FILE *out; /* the kernel body buffer */
   const IrModule *m;
@@ -50,10 +47,6 @@ typedef struct Emitter {
   FILE *globals;           /* module-scope declarations the kernel needs */
   bool *vprintf_declared;  /* module-wide: `.extern .func vprintf` printed */
   int nprintf;
-  /* thread groups that call sync(): group i waits on named barrier i + 1,
-   * numbered in the order the kernel first syncs in each */
-  Group barrier_groups[PTX_NAMED_BARRIERS];
-  int nbarrier_groups;
 } Emitter;
 
 /* ---- emit.c: printing helpers */

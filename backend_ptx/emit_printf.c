@@ -53,19 +53,19 @@ void emit_printf(Emitter *e, const IrStmt *s) {
   char fmt_name[64], buf_name[64];
   snprintf(fmt_name, sizeof fmt_name, "%s_fmt%d", e->k->name, id);
   snprintf(buf_name, sizeof buf_name, "%s_args%d", e->k->name, id);
-  emit_format_global(e, fmt_name, s->str ? s->str : "");
+  emit_format_global(e, fmt_name, s->print.format ? s->print.format : "");
   if (!*e->vprintf_declared) {
     fprintf(e->globals, ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 "
                         "vprintf_param_0, .param .b64 vprintf_param_1);\n");
     *e->vprintf_declared = true;
   }
   /* 8 bytes per argument is the most any promoted argument takes */
-  int64_t size = 8 * (int64_t)(s->nargs > 0 ? s->nargs : 1);
+  int64_t size = 8 * (int64_t)(s->print.nargs > 0 ? s->print.nargs : 1);
   emit(e, ".local .align 8 .b8 %s[%" PRId64 "];", buf_name, size);
   Val local = new_reg(e, DT_UINT64), buf = new_reg(e, DT_UINT64), fmt = new_reg(e, DT_UINT64);
   emit(e, "mov.u64 %s, %s;", local.s, buf_name);
   int64_t off = 0;
-  for (int i = 0; i < s->nargs; i++) pack_arg(e, local, &off, s->args[i]);
+  for (int i = 0; i < s->print.nargs; i++) pack_arg(e, local, &off, s->print.args[i]);
   emit(e, "cvta.local.u64 %s, %s;", buf.s, local.s);
   emit(e, "cvta.global.u64 %s, %s;", fmt.s, fmt_name);
   emit(e, "{");

@@ -81,8 +81,8 @@ static bool same_layout(Emitter *e, const IrTensor *a, const IrTensor *b) {
 /* ------------------------------------------------------------ fill, cast, elementwise */
 
 static void emit_fill(Emitter *e, const IrStmt *s) {
-  const IrTensor *t = s->t[0];
-  Val v = val_to_reg(e, val_convert(e, emit_expr(e, s->e[0]), t->dtype));
+  const IrTensor *t = s->fill.dst;
+  Val v = val_to_reg(e, val_convert(e, emit_expr(e, s->fill.value), t->dtype));
   for (int64_t i = 0; i < nslots(t); i += is_packed(t) ? 2 : 1) {
     Val r = slot_reg(t, i);
     if (is_packed(t))
@@ -119,7 +119,7 @@ static void cast_copy_packed(Emitter *e, const IrTensor *d, const IrTensor *src)
 }
 
 static void emit_cast(Emitter *e, const IrStmt *s) {
-  const IrTensor *d = s->t[0], *src = s->t[1];
+  const IrTensor *d = s->cast.dst, *src = s->cast.src;
   if (!check_regs(e, src) || !same_layout(e, d, src)) return;
   if (is_packed(d) && src->dtype == DT_FLOAT32) {
     cast_pack(e, d, src);
@@ -145,7 +145,7 @@ static void emit_cast(Emitter *e, const IrStmt *s) {
 }
 
 static void emit_elemwise(Emitter *e, const IrStmt *s) {
-  const IrTensor *d = s->t[0], *a = s->t[1], *b = s->t[2];
+  const IrTensor *d = s->elemwise.dst, *a = s->elemwise.a, *b = s->elemwise.b;
   if (!check_regs(e, a) || !same_layout(e, d, a) ||
       (b && (!check_regs(e, b) || !same_layout(e, d, b))))
     return;
@@ -154,10 +154,10 @@ static void emit_elemwise(Emitter *e, const IrStmt *s) {
     return;
   }
   Val scalar = {.s = ""};
-  if (!b) scalar = val_to_reg(e, val_convert(e, emit_expr(e, s->e[0]), a->dtype));
+  if (!b) scalar = val_to_reg(e, val_convert(e, emit_expr(e, s->elemwise.scalar), a->dtype));
   for (int64_t i = 0; i < nslots(d); i++) {
     Val y = b ? slot_reg(b, i) : scalar;
-    Val r = emit_binop(e, s->op, slot_reg(a, i), y, a->dtype);
+    Val r = emit_binop(e, s->elemwise.op, slot_reg(a, i), y, a->dtype);
     r = val_convert(e, r, d->dtype);
     emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s, r.s);
   }
@@ -226,8 +226,8 @@ static void spatial_coords(Emitter *e, const IrStmt *s, const IrTensor *t, int g
     rest = q;
   }
   for (int d = 0; d < grank; d++) {
-    Val off = d < s->noffsets ? val_convert(e, emit_expr(e, s->offsets[d]), DT_INT32)
-                              : val_imm(DT_INT32, 0);
+    Val off = d < s->gmem.noffsets ? val_convert(e, emit_expr(e, s->gmem.offsets[d]), DT_INT32)
+                                   : val_imm(DT_INT32, 0);
     int ti = d - (grank - t->rank);
     coords[d] = new_reg(e, DT_INT32);
     if (ti >= 0)
@@ -284,8 +284,8 @@ typedef struct FragStore {
 static FragStore frag_store_origin(Emitter *e, const IrStmt *s, const IrTensor *g) {
   FragStore f = {.g = global_view(e, g)};
   Val tid = emit_group_tid(e);
-  Val orow = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[0]), DT_INT32));
-  Val ocol = val_to_reg(e, val_convert(e, emit_expr(e, s->offsets[1]), DT_INT32));
+  Val orow = val_to_reg(e, val_convert(e, emit_expr(e, s->gmem.offsets[0]), DT_INT32));
+  Val ocol = val_to_reg(e, val_convert(e, emit_expr(e, s->gmem.offsets[1]), DT_INT32));
   Val warp = new_reg(e, DT_INT32), quad = new_reg(e, DT_INT32), lane4 = new_reg(e, DT_INT32);
   f.row0 = new_reg(e, DT_INT32), f.col0 = new_reg(e, DT_INT32);
   /* row0 = orow + 16 * (tid / 32) + (tid % 32) / 4; col0 = ocol + 2 * (tid % 4) */
@@ -367,7 +367,7 @@ static void store_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRo
  * col0 + 8j (see the layout at the top of this file). The rows' addresses
  * come first; then, column pair by column pair, every row's store. */
 static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, const IrTensor *t) {
-  if (g->rank != 2 || s->noffsets != 2 || g->dtype != t->dtype ||
+  if (g->rank != 2 || s->gmem.noffsets != 2 || g->dtype != t->dtype ||
       (t->dtype != DT_FLOAT32 && !is_packed(t))) {
     unsupported(e, "storing a %s WGMMA fragment to a rank-%d %s global tensor",
                 dtype_name(t->dtype), g->rank, dtype_name(g->dtype));
@@ -419,7 +419,7 @@ static Val swizzle(Emitter *e, Val off, int swizzle_bytes) {
 /* Load or store of a spatial register tensor from/to a shared view of the
  * same shape (row-major or swizzled shared layout). */
 static void spatial_shared(Emitter *e, const IrStmt *s, const IrTensor *t, bool load) {
-  const IrRef *ref = &s->ref[0];
+  const IrRef *ref = &s->smem.shared;
   const IrTensor *sh = ref->t;
   int rank = ir_ref_rank(ref);
   bool ok = sh && sh->space == MS_SHARED && rank == t->rank && t->dtype == sh->dtype &&
@@ -481,7 +481,7 @@ static void spatial_shared(Emitter *e, const IrStmt *s, const IrTensor *t, bool 
  * swizzle a warp's 32 stores of one column octet hit 8 rows in 8 distinct
  * chunks: no bank conflict. */
 static void wgmma_store_shared(Emitter *e, const IrStmt *s, const IrTensor *t) {
-  const IrRef *ref = &s->ref[0];
+  const IrRef *ref = &s->smem.shared;
   const IrTensor *sh = ref->t;
   if (!sh || sh->space != MS_SHARED || ref->transposed || ir_ref_rank(ref) != 2 ||
       ir_ref_dim(ref, 0) != t->shape[0] || ir_ref_dim(ref, 1) != t->shape[1] ||
@@ -529,21 +529,23 @@ static void wgmma_store_shared(Emitter *e, const IrStmt *s, const IrTensor *t) {
 
 /* ------------------------------------------------------------ slices */
 
-/* t[0] = t[1][:, c0:c1] of a fragment: column octet j of a fragment is
+/* dst = src[:, begin:end] of a fragment: column octet j of a fragment is
  * slots 4j .. 4j+3 (two packed registers for 16-bit types), so the slice
  * is a copy of whole registers, which ptxas folds into renaming. */
 static void emit_slice(Emitter *e, const IrStmt *s) {
-  const IrTensor *d = s->t[0], *x = s->t[1];
+  const IrSliceStmt *c = &s->slice;
+  const IrTensor *d = c->dst, *x = c->src;
   if (!check_regs(e, x)) return;
   if (x->layout != LAYOUT_WGMMA_ACC || d->layout != LAYOUT_WGMMA_ACC || d->dtype != x->dtype ||
-      s->n % 8 || s->n2 % 8 || d->shape[1] != s->n2 - s->n || d->shape[0] != x->shape[0]) {
+      c->begin % 8 || c->end % 8 || d->shape[1] != c->end - c->begin ||
+      d->shape[0] != x->shape[0]) {
     unsupported(e, "a column slice that is not whole octets of a WGMMA fragment");
     return;
   }
   int64_t nx = x->shape[1], nd = d->shape[1], step = is_packed(x) ? 2 : 1;
   for (int64_t r = 0; r < x->shape[0] / 64; r++)
     for (int64_t k = 0; k < nd / 2; k += step) {
-      Val dst = slot_reg(d, r * (nd / 2) + k), src = slot_reg(x, r * (nx / 2) + s->n / 2 + k);
+      Val dst = slot_reg(d, r * (nd / 2) + k), src = slot_reg(x, r * (nx / 2) + c->begin / 2 + k);
       emit(e, "mov%s %s, %s;", is_packed(x) ? ".b32" : ptx_btype(x->dtype), dst.s, src.s);
     }
 }
@@ -553,40 +555,40 @@ static void emit_slice(Emitter *e, const IrStmt *s) {
 void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
   switch (s->kind) {
   case S_FILL:
-    if (check_regs(e, s->t[0])) emit_fill(e, s);
+    if (check_regs(e, s->fill.dst)) emit_fill(e, s);
     break;
   case S_CAST:
-    if (check_regs(e, s->t[0])) emit_cast(e, s);
+    if (check_regs(e, s->cast.dst)) emit_cast(e, s);
     break;
   case S_ELEMWISE:
-    if (check_regs(e, s->t[0])) emit_elemwise(e, s);
+    if (check_regs(e, s->elemwise.dst)) emit_elemwise(e, s);
     break;
   case S_LOAD_GLOBAL:
-    if (!check_regs(e, s->t[0])) break;
-    if (s->t[0]->layout == LAYOUT_SPATIAL)
-      spatial_global(e, s, s->t[1], s->t[0], true);
+    if (!check_regs(e, s->gmem.reg)) break;
+    if (s->gmem.reg->layout == LAYOUT_SPATIAL)
+      spatial_global(e, s, s->gmem.global, s->gmem.reg, true);
     else
       unsupported(e, "load_global into a WGMMA fragment tensor");
     break;
   case S_STORE_GLOBAL:
-    if (!check_regs(e, s->t[1])) break;
-    if (s->t[1]->layout == LAYOUT_SPATIAL)
-      spatial_global(e, s, s->t[0], s->t[1], false);
+    if (!check_regs(e, s->gmem.reg)) break;
+    if (s->gmem.reg->layout == LAYOUT_SPATIAL)
+      spatial_global(e, s, s->gmem.global, s->gmem.reg, false);
     else
-      wgmma_store_global(e, s, s->t[0], s->t[1]);
+      wgmma_store_global(e, s, s->gmem.global, s->gmem.reg);
     break;
   case S_LOAD_SHARED:
-    if (check_regs(e, s->t[0])) spatial_shared(e, s, s->t[0], true);
+    if (check_regs(e, s->smem.reg)) spatial_shared(e, s, s->smem.reg, true);
     break;
   case S_STORE_SHARED:
-    if (!check_regs(e, s->t[1])) break;
-    if (s->t[1]->layout == LAYOUT_WGMMA_ACC)
-      wgmma_store_shared(e, s, s->t[1]);
+    if (!check_regs(e, s->smem.reg)) break;
+    if (s->smem.reg->layout == LAYOUT_WGMMA_ACC)
+      wgmma_store_shared(e, s, s->smem.reg);
     else
-      spatial_shared(e, s, s->t[1], false);
+      spatial_shared(e, s, s->smem.reg, false);
     break;
   case S_SLICE:
-    if (check_regs(e, s->t[0])) emit_slice(e, s);
+    if (check_regs(e, s->slice.dst)) emit_slice(e, s);
     break;
   default:
     break;

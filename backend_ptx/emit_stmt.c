@@ -12,10 +12,10 @@ void emit_block(Emitter *e, const IrBlock *b) {
   for (int i = 0; i < b->len && !e->failed; i++) emit_stmt(e, b->items[i]);
 }
 
-/* var = e[0] */
+/* var = value */
 static void emit_assign(Emitter *e, const IrStmt *s) {
-  Val dst = var_reg(s->var);
-  Val v = val_convert(e, emit_expr(e, s->e[0]), dst.type);
+  Val dst = var_reg(s->assign.var);
+  Val v = val_convert(e, emit_expr(e, s->assign.value), dst.type);
   emit(e, "mov%s %s, %s;", ptx_btype(dst.type), dst.s, v.s);
 }
 
@@ -24,17 +24,18 @@ static void emit_assign(Emitter *e, const IrStmt *s) {
  * count is right. stop is evaluated once (Python's range); the step must be
  * a compile-time constant so the test's direction is known. */
 static void emit_for(Emitter *e, const IrStmt *s) {
+  const IrForStmt *l = &s->loop;
   int64_t step;
-  if (!ir_is_const(s->e[2], &step) || step == 0) {
+  if (!ir_is_const(l->step, &step) || step == 0) {
     unsupported(e, "a range() step that is not a non-zero compile-time constant");
     return;
   }
-  Val var = var_reg(s->var);
-  Val start = val_convert(e, emit_expr(e, s->e[0]), var.type);
+  Val var = var_reg(l->var);
+  Val start = val_convert(e, emit_expr(e, l->start), var.type);
   emit(e, "mov%s %s, %s;", ptx_btype(var.type), var.s, start.s);
-  Val stop = val_to_reg(e, val_convert(e, emit_expr(e, s->e[1]), var.type));
+  Val stop = val_to_reg(e, val_convert(e, emit_expr(e, l->stop), var.type));
   int top = new_label(e), end = new_label(e);
-  int copies = s->n > 1 ? (int)s->n : 1;
+  int copies = l->unroll > 1 ? (int)l->unroll : 1;
   emit_label(e, top);
   for (int u = 0; u < copies && !e->failed; u++) {
     emit_loc(e, s->span); /* back at the loop's line after the body */
@@ -50,9 +51,9 @@ static void emit_for(Emitter *e, const IrStmt *s) {
   emit_label(e, end);
 }
 
-/* if e[0]: body else: orelse */
+/* if cond: body else: orelse */
 static void emit_if(Emitter *e, const IrStmt *s) {
-  Val c = val_convert(e, emit_expr(e, s->e[0]), DT_BOOL);
+  Val c = val_convert(e, emit_expr(e, s->branch.cond), DT_BOOL);
   int other = new_label(e), end = new_label(e);
   emit(e, "@!%s bra $L%d;", c.s, other);
   emit_block(e, &s->body);
@@ -83,26 +84,28 @@ static void branch_outside(Emitter *e, const char *reg, int64_t begin, int64_t e
   }
 }
 
-/* Threads [n, n + n2) of the enclosing group. Groups made of whole warps
- * test the (warp-uniform) warp index, so the branch does not diverge. */
+/* Threads [begin, begin + count) of the enclosing group. Groups made of
+ * whole warps test the (warp-uniform) warp index, so the branch does not
+ * diverge. */
 static void emit_thread_group(Emitter *e, const IrStmt *s) {
   Group outer = e->group;
+  const IrGroupStmt *tg = &s->group;
   if (outer.single) {
     unsupported(e, "thread_group() inside single_thread()");
     return;
   }
-  if (s->n < 0 || s->n2 <= 0 || s->n + s->n2 > outer.size) {
+  if (tg->begin < 0 || tg->count <= 0 || tg->begin + tg->count > outer.size) {
     unsupported(e, "thread group [%" PRId64 ", %" PRId64 ") outside its %" PRId64 "-thread parent",
-                s->n, s->n + s->n2, outer.size);
+                tg->begin, tg->begin + tg->count, outer.size);
     return;
   }
-  int64_t begin = outer.begin + s->n, end = begin + s->n2, all = (int64_t)e->k->warps * 32;
+  int64_t begin = outer.begin + tg->begin, end = begin + tg->count, all = (int64_t)e->k->warps * 32;
   int skip = new_label(e);
   if (begin % 32 == 0 && end % 32 == 0)
     branch_outside(e, "%warp", begin / 32, end / 32, all / 32, skip, true);
   else
     branch_outside(e, "%tidx", begin, end, all, skip, false);
-  e->group = (Group){.begin = begin, .size = s->n2, .single = false};
+  e->group = (Group){.begin = begin, .size = tg->count, .single = false};
   emit_block(e, &s->body);
   e->group = outer;
   emit_label(e, skip);
@@ -136,37 +139,29 @@ void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const vo
 
 static void block_body(Emitter *e, const void *block) { emit_block(e, block); }
 
-/* The named barrier of the current group: the one it already has, or the
- * next free one; 0 when all 15 are taken (the verifier refuses that). */
-static int group_barrier(Emitter *e) {
-  for (int i = 0; i < e->nbarrier_groups; i++)
-    if (e->barrier_groups[i].begin == e->group.begin && e->barrier_groups[i].size == e->group.size)
-      return i + 1;
-  if (e->nbarrier_groups == PTX_NAMED_BARRIERS) return 0;
-  e->barrier_groups[e->nbarrier_groups++] = e->group;
-  return e->nbarrier_groups;
-}
-
-/* sync(): bar.sync 0 over the whole block; inside a thread group, a named
- * barrier of that group over its thread count (bar.sync counts whole
- * warps, so the group must be made of them: the verifier checks it). A
- * single thread cannot complete a barrier: refused. */
-static void emit_sync(Emitter *e) {
+/* sync(): bar.sync 0 over the whole block; inside a thread group, the
+ * named barrier the statement was given (barriers.c) over the group's
+ * thread count (bar.sync counts whole warps, so the group must be made of
+ * them: the verifier checks it). A single thread cannot complete a
+ * barrier: refused. */
+static void emit_sync(Emitter *e, const IrStmt *s) {
   Group g = e->group;
   if (g.single || g.begin % 32 != 0 || g.size % 32 != 0) {
     unsupported(e, "sync() inside single_thread() or a thread group that is not whole warps");
     return;
   }
-  if (g.begin == 0 && g.size == (int64_t)e->k->warps * 32) {
+  int id = s->sync.barrier_id;
+  bool whole = g.begin == 0 && g.size == (int64_t)e->k->warps * 32;
+  if (whole ? id != 0 : id < 1 || id > IR_MAX_NAMED_BARRIERS) {
+    unsupported(
+        e, "sync() on barrier %d, not one of its thread group (barrier assignment did not run?)",
+        id);
+    return;
+  }
+  if (whole)
     emit(e, "bar.sync 0;");
-    return;
-  }
-  int id = group_barrier(e);
-  if (id == 0) {
-    unsupported(e, "sync() in more than %d distinct thread groups", PTX_NAMED_BARRIERS);
-    return;
-  }
-  emit(e, "bar.sync %d, %" PRId64 ";", id, g.size);
+  else
+    emit(e, "bar.sync %d, %" PRId64 ";", id, g.size);
 }
 
 static void emit_stmt(Emitter *e, const IrStmt *s) {
@@ -188,7 +183,7 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
     emit_one_thread(e, block_body, &s->body);
     break;
   case S_SYNC:
-    emit_sync(e);
+    emit_sync(e, s);
     break;
   case S_MBAR_WAIT:
   case S_MBAR_ARRIVE:

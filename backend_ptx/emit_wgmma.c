@@ -101,8 +101,8 @@ static const char *acc_type(DType acc, DType ab) {
 }
 
 static void emit_mma(Emitter *e, const IrStmt *s) {
-  const IrTensor *acc = s->t[0];
-  const IrRef *a = &s->ref[0], *b = &s->ref[1];
+  const IrTensor *acc = s->wgmma.acc;
+  const IrRef *a = &s->wgmma.a, *b = &s->wgmma.b;
   if (!acc || acc->layout != LAYOUT_WGMMA_ACC || acc->rank != 2 ||
       (acc->dtype != DT_FLOAT32 && acc->dtype != DT_FLOAT16)) {
     unsupported(e, "a wgmma accumulator that is not a float32 or float16 [M, N] WGMMA "
@@ -176,7 +176,7 @@ void emit_wgmma_stmt(Emitter *e, const IrStmt *s) {
     emit(e, "wgmma.commit_group.sync.aligned;");
     break;
   case S_WGMMA_WAIT:
-    emit(e, "wgmma.wait_group.sync.aligned %" PRId64 ";", s->n);
+    emit(e, "wgmma.wait_group.sync.aligned %" PRId64 ";", s->wait.max_pending);
     break;
   case S_WGMMA_MMA:
     emit_mma(e, s);

@@ -175,7 +175,6 @@ static IrExpr **offsets(Eval *E, Value *v, Span sp, int rank) {
 
 static IrStmt *stmt(Eval *E, SKind k, Span sp) {
   IrStmt *s = ir_stmt_new(E->ar, k, sp);
-  s->tmap = -1;
   ev_emit(E, s);
   return s;
 }
@@ -347,8 +346,8 @@ static Value *p_register_tensor(Eval *E, Args *a, Span sp) {
       t->init = v[2]->kind == V_FLOAT ? v[2]->f : (double)v[2]->i;
     }
     IrStmt *s = stmt(E, S_FILL, sp);
-    s->t[0] = t;
-    s->e[0] = ev_scalar_as(E, v[2], dt, sp);
+    s->fill.dst = t;
+    s->fill.value = ev_scalar_as(E, v[2], dt, sp);
   }
   return v_tensor(E, t);
 }
@@ -364,8 +363,8 @@ static Value *p_cast(Eval *E, Args *a, Span sp) {
   IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "r"), MS_REGISTER, dt, x->rank, x->shape, sp);
   t->nthreads = x->nthreads;
   IrStmt *s = stmt(E, S_CAST, sp);
-  s->t[0] = t;
-  s->t[1] = x;
+  s->cast.dst = t;
+  s->cast.src = x;
   return v_tensor(E, t);
 }
 
@@ -394,10 +393,10 @@ static Value *p_store_global(Eval *E, Args *a, Span sp) {
              "tensor's %s; cast it first",
              dtype_name(x->dtype), dtype_name(g->dtype));
   IrStmt *s = stmt(E, S_STORE_GLOBAL, sp);
-  s->t[0] = g;
-  s->t[1] = x;
-  s->offsets = offsets(E, v[2], sp, g->rank);
-  s->noffsets = g->rank;
+  s->gmem.global = g;
+  s->gmem.reg = x;
+  s->gmem.offsets = offsets(E, v[2], sp, g->rank);
+  s->gmem.noffsets = g->rank;
   return v_none(E);
 }
 
@@ -414,10 +413,10 @@ static Value *p_load_global(Eval *E, Args *a, Span sp) {
   IrExpr **o = offsets(E, v[1], sp, g->rank);
   IrTensor *t = reg_tensor(E, g->dtype, rank, shape, sp);
   IrStmt *s = stmt(E, S_LOAD_GLOBAL, sp);
-  s->t[0] = t;
-  s->t[1] = g;
-  s->offsets = o;
-  s->noffsets = rank;
+  s->gmem.reg = t;
+  s->gmem.global = g;
+  s->gmem.offsets = o;
+  s->gmem.noffsets = rank;
   return v_tensor(E, t);
 }
 
@@ -437,8 +436,8 @@ static Value *p_store_shared(Eval *E, Args *a, Span sp) {
              "first",
              dtype_name(x->dtype), dtype_name(r.t->dtype));
   IrStmt *s = stmt(E, S_STORE_SHARED, sp);
-  s->ref[0] = r;
-  s->t[1] = x;
+  s->smem.shared = r;
+  s->smem.reg = x;
   return v_none(E);
 }
 
@@ -454,8 +453,8 @@ static Value *p_load_shared(Eval *E, Args *a, Span sp) {
   for (int i = 0; i < ir_ref_rank(&r); i++) dims[i] = ir_ref_dim(&r, i);
   IrTensor *t = reg_tensor(E, r.t->dtype, ir_ref_rank(&r), dims, sp);
   IrStmt *s = stmt(E, S_LOAD_SHARED, sp);
-  s->t[0] = t;
-  s->ref[0] = r;
+  s->smem.reg = t;
+  s->smem.shared = r;
   return v_tensor(E, t);
 }
 
@@ -469,13 +468,13 @@ static Value *p_printf(Eval *E, Args *a, Span sp) {
   if (a->npos < 1 || a->pos[0]->kind != V_STR)
     ev_error(E, sp, "printf() needs a format string first");
   IrStmt *s = stmt(E, S_PRINTF, sp);
-  s->str = (char *)a->pos[0]->s;
-  s->nargs = a->npos - 1;
-  s->args = arena_alloc(E->ar, sizeof(IrExpr *) * (a->npos));
+  s->print.format = (char *)a->pos[0]->s;
+  s->print.nargs = a->npos - 1;
+  s->print.args = arena_alloc(E->ar, sizeof(IrExpr *) * (a->npos));
   for (int i = 1; i < a->npos; i++) {
     if (!v_is_scalar(a->pos[i]))
       ev_error(E, a->pos_span[i], "printf() prints scalars, not '%s'", v_type_name(a->pos[i]));
-    s->args[i - 1] = v_to_expr(E, a->pos[i], a->pos_span[i]);
+    s->print.args[i - 1] = v_to_expr(E, a->pos[i], a->pos_span[i]);
   }
   return v_none(E);
 }
@@ -505,12 +504,14 @@ static Value *p_mbar_alloc(Eval *E, Args *a, Span sp) {
   return v_tensor(E, t);
 }
 
-static const char *one_of(Eval *E, Value *v, Span sp, const char *what, const char *a,
-                          const char *b, const char *dflt) {
-  if (!v) return (char *)dflt;
-  if (v->kind != V_STR || (strcmp(v->s, a) != 0 && strcmp(v->s, b) != 0))
-    ev_error(E, sp, "%s must be \"%s\" or \"%s\"", what, a, b);
-  return v->s;
+/* The index of the string v among names[0] and names[1] (dflt when the
+ * argument was not given). */
+static int one_of(Eval *E, Value *v, Span sp, const char *what, const char *const names[2],
+                  int dflt) {
+  if (!v) return dflt;
+  for (int i = 0; i < 2 && v->kind == V_STR; i++)
+    if (strcmp(v->s, names[i]) == 0) return i;
+  ev_error(E, sp, "%s must be \"%s\" or \"%s\"", what, names[0], names[1]);
 }
 
 /* self.mbarrier.wait(barrier=, phase=, sem=, scope=) */
@@ -520,13 +521,15 @@ static Value *p_mbar_wait(Eval *E, Args *a, Span sp) {
   ev_bind_args(E, a, sp, "wait", names, 2, v);
   IrRef r = barrier_ref(E, v[0], sp);
   IrExpr *phase = u32(E, v[1], sp, "phase");
-  const char *sem = one_of(E, v[2], sp, "sem", "relaxed", "acquire", "acquire");
-  const char *scope = one_of(E, v[3], sp, "scope", "cta", "cluster", "cta");
+  /* in the order of the enums: the user's string is the enum's name */
+  static const char *const sems[2] = {"relaxed", "acquire"}, *const scopes[2] = {"cta", "cluster"};
+  MbarSem sem = (MbarSem)one_of(E, v[2], sp, "sem", sems, MBAR_SEM_ACQUIRE);
+  MbarScope scope = (MbarScope)one_of(E, v[3], sp, "scope", scopes, MBAR_SCOPE_CTA);
   IrStmt *s = stmt(E, S_MBAR_WAIT, sp);
-  s->ref[0] = r;
-  s->e[0] = phase;
-  s->str = (char *)sem;
-  s->str2 = (char *)scope;
+  s->mbar.barrier = r;
+  s->mbar.parity = phase;
+  s->mbar.sem = sem;
+  s->mbar.scope = scope;
   return v_none(E);
 }
 
@@ -540,8 +543,8 @@ static Value *p_mbar_arrive(Eval *E, Args *a, Span sp, bool tx) {
                v);
   IrRef r = barrier_ref(E, v[0], sp);
   IrStmt *s = stmt(E, tx ? S_MBAR_EXPECT_TX : S_MBAR_ARRIVE, sp);
-  s->ref[0] = r;
-  if (tx) s->e[0] = u32(E, v[1], sp, "transaction_bytes");
+  s->mbar.barrier = r;
+  if (tx) s->mbar.tx_bytes = u32(E, v[1], sp, "transaction_bytes");
   return v_none(E);
 }
 
@@ -581,11 +584,11 @@ static Value *p_tma_g2s(Eval *E, Args *a, Span sp) {
   IrExpr **o = offsets(E, v[2], sp, g->rank);
   IrRef bar = barrier_ref(E, v[3], sp);
   IrStmt *s = stmt(E, S_TMA_LOAD, sp);
-  s->t[0] = g;
-  s->ref[0] = r;
-  s->ref[1] = bar;
-  s->offsets = o;
-  s->noffsets = g->rank;
+  s->tma.global = g;
+  s->tma.shared = r;
+  s->tma.barrier = bar;
+  s->tma.offsets = o;
+  s->tma.noffsets = g->rank;
   return v_none(E);
 }
 
@@ -598,10 +601,10 @@ static Value *p_tma_s2g(Eval *E, Args *a, Span sp) {
   IrTensor *g = v_to_tensor(E, v[1], sp, MS_GLOBAL, "dst");
   check_tma(E, sp, g, &r);
   IrStmt *s = stmt(E, S_TMA_STORE, sp);
-  s->t[0] = g;
-  s->ref[0] = r;
-  s->offsets = offsets(E, v[2], sp, g->rank);
-  s->noffsets = g->rank;
+  s->tma.global = g;
+  s->tma.shared = r;
+  s->tma.offsets = offsets(E, v[2], sp, g->rank);
+  s->tma.noffsets = g->rank;
   return v_none(E);
 }
 
@@ -623,15 +626,15 @@ static Value *p_simple(Eval *E, Args *a, Span sp, SKind k, const char *fname, bo
                "threads starting at a multiple of 128");
   }
   IrStmt *s = stmt(E, k, sp);
-  s->n = n;
+  if (takes_n) s->wait.max_pending = n;
   return v_none(E);
 }
 
 /* self.sync(): a barrier over the threads running here. At the top level
  * it is the block's barrier; inside thread_group(B, N) it waits for exactly
- * those N threads (the backend gives the group a named barrier), which the
- * hardware counts in whole warps. A single thread can never complete it:
- * the other threads of its warp do not run the region. */
+ * those N threads (ir_assign_barriers gives the group a named barrier),
+ * which the hardware counts in whole warps. A single thread can never
+ * complete it: the other threads of its warp do not run the region. */
 static Value *p_sync(Eval *E, Args *a, Span sp) {
   static const char *const none[] = {NULL};
   ev_bind_args(E, a, sp, "sync", none, 0, NULL);
@@ -696,9 +699,9 @@ static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
              "the WGMMA accumulator must be a register tensor of a "
              "128-thread warp group");
   IrStmt *s = stmt(E, S_WGMMA_MMA, sp);
-  s->t[0] = acc;
-  s->ref[0] = ra;
-  s->ref[1] = rb;
+  s->wgmma.acc = acc;
+  s->wgmma.a = ra;
+  s->wgmma.b = rb;
   return v_none(E);
 }
 
@@ -733,8 +736,8 @@ Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx) {
                "enclosing group of %d threads",
                (long long)ctx->i, (long long)ctx->i + ctx->n, outer);
     st = stmt(E, S_THREAD_GROUP, s->a->span);
-    st->n = begin;
-    st->n2 = count;
+    st->group.begin = begin;
+    st->group.count = count;
   } else {
     st = stmt(E, S_SINGLE_THREAD, s->a->span);
   }

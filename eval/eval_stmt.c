@@ -25,8 +25,8 @@ void ev_emit(Eval *E, IrStmt *s) { ir_block_push(E->ar, E->cur, s); }
 
 static void emit_assign(Eval *E, IrVar *var, IrExpr *x, Span sp) {
   IrStmt *st = ir_stmt_new(E->ar, S_ASSIGN, sp);
-  st->var = var;
-  st->e[0] = ev_expr_convert(E, x, var->type);
+  st->assign.var = var;
+  st->assign.value = ev_expr_convert(E, x, var->type);
   ev_emit(E, st);
 }
 
@@ -84,8 +84,8 @@ void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
                "be replaced in a run-time loop or branch",
                s->name);
     IrStmt *st = ir_stmt_new(E->ar, S_CAST, sp);
-    st->t[0] = dst;
-    st->t[1] = src;
+    st->cast.dst = dst;
+    st->cast.src = src;
     ev_emit(E, st);
     return;
   }
@@ -178,6 +178,14 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
   }
 }
 
+/* The elif of an if: the N_IF alone in its else list. An elif chain is
+ * followed by loops here, never by a recursion per arm, but for run-time
+ * arms (RT_MAX_DEPTH). */
+static Node *elif_of(Node *s) {
+  return s->kind == N_IF && s->list2.len == 1 && s->list2.items[0]->kind == N_IF ? s->list2.items[0]
+                                                                                 : NULL;
+}
+
 /* Names a body assigns (N_NAME targets), for the prescan. */
 static void collect_target(Node *t, const char **names, int *n, int cap) {
   if (t->kind == N_NAME && *n < cap) names[(*n)++] = t->name;
@@ -199,7 +207,12 @@ static void collect_assigned(NodeList *body, const char **names, int *n, int cap
       collect_target(s->a, names, n, cap);
       collect_assigned(&s->list, names, n, cap);
       break;
-    case N_IF:
+    case N_IF: /* an elif chain by a loop, not a recursion per arm */
+      for (; s; s = elif_of(s)) {
+        collect_assigned(&s->list, names, n, cap);
+        if (!elif_of(s)) collect_assigned(&s->list2, names, n, cap);
+      }
+      break;
     case N_WHILE:
     case N_WITH:
       collect_assigned(&s->list, names, n, cap);
@@ -260,8 +273,8 @@ static Dict dict_copy(Eval *E, const Dict *src) {
 
 static void push_assign(Eval *E, IrBlock *b, IrVar *var, Value *v, Span sp) {
   IrStmt *st = ir_stmt_new(E->ar, S_ASSIGN, sp);
-  st->var = var;
-  st->e[0] = ev_scalar_as(E, v, var->type, sp);
+  st->assign.var = var;
+  st->assign.value = ev_scalar_as(E, v, var->type, sp);
   ir_block_push(E->ar, b, st);
 }
 
@@ -304,11 +317,27 @@ static void join_scopes(Eval *E, Dict *els, Dict *thn, Dict *before, IrStmt *st)
     if (!ev_dict_find(thn, els->items[i].name)) els->items[i].val = v_new(E, V_UNDEF);
 }
 
-/* if on a run-time condition: S_IF, both branches evaluated once. */
-static void rt_if(Eval *E, Node *s, Value *cond) {
-  prescan(E, &s->list, &s->list2, s->span);
+static Ctrl exec_if_chain(Eval *E, Node *s, bool in_chain);
+
+/* Each run-time arm nests an S_IF in the one before (the IR has no elif),
+ * and the passes walk S_IFs recursively (about 0.8 KB of stack a level
+ * under ASan): run-time control flow is bounded where an if opens. */
+enum { RT_MAX_DEPTH = 6000 };
+
+/* if on a run-time condition: S_IF, both branches evaluated once. An elif
+ * reached in a run-time else branch (in_chain) prescans its own branch
+ * only: the first run-time arm's prescan walked the rest of the chain (a
+ * walk of the rest per arm was quadratic). */
+static void rt_if(Eval *E, Node *s, Value *cond, bool in_chain) {
+  if (E->rt_depth >= RT_MAX_DEPTH)
+    ev_error(E, s->span,
+             "run-time control flow nested more than %d deep (each elif of a "
+             "run-time if is one level more)",
+             RT_MAX_DEPTH);
+  Node *elif = elif_of(s);
+  prescan(E, &s->list, in_chain && elif ? NULL : &s->list2, s->span);
   IrStmt *st = ir_stmt_new(E->ar, S_IF, s->span);
-  st->e[0] = ev_to_bool_expr(E, cond, s->a->span);
+  st->branch.cond = ev_to_bool_expr(E, cond, s->a->span);
   ev_emit(E, st);
   Dict *scope = ev_cur_scope(E);
   Dict before = dict_copy(E, scope);
@@ -322,7 +351,12 @@ static void rt_if(Eval *E, Node *s, Value *cond) {
   Dict thn = dict_copy(E, scope);
   *scope = dict_copy(E, &before);
   E->cur = &st->orelse;
-  ev_exec_block(E, &s->list2);
+  if (elif) {
+    ev_step(E, elif->span); /* the statement it is */
+    exec_if_chain(E, elif, true);
+  } else {
+    ev_exec_block(E, &s->list2);
+  }
   E->cur = saved;
   E->rt_depth--;
   E->loop_kind = saved_kind;
@@ -330,15 +364,25 @@ static void rt_if(Eval *E, Node *s, Value *cond) {
   clamp_depths(E);
 }
 
-static Ctrl exec_if(Eval *E, Node *s) {
-  Value *c = ev_eval_expr(E, s->a);
-  int64_t k;
-  if (c->kind == V_EXPR && !ir_is_const(c->x, &k)) {
-    rt_if(E, s, c);
-    return C_NEXT;
+/* An if and its elifs: compile-time arms by a loop (a chain of n arms is
+ * no recursion n deep); a run-time arm becomes an S_IF. */
+static Ctrl exec_if_chain(Eval *E, Node *s, bool in_chain) {
+  for (;;) {
+    Value *c = ev_eval_expr(E, s->a);
+    int64_t k;
+    if (c->kind == V_EXPR && !ir_is_const(c->x, &k)) {
+      rt_if(E, s, c, in_chain);
+      return C_NEXT;
+    }
+    if (v_truthy(E, c, s->a->span)) return ev_exec_block(E, &s->list);
+    Node *elif = elif_of(s);
+    if (!elif) return ev_exec_block(E, &s->list2);
+    s = elif;
+    ev_step(E, s->span); /* the statement it is */
   }
-  return ev_exec_block(E, v_truthy(E, c, s->a->span) ? &s->list : &s->list2);
 }
+
+static Ctrl exec_if(Eval *E, Node *s) { return exec_if_chain(E, s, false); }
 
 /* The body of a compile-time loop; returns true to stop the loop. */
 static bool ct_loop_body(Eval *E, NodeList *body, Ctrl *out) {
@@ -400,13 +444,15 @@ static void rt_for(Eval *E, Node *s, Value *rng) {
   DType t = DT_INT32;
   for (int i = 0; i < 3; i++)
     if (rng->items[i]->kind == V_EXPR) t = ev_promote(t, rng->items[i]->x->type);
-  for (int i = 0; i < 3; i++) st->e[i] = ev_scalar_as(E, rng->items[i], t, s->b->span);
-  st->n = rng->i;
-  st->var = ir_new_var(E->ar, E->k, s->a->name, t);
+  st->loop.start = ev_scalar_as(E, rng->items[0], t, s->b->span);
+  st->loop.stop = ev_scalar_as(E, rng->items[1], t, s->b->span);
+  st->loop.step = ev_scalar_as(E, rng->items[2], t, s->b->span);
+  st->loop.unroll = rng->i;
+  st->loop.var = ir_new_var(E->ar, E->k, s->a->name, t);
   ev_emit(E, st);
   Slot *slot = target_slot(E, ev_cur_scope(E), s->a->name);
-  slot->var = st->var;
-  slot->val = v_expr(E, ir_var_ref(E->ar, st->var));
+  slot->var = st->loop.var;
+  slot->val = v_expr(E, ir_var_ref(E->ar, st->loop.var));
   slot->depth = E->rt_depth;
   IrBlock *saved = E->cur;
   int saved_kind = E->loop_kind;

@@ -136,10 +136,10 @@ Value *ev_tensor_slice(Eval *E, Value *tv, Node *idx, Span sp) {
   IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "r"), MS_REGISTER, x->dtype, 2, shape, sp);
   t->nthreads = x->nthreads;
   IrStmt *s = ir_stmt_new(E->ar, S_SLICE, sp);
-  s->t[0] = t;
-  s->t[1] = x;
-  s->n = c0;
-  s->n2 = c1;
+  s->slice.dst = t;
+  s->slice.src = x;
+  s->slice.begin = c0;
+  s->slice.end = c1;
   ev_emit(E, s);
   return v_tensor(E, t);
 }
@@ -190,8 +190,8 @@ Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Sp
              "arithmetic needs register tensors; load shared or "
              "global tensors into registers first");
   IrStmt *st = ir_stmt_new(E->ar, S_ELEMWISE, sp);
-  st->op = iop;
-  st->t[1] = a->t;
+  st->elemwise.op = iop;
+  st->elemwise.a = a->t;
   if (b->kind == V_TENSOR) {
     IrTensor *x = a->t, *y = b->t;
     if (x->rank != y->rank || memcmp(x->shape, y->shape, sizeof(int64_t) * x->rank) != 0)
@@ -201,18 +201,18 @@ Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Sp
     if (x->dtype != y->dtype)
       ev_error(E, sp, "tensor dtypes differ: %s and %s; cast one first", dtype_name(x->dtype),
                dtype_name(y->dtype));
-    st->t[2] = y;
+    st->elemwise.b = y;
   } else if (v_is_scalar(b)) {
-    st->e[0] = ev_scalar_as(E, b, a->t->dtype, sp);
+    st->elemwise.scalar = ev_scalar_as(E, b, a->t->dtype, sp);
   } else {
     ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", op_name(op), v_type_name(a),
              v_type_name(b));
   }
   if (dst && (dst->dtype != a->t->dtype || dst->rank != a->t->rank))
     ev_error(E, sp, "the result does not fit the tensor it updates");
-  st->t[0] = dst ? dst : like(E, a->t, sp);
+  st->elemwise.dst = dst ? dst : like(E, a->t, sp);
   ev_emit(E, st);
-  return v_tensor(E, st->t[0]);
+  return v_tensor(E, st->elemwise.dst);
 }
 
 Value *ev_tensor_binop(Eval *E, int op, Value *a, Value *b, Span sp) {

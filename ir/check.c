@@ -16,18 +16,15 @@
 
 #include <string.h>
 
-/* Named barriers the GPU has beside barrier 0, the block's. */
-#define TLS_NAMED_BARRIERS 15
-
 typedef struct Verifier {
   IrKernel *k;
   Diag *d;
   Arena *ar;
   bool layouts_done;
   bool planned;
-  /* the distinct thread groups that call sync(): [begin, begin + size) */
-  int64_t sync_begin[TLS_NAMED_BARRIERS], sync_size[TLS_NAMED_BARRIERS];
-  int nsync_groups;
+  /* the thread group of each named barrier that a sync() uses, by id:
+   * [begin, begin + size), size 0 while unused */
+  int64_t barrier_begin[IR_MAX_NAMED_BARRIERS + 1], barrier_size[IR_MAX_NAMED_BARRIERS + 1];
 } Verifier;
 
 /* The threads a statement runs on: [begin, begin + size) of the block. */
@@ -251,14 +248,14 @@ static bool check_barrier(Verifier *v, const IrRef *r, const bool *assigned, Spa
 }
 
 /* Offsets into a global tensor: one integer per dimension. */
-static bool check_offsets(Verifier *v, const IrStmt *s, const IrTensor *g, const bool *assigned) {
-  if (s->noffsets != g->rank || (s->noffsets > 0 && !s->offsets)) {
-    diag_error(v->d, s->span, "expected %d offsets for '%s', got %d", g->rank, g->name,
-               s->noffsets);
+static bool check_offsets(Verifier *v, Span sp, IrExpr *const *offsets, int noffsets,
+                          const IrTensor *g, const bool *assigned) {
+  if (noffsets != g->rank || (noffsets > 0 && !offsets)) {
+    diag_error(v->d, sp, "expected %d offsets for '%s', got %d", g->rank, g->name, noffsets);
     return false;
   }
-  for (int i = 0; i < s->noffsets; i++)
-    if (!check_int_expr(v, s->offsets[i], assigned, s->span, "an offset")) return false;
+  for (int i = 0; i < noffsets; i++)
+    if (!check_int_expr(v, offsets[i], assigned, sp, "an offset")) return false;
   return true;
 }
 
@@ -300,38 +297,40 @@ static bool check_register(Verifier *v, const IrTensor *t, Region rg, Span sp, c
 
 /* The statement's tensor map describes its global tensor, with the shared
  * view's shape as the box and the shared tensor's swizzle. */
-static bool tmap_matches(const Verifier *v, const IrStmt *s) {
-  if (s->tmap < 0 || s->tmap >= v->k->ntmaps) return false;
-  const IrTmap *m = v->k->tmaps[s->tmap];
-  if (m->index != s->tmap || m->global != s->t[0] || m->swizzle_bytes != s->ref[0].t->swizzle_bytes)
+static bool tmap_matches(const Verifier *v, const IrTmaStmt *c) {
+  if (c->tmap < 0 || c->tmap >= v->k->ntmaps) return false;
+  const IrTmap *m = v->k->tmaps[c->tmap];
+  if (m->index != c->tmap || m->global != c->global ||
+      m->swizzle_bytes != c->shared.t->swizzle_bytes)
     return false;
-  for (int i = 0; i < ir_ref_rank(&s->ref[0]); i++)
-    if (m->box[i] != ir_ref_dim(&s->ref[0], i)) return false;
+  for (int i = 0; i < ir_ref_rank(&c->shared); i++)
+    if (m->box[i] != ir_ref_dim(&c->shared, i)) return false;
   return true;
 }
 
 /* TMA copy: global view rank == shared view rank == number of offsets. */
 static bool check_tma(Verifier *v, const IrStmt *s, const bool *assigned) {
   const char *dir = s->kind == S_TMA_LOAD ? "tma.global_to_shared" : "tma.shared_to_global";
-  if (!check_tensor(v, s->t[0], MS_GLOBAL, s->span, "the global operand") ||
-      !check_shared_view(v, &s->ref[0], assigned, s->span, "the shared operand") ||
-      !check_offsets(v, s, s->t[0], assigned))
+  const IrTmaStmt *c = &s->tma;
+  if (!check_tensor(v, c->global, MS_GLOBAL, s->span, "the global operand") ||
+      !check_shared_view(v, &c->shared, assigned, s->span, "the shared operand") ||
+      !check_offsets(v, s->span, c->offsets, c->noffsets, c->global, assigned))
     return false;
-  if (s->kind == S_TMA_LOAD && !check_barrier(v, &s->ref[1], assigned, s->span)) return false;
-  const IrRef *r = &s->ref[0];
-  if (ir_ref_rank(r) != s->t[0]->rank || r->t->dtype != s->t[0]->dtype) {
+  if (s->kind == S_TMA_LOAD && !check_barrier(v, &c->barrier, assigned, s->span)) return false;
+  const IrRef *r = &c->shared;
+  if (ir_ref_rank(r) != c->global->rank || r->t->dtype != c->global->dtype) {
     diag_error(v->d, s->span,
                "%s: the shared view of '%s' (%s, rank %d) "
                "does not match the global tensor '%s' (%s, rank %d)",
-               dir, r->t->name, dtype_name(r->t->dtype), ir_ref_rank(r), s->t[0]->name,
-               dtype_name(s->t[0]->dtype), s->t[0]->rank);
+               dir, r->t->name, dtype_name(r->t->dtype), ir_ref_rank(r), c->global->name,
+               dtype_name(c->global->dtype), c->global->rank);
     return false;
   }
   if (r->transposed) {
     diag_error(v->d, s->span, "%s cannot copy a transposed view", dir);
     return false;
   }
-  if (v->layouts_done && !tmap_matches(v, s)) {
+  if (v->layouts_done && !tmap_matches(v, c)) {
     diag_error(v->d, s->span,
                "internal error: %s has no tensor map of its "
                "global tensor and box",
@@ -345,8 +344,8 @@ static bool is_wgmma_input(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16
 
 /* acc[M, N] += A[M, K] @ B[K, N]: shapes, dtypes and instruction limits. */
 static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
-  const IrRef *a = &s->ref[0], *b = &s->ref[1];
-  const IrTensor *acc = s->t[0];
+  const IrRef *a = &s->wgmma.a, *b = &s->wgmma.b;
+  const IrTensor *acc = s->wgmma.acc;
   if (ir_ref_rank(a) != 2 || ir_ref_rank(b) != 2 || acc->rank != 2) {
     diag_error(v->d, s->span,
                "wgmma.mma needs 2-D operands, got A rank %d, "
@@ -405,30 +404,32 @@ static bool check_warp_group(Verifier *v, const IrStmt *s, Region rg) {
 
 static bool check_wgmma(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
   if (!check_warp_group(v, s, rg)) return false;
-  if (s->kind == S_WGMMA_WAIT && (s->n < 0 || s->n > 7)) {
-    diag_error(v->d, s->span, "wgmma.wait_group takes 0 to 7, not %lld", (long long)s->n);
+  if (s->kind == S_WGMMA_WAIT && (s->wait.max_pending < 0 || s->wait.max_pending > 7)) {
+    diag_error(v->d, s->span, "wgmma.wait_group takes 0 to 7, not %lld",
+               (long long)s->wait.max_pending);
     return false;
   }
   if (s->kind != S_WGMMA_MMA) return true;
-  return check_register(v, s->t[0], rg, s->span, "the accumulator") &&
-         check_shared_view(v, &s->ref[0], assigned, s->span, "operand A") &&
-         check_shared_view(v, &s->ref[1], assigned, s->span, "operand B") &&
+  return check_register(v, s->wgmma.acc, rg, s->span, "the accumulator") &&
+         check_shared_view(v, &s->wgmma.a, assigned, s->span, "operand A") &&
+         check_shared_view(v, &s->wgmma.b, assigned, s->span, "operand B") &&
          check_wgmma_shapes(v, s);
 }
 
 /* mbarrier wait / arrive / arrive_and_expect_tx. */
 static bool check_mbarrier(Verifier *v, const IrStmt *s, const bool *assigned) {
-  if (!check_barrier(v, &s->ref[0], assigned, s->span)) return false;
+  const IrMbarStmt *b = &s->mbar;
+  if (!check_barrier(v, &b->barrier, assigned, s->span)) return false;
   if (s->kind == S_MBAR_ARRIVE) return true;
   if (s->kind == S_MBAR_EXPECT_TX)
-    return check_int_expr(v, s->e[0], assigned, s->span, "transaction bytes");
-  if (!check_expr(v, s->e[0], assigned, s->span)) return false;
-  if (!is_int(s->e[0]->type) && s->e[0]->type != DT_BOOL) {
-    diag_error(v->d, s->span, "the phase must be an integer, not %s", dtype_name(s->e[0]->type));
+    return check_int_expr(v, b->tx_bytes, assigned, s->span, "transaction bytes");
+  if (!check_expr(v, b->parity, assigned, s->span)) return false;
+  if (!is_int(b->parity->type) && b->parity->type != DT_BOOL) {
+    diag_error(v->d, s->span, "the phase must be an integer, not %s", dtype_name(b->parity->type));
     return false;
   }
-  bool sem_ok = s->str && (!strcmp(s->str, "relaxed") || !strcmp(s->str, "acquire"));
-  bool scope_ok = s->str2 && (!strcmp(s->str2, "cta") || !strcmp(s->str2, "cluster"));
+  bool sem_ok = b->sem == MBAR_SEM_RELAXED || b->sem == MBAR_SEM_ACQUIRE;
+  bool scope_ok = b->scope == MBAR_SCOPE_CTA || b->scope == MBAR_SCOPE_CLUSTER;
   if (!sem_ok || !scope_ok) {
     diag_error(v->d, s->span,
                "mbarrier.wait takes sem=\"relaxed\" or "
@@ -440,35 +441,41 @@ static bool check_mbarrier(Verifier *v, const IrStmt *s, const bool *assigned) {
 
 /* fill, cast and element-wise: register tensors of one shape. */
 static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
-  if (!check_register(v, s->t[0], rg, s->span, "the destination")) return false;
-  if (s->kind == S_FILL) return check_expr(v, s->e[0], assigned, s->span);
-  if (!check_register(v, s->t[1], rg, s->span, "the source")) return false;
-  if (s->kind == S_ELEMWISE) {
-    if (s->t[2] && !check_register(v, s->t[2], rg, s->span, "the operand")) return false;
-    if (!s->t[2] && !check_expr(v, s->e[0], assigned, s->span)) return false;
+  if (s->kind == S_FILL)
+    return check_register(v, s->fill.dst, rg, s->span, "the destination") &&
+           check_expr(v, s->fill.value, assigned, s->span);
+  bool elemwise = s->kind == S_ELEMWISE;
+  const IrTensor *dst = elemwise ? s->elemwise.dst : s->cast.dst;
+  const IrTensor *src = elemwise ? s->elemwise.a : s->cast.src;
+  const IrTensor *other = elemwise ? s->elemwise.b : NULL;
+  if (!check_register(v, dst, rg, s->span, "the destination")) return false;
+  if (!check_register(v, src, rg, s->span, "the source")) return false;
+  if (elemwise) {
+    if (other && !check_register(v, other, rg, s->span, "the operand")) return false;
+    if (!other && !check_expr(v, s->elemwise.scalar, assigned, s->span)) return false;
   }
-  bool ok =
-      same_tensor_shape(s->t[0], s->t[1]) && (!s->t[2] || same_tensor_shape(s->t[0], s->t[2]));
-  if (s->kind == S_ELEMWISE && s->t[0]->dtype != s->t[1]->dtype) ok = false;
+  bool ok = same_tensor_shape(dst, src) && (!other || same_tensor_shape(dst, other));
+  if (elemwise && dst->dtype != src->dtype) ok = false;
   if (!ok)
     diag_error(v->d, s->span,
                "register tensors '%s' and '%s' differ in "
                "shape%s",
-               s->t[0]->name, s->t[1]->name, s->kind == S_ELEMWISE ? " or dtype" : "");
+               dst->name, src->name, elemwise ? " or dtype" : "");
   return ok;
 }
 
-/* t[0] = t[1][:, n:n2]: rank-2 register tensors of one dtype and owner,
- * the destination as tall as the source and n2 - n wide, the bounds whole
- * column octets inside the source. */
+/* dst = src[:, begin:end]: rank-2 register tensors of one dtype and
+ * owner, the destination as tall as the source and end - begin wide, the
+ * bounds whole column octets inside the source. */
 static bool check_slice(Verifier *v, const IrStmt *s, Region rg) {
-  if (!check_register(v, s->t[0], rg, s->span, "the destination") ||
-      !check_register(v, s->t[1], rg, s->span, "the source"))
+  const IrSliceStmt *c = &s->slice;
+  if (!check_register(v, c->dst, rg, s->span, "the destination") ||
+      !check_register(v, c->src, rg, s->span, "the source"))
     return false;
-  const IrTensor *d = s->t[0], *x = s->t[1];
+  const IrTensor *d = c->dst, *x = c->src;
   bool ok = d->rank == 2 && x->rank == 2 && d->dtype == x->dtype && d->nthreads == x->nthreads &&
-            s->n >= 0 && s->n < s->n2 && s->n2 <= x->shape[1] && s->n % 8 == 0 && s->n2 % 8 == 0 &&
-            d->shape[0] == x->shape[0] && d->shape[1] == s->n2 - s->n;
+            c->begin >= 0 && c->begin < c->end && c->end <= x->shape[1] && c->begin % 8 == 0 &&
+            c->end % 8 == 0 && d->shape[0] == x->shape[0] && d->shape[1] == c->end - c->begin;
   if (!ok)
     diag_error(v->d, s->span,
                "internal error: malformed column slice of "
@@ -480,11 +487,10 @@ static bool check_slice(Verifier *v, const IrStmt *s, Region rg) {
 /* load_global / store_global: a register tile at offsets of a global
  * tensor of the same rank and dtype. */
 static bool check_global_copy(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
-  const IrTensor *g = s->kind == S_LOAD_GLOBAL ? s->t[1] : s->t[0];
-  const IrTensor *r = s->kind == S_LOAD_GLOBAL ? s->t[0] : s->t[1];
+  const IrTensor *g = s->gmem.global, *r = s->gmem.reg;
   if (!check_tensor(v, g, MS_GLOBAL, s->span, "the global operand") ||
       !check_register(v, r, rg, s->span, "the register operand") ||
-      !check_offsets(v, s, g, assigned))
+      !check_offsets(v, s->span, s->gmem.offsets, s->gmem.noffsets, g, assigned))
     return false;
   if (g->rank != r->rank || g->dtype != r->dtype) {
     diag_error(v->d, s->span,
@@ -498,10 +504,10 @@ static bool check_global_copy(Verifier *v, const IrStmt *s, const bool *assigned
 
 /* load_shared / store_shared: a register tile and a shared view. */
 static bool check_shared_copy(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
-  const IrTensor *r = s->kind == S_LOAD_SHARED ? s->t[0] : s->t[1];
+  const IrTensor *r = s->smem.reg;
   return check_register(v, r, rg, s->span, "the register operand") &&
-         check_shared_view(v, &s->ref[0], assigned, s->span, "the shared operand") &&
-         same_shape(v, s->span, &s->ref[0], r, "shared copy");
+         check_shared_view(v, &s->smem.shared, assigned, s->span, "the shared operand") &&
+         same_shape(v, s->span, &s->smem.shared, r, "shared copy");
 }
 
 /* ---------------------------------------------------------------- body */
@@ -517,28 +523,30 @@ static bool *copy_set(Verifier *v, const bool *set) {
 /* for var in range(start, stop, step): the body may run zero times, so
  * what it assigns is not assigned after the loop. */
 static bool check_for(Verifier *v, const IrStmt *s, bool *assigned, Region rg) {
-  if (!var_belongs(v, s->var) || !is_int(s->var->type)) {
+  const IrForStmt *l = &s->loop;
+  if (!var_belongs(v, l->var) || !is_int(l->var->type)) {
     diag_error(v->d, s->span,
                "internal error: loop variable is missing or "
                "not an integer");
     return false;
   }
+  const IrExpr *bounds[3] = {l->start, l->stop, l->step};
   for (int i = 0; i < 3; i++)
-    if (!check_int_expr(v, s->e[i], assigned, s->span, "a range bound")) return false;
+    if (!check_int_expr(v, bounds[i], assigned, s->span, "a range bound")) return false;
   int64_t step = 1;
-  if ((ir_is_const(s->e[2], &step) && step == 0) || s->n < 0) {
+  if ((ir_is_const(l->step, &step) && step == 0) || l->unroll < 0) {
     diag_error(v->d, s->span,
                step == 0 ? "range() step must not be zero" : "unroll must not be negative");
     return false;
   }
   bool *inner = copy_set(v, assigned);
-  inner[s->var->id] = true;
+  inner[l->var->id] = true;
   return check_block(v, &s->body, inner, rg);
 }
 
 /* if/else: assigned after = assigned on both paths. */
 static bool check_if(Verifier *v, const IrStmt *s, bool *assigned, Region rg) {
-  if (!check_cond(v, s->e[0], assigned, s->span)) return false;
+  if (!check_cond(v, s->branch.cond, assigned, s->span)) return false;
   bool *then_set = copy_set(v, assigned), *else_set = copy_set(v, assigned);
   if (!check_block(v, &s->body, then_set, rg) || !check_block(v, &s->orelse, else_set, rg))
     return false;
@@ -555,58 +563,68 @@ static bool check_thread_group(Verifier *v, const IrStmt *s, bool *assigned, Reg
                "single_thread()");
     return false;
   }
-  if (s->n < 0 || s->n2 <= 0 || s->n + s->n2 > rg.size) {
+  const IrGroupStmt *g = &s->group;
+  if (g->begin < 0 || g->count <= 0 || g->begin + g->count > rg.size) {
     diag_error(v->d, s->span,
                "thread group [%lld, %lld) is not inside its "
                "parent group of %lld threads",
-               (long long)s->n, (long long)(s->n + s->n2), (long long)rg.size);
+               (long long)g->begin, (long long)(g->begin + g->count), (long long)rg.size);
     return false;
   }
-  Region inner = {rg.begin + s->n, s->n2, false};
+  Region inner = {rg.begin + g->begin, g->count, false};
   return check_block(v, &s->body, copy_set(v, assigned), inner);
 }
 
 static bool check_assign(Verifier *v, const IrStmt *s, bool *assigned) {
-  if (!var_belongs(v, s->var)) {
+  const IrAssignStmt *a = &s->assign;
+  if (!var_belongs(v, a->var)) {
     diag_error(v->d, s->span,
                "internal error: assignment to an unknown "
                "variable");
     return false;
   }
-  if (!check_expr(v, s->e[0], assigned, s->span)) return false;
-  if (s->e[0]->type != s->var->type) {
+  if (!check_expr(v, a->value, assigned, s->span)) return false;
+  if (a->value->type != a->var->type) {
     diag_error(v->d, s->span,
                "internal error: %s value assigned to '%s' of "
                "type %s without a cast",
-               dtype_name(s->e[0]->type), s->var->name, dtype_name(s->var->type));
+               dtype_name(a->value->type), a->var->name, dtype_name(a->var->type));
     return false;
   }
-  assigned[s->var->id] = true;
+  assigned[a->var->id] = true;
   return true;
 }
 
 static bool check_printf(Verifier *v, const IrStmt *s, const bool *assigned) {
-  if (!s->str || s->nargs < 0 || (s->nargs > 0 && !s->args)) {
+  const IrPrintfStmt *p = &s->print;
+  if (!p->format || p->nargs < 0 || (p->nargs > 0 && !p->args)) {
     diag_error(v->d, s->span, "internal error: malformed printf in the IR");
     return false;
   }
-  for (int i = 0; i < s->nargs; i++)
-    if (!check_expr(v, s->args[i], assigned, s->span)) return false;
+  for (int i = 0; i < p->nargs; i++)
+    if (!check_expr(v, p->args[i], assigned, s->span)) return false;
   return true;
 }
 
-/* sync() is bar.sync: over the block at the top level, over a named
- * barrier of its own for each distinct thread group. The hardware counts
- * whole warps, has 15 named barriers, and a single thread cannot complete
+/* sync() is bar.sync: over the block at the top level (barrier 0), over a
+ * named barrier of its own for each distinct thread group (barrier_id, from
+ * ir_assign_barriers). The hardware counts whole warps, has
+ * IR_MAX_NAMED_BARRIERS named barriers, and a single thread cannot complete
  * one (the rest of its warp does not run the region). */
 static bool check_sync(Verifier *v, const IrStmt *s, Region rg) {
+  int id = s->sync.barrier_id;
   if (rg.single) {
     diag_error(v->d, s->span,
                "sync() inside single_thread() can never "
                "complete: a barrier waits for whole warps");
     return false;
   }
-  if (rg.begin == 0 && rg.size == (int64_t)v->k->warps * 32) return true;
+  if (rg.begin == 0 && rg.size == (int64_t)v->k->warps * 32) {
+    if (id == 0) return true;
+    diag_error(v->d, s->span, "internal error: sync() over the whole block uses named barrier %d",
+               id);
+    return false;
+  }
   if (rg.begin % 32 != 0 || rg.size % 32 != 0) {
     diag_error(v->d, s->span,
                "sync() inside a thread group needs whole "
@@ -615,18 +633,24 @@ static bool check_sync(Verifier *v, const IrStmt *s, Region rg) {
                (long long)rg.begin, (long long)(rg.begin + rg.size));
     return false;
   }
-  for (int i = 0; i < v->nsync_groups; i++)
-    if (v->sync_begin[i] == rg.begin && v->sync_size[i] == rg.size) return true;
-  if (v->nsync_groups == TLS_NAMED_BARRIERS) {
+  if (id > IR_MAX_NAMED_BARRIERS) {
     diag_error(v->d, s->span,
                "sync() in more than %d distinct thread "
                "groups: each needs a named barrier and the GPU has %d "
                "beside the block's",
-               TLS_NAMED_BARRIERS, TLS_NAMED_BARRIERS);
+               IR_MAX_NAMED_BARRIERS, IR_MAX_NAMED_BARRIERS);
     return false;
   }
-  v->sync_begin[v->nsync_groups] = rg.begin;
-  v->sync_size[v->nsync_groups++] = rg.size;
+  if (id < 1 || (v->barrier_size[id] &&
+                 (v->barrier_begin[id] != rg.begin || v->barrier_size[id] != rg.size))) {
+    diag_error(v->d, s->span,
+               "internal error: sync() in thread group [%lld, %lld) has named barrier %d, "
+               "not a barrier of its own",
+               (long long)rg.begin, (long long)(rg.begin + rg.size), id);
+    return false;
+  }
+  v->barrier_begin[id] = rg.begin;
+  v->barrier_size[id] = rg.size;
   return true;
 }
 
@@ -650,7 +674,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_TMA_COMMIT:
     return true;
   case S_TMA_WAIT:
-    if (s->n >= 0) return true;
+    if (s->wait.max_pending >= 0) return true;
     diag_error(v->d, s->span, "tma.wait_group takes a count >= 0");
     return false;
   case S_MBAR_WAIT:
@@ -841,13 +865,15 @@ static int64_t unrolled_size(Verifier *v, const IrBlock *b, bool *failed) {
     int64_t body = unrolled_size(v, &s->body, failed) + unrolled_size(v, &s->orelse, failed);
     if (*failed) break;
     int64_t size = 1 + body;
-    if (s->kind == S_FOR && s->n > 1) {
-      size = 1 + (body > TLS_MAX_UNROLLED_STMTS / s->n ? TLS_MAX_UNROLLED_STMTS + 1 : body * s->n);
+    int64_t unroll = s->kind == S_FOR ? s->loop.unroll : 0;
+    if (unroll > 1) {
+      size =
+          1 + (body > TLS_MAX_UNROLLED_STMTS / unroll ? TLS_MAX_UNROLLED_STMTS + 1 : body * unroll);
       if (size > TLS_MAX_UNROLLED_STMTS) {
         diag_error(v->d, s->span,
                    "unrolling this loop %lld times gives more "
                    "than %d statements; lower the unroll factors",
-                   (long long)s->n, TLS_MAX_UNROLLED_STMTS);
+                   (long long)unroll, TLS_MAX_UNROLLED_STMTS);
         *failed = true;
       }
     }

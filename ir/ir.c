@@ -642,8 +642,28 @@ IrStmt *ir_stmt_new(Arena *ar, SKind kind, Span span) {
   IrStmt *s = arena_alloc(ar, sizeof *s);
   s->kind = kind;
   s->span = span;
-  s->tmap = -1;
+  if (kind == S_TMA_LOAD || kind == S_TMA_STORE) s->tma.tmap = -1;
   return s;
+}
+
+const char *mbar_sem_name(MbarSem s) {
+  switch (s) {
+  case MBAR_SEM_RELAXED:
+    return "relaxed";
+  case MBAR_SEM_ACQUIRE:
+    return "acquire";
+  }
+  return "?";
+}
+
+const char *mbar_scope_name(MbarScope s) {
+  switch (s) {
+  case MBAR_SCOPE_CTA:
+    return "cta";
+  case MBAR_SCOPE_CLUSTER:
+    return "cluster";
+  }
+  return "?";
 }
 
 void ir_block_push(Arena *ar, IrBlock *b, IrStmt *s) {

@@ -207,62 +207,200 @@ typedef struct IrBlock {
 } IrBlock;
 
 typedef enum SKind {
-  S_ASSIGN,         /* var = e[0] */
-  S_FOR,            /* for var in range(e[0], e[1], e[2]) unroll n: body */
-  S_IF,             /* if e[0]: body else orelse */
-  S_THREAD_GROUP,   /* threads [n, n + n2) of the enclosing group: body;
-                       thread ids inside are relative to n */
-  S_SINGLE_THREAD,  /* one thread of the enclosing group: body */
-  S_SYNC,           /* barrier over all threads of the block */
-  S_MBAR_WAIT,      /* wait on barrier ref[0] for phase parity e[0];
-                       str = "relaxed"/"acquire", str2 = "cta"/"cluster" */
-  S_MBAR_ARRIVE,    /* arrive on ref[0] */
-  S_MBAR_EXPECT_TX, /* arrive on ref[0] and expect e[0] transaction bytes */
-  S_TMA_LOAD,       /* t[0] (global) -> ref[0] (shared) at offsets (outermost
-                       first), completing on barrier ref[1]; tmap = index */
-  S_TMA_STORE,      /* ref[0] (shared) -> t[0] (global) at offsets; tmap */
-  S_TMA_FENCE,      /* fence.proxy.async.shared::cta */
-  S_TMA_COMMIT,     /* cp.async.bulk.commit_group */
-  S_TMA_WAIT,       /* cp.async.bulk.wait_group.read n */
-  S_WGMMA_FENCE,
-  S_WGMMA_MMA, /* t[0] (register acc) += ref[0] (shared A) @ ref[1]
-                       (shared B, usually transposed view) */
-  S_WGMMA_COMMIT,
-  S_WGMMA_WAIT,   /* wait_group n */
-  S_FILL,         /* every element of t[0] = e[0] */
-  S_CAST,         /* t[0] = (t[0]->dtype) t[1] */
-  S_ELEMWISE,     /* t[0] = t[1] op (t[2] or scalar e[0]); op */
-  S_LOAD_GLOBAL,  /* t[0] (register) = t[1] (global)[offsets...] */
-  S_STORE_GLOBAL, /* t[0] (global)[offsets...] = t[1] (register) */
-  S_LOAD_SHARED,  /* t[0] (register) = ref[0] (shared) */
-  S_STORE_SHARED, /* ref[0] (shared) = t[1] (register) */
-  S_PRINTF,       /* printf(str, e[0..nargs)) */
-  S_SLICE         /* t[0] = t[1][:, n:n2]: columns [n, n2) of a rank-2
-                       register tensor with the WGMMA accumulator layout,
-                       n and n2 multiples of 8 (whole column octets of the
-                       fragment); t[0] gets the same layout with N = n2 - n.
-                       A copy of the registers that hold those columns,
-                       which ptxas folds away (no data moves) */
+  S_ASSIGN,         /* assign: var = value */
+  S_FOR,            /* loop: for var in range(start, stop, step): body */
+  S_IF,             /* branch: if cond: body else orelse */
+  S_THREAD_GROUP,   /* group: a subset of the enclosing group runs body */
+  S_SINGLE_THREAD,  /* one thread of the enclosing group runs body */
+  S_SYNC,           /* sync: a barrier over the threads running here */
+  S_MBAR_WAIT,      /* mbar: wait for a phase of one mbarrier */
+  S_MBAR_ARRIVE,    /* mbar: arrive on one mbarrier */
+  S_MBAR_EXPECT_TX, /* mbar: arrive and expect transaction bytes */
+  S_TMA_LOAD,       /* tma: global -> shared, completing on an mbarrier */
+  S_TMA_STORE,      /* tma: shared -> global, in a bulk async-group */
+  S_TMA_FENCE,      /* fence.proxy.async.shared::cta (no fields) */
+  S_TMA_COMMIT,     /* cp.async.bulk.commit_group (no fields) */
+  S_TMA_WAIT,       /* wait: cp.async.bulk.wait_group.read */
+  S_WGMMA_FENCE,    /* wgmma.fence (no fields) */
+  S_WGMMA_MMA,      /* wgmma: acc += a @ b */
+  S_WGMMA_COMMIT,   /* wgmma.commit_group (no fields) */
+  S_WGMMA_WAIT,     /* wait: wgmma.wait_group */
+  S_FILL,           /* fill: every element of a register tensor = value */
+  S_CAST,           /* cast: dst = (dst->dtype) src */
+  S_ELEMWISE,       /* elemwise: dst = a op (b or scalar) */
+  S_LOAD_GLOBAL,    /* gmem: reg = global[offsets...] */
+  S_STORE_GLOBAL,   /* gmem: global[offsets...] = reg */
+  S_LOAD_SHARED,    /* smem: reg = shared view */
+  S_STORE_SHARED,   /* smem: shared view = reg */
+  S_PRINTF,         /* print: printf(format, args...) */
+  S_SLICE           /* slice: dst = src[:, begin:end] */
 } SKind;
+
+/* The fields of each statement kind, one struct each. IrStmt holds them in
+ * an anonymous union: the word before the colon in each SKind's comment
+ * above is the kind's member (s->tma for S_TMA_LOAD, s->mbar for
+ * S_MBAR_WAIT, ...). Reading another kind's member is a bug: the union gives
+ * it no meaning. */
+
+/* S_ASSIGN: var = value, value of var's type. */
+typedef struct IrAssignStmt {
+  IrVar *var;
+  IrExpr *value;
+} IrAssignStmt;
+
+/* S_FOR: for var in range(start, stop, step): body. stop is evaluated once
+ * (Python's range); the backend needs step to be a non-zero constant. The
+ * body is emitted `unroll` times per trip (0 or 1: once). */
+typedef struct IrForStmt {
+  IrVar *var;
+  IrExpr *start, *stop, *step;
+  int64_t unroll;
+} IrForStmt;
+
+/* S_IF: if cond (bool): body else orelse (either may be empty). */
+typedef struct IrIfStmt {
+  IrExpr *cond;
+} IrIfStmt;
+
+/* S_THREAD_GROUP: threads [begin, begin + count) of the enclosing group run
+ * body; thread ids inside are relative to begin. */
+typedef struct IrGroupStmt {
+  int64_t begin, count;
+} IrGroupStmt;
+
+/* Named barriers the GPU has beside barrier 0 (the block's): bar.sync 1..15.
+ * A kernel may sync() in at most this many distinct thread groups. */
+#define IR_MAX_NAMED_BARRIERS 15
+
+/* S_SYNC: bar.sync over the threads running here. barrier_id is set by
+ * ir_assign_barriers (barriers.c): 0 when they are the whole block (barrier
+ * 0), else the named barrier of their thread group, 1 for the first
+ * distinct group that syncs (in text order), 2 for the next...; over
+ * IR_MAX_NAMED_BARRIERS for a group beyond the limit, which the checker
+ * reports. The simulator and the backend only read it. */
+typedef struct IrSyncStmt {
+  int barrier_id;
+} IrSyncStmt;
+
+/* The memory semantics and scope of mbarrier.try_wait (the sem= and scope=
+ * of mbarrier.wait). */
+typedef enum MbarSem { MBAR_SEM_RELAXED, MBAR_SEM_ACQUIRE } MbarSem;
+typedef enum MbarScope { MBAR_SCOPE_CTA, MBAR_SCOPE_CLUSTER } MbarScope;
+const char *mbar_sem_name(MbarSem s);     /* "relaxed", "acquire"; "?" */
+const char *mbar_scope_name(MbarScope s); /* "cta", "cluster"; "?" */
+
+/* S_MBAR_WAIT, S_MBAR_ARRIVE, S_MBAR_EXPECT_TX on one mbarrier (a view
+ * bars[i] of an mbarrier array). */
+typedef struct IrMbarStmt {
+  IrRef barrier;
+  IrExpr *parity;   /* S_MBAR_WAIT: the phase parity waited for */
+  MbarSem sem;      /* S_MBAR_WAIT */
+  MbarScope scope;  /* S_MBAR_WAIT */
+  IrExpr *tx_bytes; /* S_MBAR_EXPECT_TX: the transaction bytes expected */
+} IrMbarStmt;
+
+/* S_TMA_LOAD (global -> shared) and S_TMA_STORE (shared -> global): a box
+ * of the shared view's shape at offsets of the global tensor. */
+typedef struct IrTmaStmt {
+  IrTensor *global;
+  IrRef shared;     /* not transposed; its shape is the box */
+  IrRef barrier;    /* S_TMA_LOAD: the mbarrier it completes on */
+  IrExpr **offsets; /* outermost first, one per global dimension */
+  int noffsets;
+  int tmap; /* index into kernel->tmaps (layout inference), or -1 */
+} IrTmaStmt;
+
+/* S_TMA_WAIT and S_WGMMA_WAIT: wait_group N, until at most N groups (bulk
+ * async-groups, or wgmma groups of the warp group) are still pending. */
+typedef struct IrWaitStmt {
+  int64_t max_pending;
+} IrWaitStmt;
+
+/* S_WGMMA_MMA: acc (register, WGMMA accumulator layout) += a @ b, a and b
+ * shared views (b usually a transposed view). */
+typedef struct IrWgmmaStmt {
+  IrTensor *acc;
+  IrRef a, b;
+} IrWgmmaStmt;
+
+/* S_FILL: every element of the register tensor dst = value. */
+typedef struct IrFillStmt {
+  IrTensor *dst;
+  IrExpr *value;
+} IrFillStmt;
+
+/* S_CAST: dst = (dst->dtype) src, register tensors of one shape. */
+typedef struct IrCastStmt {
+  IrTensor *dst, *src;
+} IrCastStmt;
+
+/* S_ELEMWISE: dst = a op b, or a op scalar when b is NULL; register
+ * tensors of one shape and dtype. */
+typedef struct IrElemwiseStmt {
+  IrTensor *dst, *a, *b;
+  IrExpr *scalar;
+  IrOp op;
+} IrElemwiseStmt;
+
+/* S_LOAD_GLOBAL (reg = global[offsets...]) and S_STORE_GLOBAL
+ * (global[offsets...] = reg): a register tile at offsets of a global
+ * tensor of the same rank. */
+typedef struct IrGlobalCopyStmt {
+  IrTensor *global, *reg;
+  IrExpr **offsets; /* outermost first, one per global dimension */
+  int noffsets;
+} IrGlobalCopyStmt;
+
+/* S_LOAD_SHARED (reg = shared) and S_STORE_SHARED (shared = reg): a
+ * register tile and a shared view of one shape. */
+typedef struct IrSharedCopyStmt {
+  IrRef shared;
+  IrTensor *reg;
+} IrSharedCopyStmt;
+
+/* S_PRINTF: printf(format, args[0..nargs)). */
+typedef struct IrPrintfStmt {
+  char *format;
+  IrExpr **args;
+  int nargs;
+} IrPrintfStmt;
+
+/* S_SLICE: dst = src[:, begin:end], the columns [begin, end) of a rank-2
+ * register tensor with the WGMMA accumulator layout, begin and end
+ * multiples of 8 (whole column octets of the fragment); dst gets the same
+ * layout with N = end - begin. A copy of the registers that hold those
+ * columns, which ptxas folds away (no data moves). */
+typedef struct IrSliceStmt {
+  IrTensor *dst, *src;
+  int64_t begin, end;
+} IrSliceStmt;
 
 struct IrStmt {
   SKind kind;
-  Span span; /* the user's line (for .loc and diagnostics) */
-  IrVar *var;
-  IrExpr *e[4];
-  int64_t n, n2;
-  IrBlock body, orelse;
-  IrRef ref[2];
-  IrTensor *t[3];
-  IrExpr **offsets; /* outermost first, one per global dimension */
-  int noffsets;
-  IrOp op;
-  char *str, *str2;
-  int tmap;      /* index into kernel->tmaps, or -1 */
-  IrExpr **args; /* S_PRINTF */
-  int nargs;
+  Span span;      /* the user's line (for .loc and diagnostics) */
+  IrBlock body;   /* S_FOR, S_IF (then), S_THREAD_GROUP, S_SINGLE_THREAD */
+  IrBlock orelse; /* S_IF (else); empty for the other kinds */
+  union {
+    IrAssignStmt assign;     /* S_ASSIGN */
+    IrForStmt loop;          /* S_FOR */
+    IrIfStmt branch;         /* S_IF */
+    IrGroupStmt group;       /* S_THREAD_GROUP */
+    IrSyncStmt sync;         /* S_SYNC */
+    IrMbarStmt mbar;         /* S_MBAR_WAIT, S_MBAR_ARRIVE, S_MBAR_EXPECT_TX */
+    IrTmaStmt tma;           /* S_TMA_LOAD, S_TMA_STORE */
+    IrWaitStmt wait;         /* S_TMA_WAIT, S_WGMMA_WAIT */
+    IrWgmmaStmt wgmma;       /* S_WGMMA_MMA */
+    IrFillStmt fill;         /* S_FILL */
+    IrCastStmt cast;         /* S_CAST */
+    IrElemwiseStmt elemwise; /* S_ELEMWISE */
+    IrGlobalCopyStmt gmem;   /* S_LOAD_GLOBAL, S_STORE_GLOBAL */
+    IrSharedCopyStmt smem;   /* S_LOAD_SHARED, S_STORE_SHARED */
+    IrPrintfStmt print;      /* S_PRINTF */
+    IrSliceStmt slice;       /* S_SLICE */
+  };
 };
 
+/* A zeroed statement of that kind (tma.tmap = -1 for TMA copies). */
 IrStmt *ir_stmt_new(Arena *ar, SKind kind, Span span);
 void ir_block_push(Arena *ar, IrBlock *b, IrStmt *s);
 
@@ -305,8 +443,13 @@ bool ir_check(IrModule *m, Diag *d);         /* check.c */
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */
 bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */
+/* barriers.c: the barrier_id of every S_SYNC. It never fails and reads only
+ * the nesting of thread groups, so it runs first: the checker reports a
+ * group past IR_MAX_NAMED_BARRIERS at its first sync(). */
+void ir_assign_barriers(IrModule *m);
 
-/* Runs verify, layouts, verify, smem planning, verify. */
+/* Runs barrier assignment, verify, layouts, verify, smem planning,
+ * verify. */
 bool ir_run_passes(IrModule *m, Diag *d);
 
 /* Stable text form (`tlsc --emit=ir`). */

@@ -81,11 +81,11 @@ static void swizzle_stmt(IrStmt *s, void *ctx) {
   switch (s->kind) {
   case S_TMA_LOAD:
   case S_TMA_STORE:
-    swizzle_tensor(s->ref[0].t, s, ctx);
+    swizzle_tensor(s->tma.shared.t, s, ctx);
     break;
   case S_WGMMA_MMA:
-    swizzle_tensor(s->ref[0].t, s, ctx);
-    swizzle_tensor(s->ref[1].t, s, ctx);
+    swizzle_tensor(s->wgmma.a.t, s, ctx);
+    swizzle_tensor(s->wgmma.b.t, s, ctx);
     break;
   default:
     break;
@@ -182,8 +182,8 @@ static int tmap_index(TmapCtx *c, IrTensor *g, const int64_t *box, int swizzle) 
 static void tmap_stmt(IrStmt *s, void *ctx) {
   TmapCtx *c = ctx;
   if (s->kind != S_TMA_LOAD && s->kind != S_TMA_STORE) return;
-  IrTensor *g = s->t[0];
-  const IrRef *view = &s->ref[0];
+  IrTensor *g = s->tma.global;
+  const IrRef *view = &s->tma.shared;
   if (!g || !view->t) /* malformed: the verifier reports it */
     return;
   int64_t box[IR_MAX_RANK] = {0};
@@ -193,7 +193,7 @@ static void tmap_stmt(IrStmt *s, void *ctx) {
     c->ok = false;
     return;
   }
-  s->tmap = tmap_index(c, g, box, swizzle);
+  s->tma.tmap = tmap_index(c, g, box, swizzle);
 }
 
 static bool make_tmaps(IrKernel *k, Arena *ar, Diag *d) {
@@ -248,19 +248,27 @@ static void make_acc(IrTensor *t, const IrStmt *s, const IrTensor *from, AccCtx 
 static void acc_stmt(IrStmt *s, void *ctx) {
   AccCtx *c = ctx;
   if (s->kind == S_WGMMA_MMA) {
-    make_acc(s->t[0], s, NULL, c);
+    make_acc(s->wgmma.acc, s, NULL, c);
     return;
   }
   if (s->kind == S_SLICE) { /* columns of a fragment are a fragment */
-    if (s->t[1] && s->t[1]->layout == LAYOUT_WGMMA_ACC) make_acc(s->t[0], s, s->t[1], c);
+    IrTensor *src = s->slice.src;
+    if (src && src->layout == LAYOUT_WGMMA_ACC) make_acc(s->slice.dst, s, src, c);
     return;
   }
-  if (s->kind != S_CAST && s->kind != S_ELEMWISE) return;
+  IrTensor *t[3]; /* the destination, then the operands */
+  if (s->kind == S_CAST) {
+    t[0] = s->cast.dst, t[1] = s->cast.src, t[2] = NULL;
+  } else if (s->kind == S_ELEMWISE) {
+    t[0] = s->elemwise.dst, t[1] = s->elemwise.a, t[2] = s->elemwise.b;
+  } else {
+    return;
+  }
   for (int i = 0; i < 3; i++) {
-    IrTensor *src = s->t[i];
+    IrTensor *src = t[i];
     if (!src || src->layout != LAYOUT_WGMMA_ACC) continue;
     for (int j = 0; j < 3; j++)
-      if (j != i) make_acc(s->t[j], s, src, c);
+      if (j != i) make_acc(t[j], s, src, c);
   }
 }
 
@@ -269,11 +277,11 @@ static void acc_stmt(IrStmt *s, void *ctx) {
  * row; in the spatial layout they are spread over other threads. */
 static void check_slice_source(IrStmt *s, void *ctx) {
   AccCtx *c = ctx;
-  if (s->kind != S_SLICE || !s->t[1] || s->t[1]->layout == LAYOUT_WGMMA_ACC) return;
+  if (s->kind != S_SLICE || !s->slice.src || s->slice.src->layout == LAYOUT_WGMMA_ACC) return;
   diag_error(c->d, s->span,
              "column slices are only supported on WGMMA "
              "accumulators: '%s' does not have the WGMMA fragment layout",
-             s->t[1]->name);
+             s->slice.src->name);
   c->ok = false;
 }
 

@@ -2,11 +2,16 @@
  *
  * The verifier runs around each pass, so that a bug is caught by the pass
  * that made it rather than by ptxas; each step stops the pipeline on error
- * because later passes assume the IR is well formed.
+ * because later passes assume the IR is well formed. Barrier assignment
+ * comes before the first check: it cannot fail and reads only the nesting
+ * of thread groups, so the first check already sees every barrier_id and
+ * reports a sync() in one thread group too many at that group's first
+ * sync(), before any other pass runs.
  */
 #include "ir/ir.h"
 
 bool ir_run_passes(IrModule *m, Diag *d) {
+  ir_assign_barriers(m); /* first: the checker reads what it assigns */
   return ir_check(m, d) && ir_infer_layouts(m, d) && ir_check(m, d) && ir_plan_smem(m, d) &&
          ir_check(m, d);
 }

@@ -91,9 +91,9 @@ static void print_ref(FILE *out, const IrRef *r) {
   if (r->transposed) fputs(".T", out);
 }
 
-static void print_offsets(FILE *out, const IrStmt *s) {
+static void print_offsets(FILE *out, IrExpr *const *offsets, int noffsets) {
   fputs("offsets=[", out);
-  print_exprs(out, s->offsets, s->noffsets);
+  print_exprs(out, offsets, noffsets);
   fputc(']', out);
 }
 
@@ -158,40 +158,40 @@ static void print_simple(FILE *out, const IrStmt *s) {
     break;
   case S_MBAR_WAIT:
     fputs("mbarrier.wait ", out);
-    print_ref(out, &s->ref[0]);
+    print_ref(out, &s->mbar.barrier);
     fputs(", phase=", out);
-    ir_print_expr(out, s->e[0]);
-    fprintf(out, ", sem=%s, scope=%s", s->str ? s->str : "?", s->str2 ? s->str2 : "?");
+    ir_print_expr(out, s->mbar.parity);
+    fprintf(out, ", sem=%s, scope=%s", mbar_sem_name(s->mbar.sem), mbar_scope_name(s->mbar.scope));
     break;
   case S_MBAR_ARRIVE:
     fputs("mbarrier.arrive ", out);
-    print_ref(out, &s->ref[0]);
+    print_ref(out, &s->mbar.barrier);
     break;
   case S_MBAR_EXPECT_TX:
     fputs("mbarrier.arrive_expect_tx ", out);
-    print_ref(out, &s->ref[0]);
+    print_ref(out, &s->mbar.barrier);
     fputs(", bytes=", out);
-    ir_print_expr(out, s->e[0]);
+    ir_print_expr(out, s->mbar.tx_bytes);
     break;
   case S_TMA_LOAD:
     fputs("tma.global_to_shared ", out);
-    print_tensor_ref(out, s->t[0]);
+    print_tensor_ref(out, s->tma.global);
     fputs(" -> ", out);
-    print_ref(out, &s->ref[0]);
+    print_ref(out, &s->tma.shared);
     fputs(", ", out);
-    print_offsets(out, s);
+    print_offsets(out, s->tma.offsets, s->tma.noffsets);
     fputs(", mbarrier=", out);
-    print_ref(out, &s->ref[1]);
-    fprintf(out, ", tmap=%d", s->tmap);
+    print_ref(out, &s->tma.barrier);
+    fprintf(out, ", tmap=%d", s->tma.tmap);
     break;
   case S_TMA_STORE:
     fputs("tma.shared_to_global ", out);
-    print_ref(out, &s->ref[0]);
+    print_ref(out, &s->tma.shared);
     fputs(" -> ", out);
-    print_tensor_ref(out, s->t[0]);
+    print_tensor_ref(out, s->tma.global);
     fputs(", ", out);
-    print_offsets(out, s);
-    fprintf(out, ", tmap=%d", s->tmap);
+    print_offsets(out, s->tma.offsets, s->tma.noffsets);
+    fprintf(out, ", tmap=%d", s->tma.tmap);
     break;
   case S_TMA_FENCE:
     fputs("tma.fence_proxy_async", out);
@@ -200,84 +200,84 @@ static void print_simple(FILE *out, const IrStmt *s) {
     fputs("tma.commit_group", out);
     break;
   case S_TMA_WAIT:
-    fprintf(out, "tma.wait_group %lld", (long long)s->n);
+    fprintf(out, "tma.wait_group %lld", (long long)s->wait.max_pending);
     break;
   case S_WGMMA_FENCE:
     fputs("wgmma.fence", out);
     break;
   case S_WGMMA_MMA:
     fputs("wgmma.mma ", out);
-    print_tensor_ref(out, s->t[0]);
+    print_tensor_ref(out, s->wgmma.acc);
     fputs(" += ", out);
-    print_ref(out, &s->ref[0]);
+    print_ref(out, &s->wgmma.a);
     fputs(" @ ", out);
-    print_ref(out, &s->ref[1]);
+    print_ref(out, &s->wgmma.b);
     break;
   case S_WGMMA_COMMIT:
     fputs("wgmma.commit_group", out);
     break;
   case S_WGMMA_WAIT:
-    fprintf(out, "wgmma.wait_group %lld", (long long)s->n);
+    fprintf(out, "wgmma.wait_group %lld", (long long)s->wait.max_pending);
     break;
   case S_FILL:
     fputs("fill ", out);
-    print_tensor_ref(out, s->t[0]);
+    print_tensor_ref(out, s->fill.dst);
     fputs(", ", out);
-    ir_print_expr(out, s->e[0]);
+    ir_print_expr(out, s->fill.value);
     break;
   case S_CAST:
-    print_tensor_ref(out, s->t[0]);
-    fprintf(out, " = cast<%s> ", s->t[0] ? dtype_name(s->t[0]->dtype) : "?");
-    print_tensor_ref(out, s->t[1]);
+    print_tensor_ref(out, s->cast.dst);
+    fprintf(out, " = cast<%s> ", s->cast.dst ? dtype_name(s->cast.dst->dtype) : "?");
+    print_tensor_ref(out, s->cast.src);
     break;
   case S_SLICE:
-    print_tensor_ref(out, s->t[0]);
+    print_tensor_ref(out, s->slice.dst);
     fputs(" = ", out);
-    print_tensor_ref(out, s->t[1]);
-    fprintf(out, "[:, %lld:%lld]", (long long)s->n, (long long)s->n2);
+    print_tensor_ref(out, s->slice.src);
+    fprintf(out, "[:, %lld:%lld]", (long long)s->slice.begin, (long long)s->slice.end);
     break;
   case S_ELEMWISE:
-    print_tensor_ref(out, s->t[0]);
+    print_tensor_ref(out, s->elemwise.dst);
     fputs(" = ", out);
-    print_tensor_ref(out, s->t[1]);
-    fprintf(out, " %s ", ir_op_name(s->op));
-    if (s->t[2])
-      print_tensor_ref(out, s->t[2]);
+    print_tensor_ref(out, s->elemwise.a);
+    fprintf(out, " %s ", ir_op_name(s->elemwise.op));
+    if (s->elemwise.b)
+      print_tensor_ref(out, s->elemwise.b);
     else
-      ir_print_expr(out, s->e[0]);
+      ir_print_expr(out, s->elemwise.scalar);
     break;
   case S_LOAD_GLOBAL:
-    print_tensor_ref(out, s->t[0]);
+    print_tensor_ref(out, s->gmem.reg);
     fputs(" = load_global ", out);
-    print_tensor_ref(out, s->t[1]);
+    print_tensor_ref(out, s->gmem.global);
     fputs(", ", out);
-    print_offsets(out, s);
+    print_offsets(out, s->gmem.offsets, s->gmem.noffsets);
     break;
   case S_STORE_GLOBAL:
     fputs("store_global ", out);
-    print_tensor_ref(out, s->t[0]);
+    print_tensor_ref(out, s->gmem.global);
     fputs(" <- ", out);
-    print_tensor_ref(out, s->t[1]);
+    print_tensor_ref(out, s->gmem.reg);
     fputs(", ", out);
-    print_offsets(out, s);
+    print_offsets(out, s->gmem.offsets, s->gmem.noffsets);
     break;
   case S_LOAD_SHARED:
-    print_tensor_ref(out, s->t[0]);
+    print_tensor_ref(out, s->smem.reg);
     fputs(" = load_shared ", out);
-    print_ref(out, &s->ref[0]);
+    print_ref(out, &s->smem.shared);
     break;
   case S_STORE_SHARED:
     fputs("store_shared ", out);
-    print_ref(out, &s->ref[0]);
+    print_ref(out, &s->smem.shared);
     fputs(" <- ", out);
-    print_tensor_ref(out, s->t[1]);
+    print_tensor_ref(out, s->smem.reg);
     break;
   case S_PRINTF:
     fputs("printf ", out);
-    print_string(out, s->str);
-    for (int i = 0; i < s->nargs; i++) {
+    print_string(out, s->print.format);
+    for (int i = 0; i < s->print.nargs; i++) {
       fputs(", ", out);
-      ir_print_expr(out, s->args[i]);
+      ir_print_expr(out, s->print.args[i]);
     }
     break;
   default:
@@ -292,23 +292,28 @@ static void print_line(FILE *out, const IrStmt *s) { fprintf(out, "  # line %d\n
 static void print_stmt(FILE *out, const IrStmt *s, int depth) {
   indent(out, depth);
   switch (s->kind) {
-  case S_ASSIGN:
-    fprintf(out, "%%v%d %s: %s = ", s->var->id, s->var->name, dtype_name(s->var->type));
-    ir_print_expr(out, s->e[0]);
+  case S_ASSIGN: {
+    const IrVar *v = s->assign.var;
+    fprintf(out, "%%v%d %s: %s = ", v->id, v->name, dtype_name(v->type));
+    ir_print_expr(out, s->assign.value);
     print_line(out, s);
     return;
-  case S_FOR:
-    fprintf(out, "for %%v%d %s: %s in range(", s->var->id, s->var->name, dtype_name(s->var->type));
-    print_exprs(out, s->e, 3);
+  }
+  case S_FOR: {
+    const IrForStmt *l = &s->loop;
+    IrExpr *const range[3] = {l->start, l->stop, l->step};
+    fprintf(out, "for %%v%d %s: %s in range(", l->var->id, l->var->name, dtype_name(l->var->type));
+    print_exprs(out, range, 3);
     fputc(')', out);
-    if (s->n) fprintf(out, " unroll %lld", (long long)s->n);
+    if (l->unroll) fprintf(out, " unroll %lld", (long long)l->unroll);
     fputc(':', out);
     print_line(out, s);
     print_block(out, &s->body, depth + 1);
     return;
+  }
   case S_IF:
     fputs("if ", out);
-    ir_print_expr(out, s->e[0]);
+    ir_print_expr(out, s->branch.cond);
     fputc(':', out);
     print_line(out, s);
     print_block(out, &s->body, depth + 1);
@@ -319,7 +324,8 @@ static void print_stmt(FILE *out, const IrStmt *s, int depth) {
     }
     return;
   case S_THREAD_GROUP:
-    fprintf(out, "thread_group [%lld, %lld):", (long long)s->n, (long long)(s->n + s->n2));
+    fprintf(out, "thread_group [%lld, %lld):", (long long)s->group.begin,
+            (long long)(s->group.begin + s->group.count));
     print_line(out, s);
     print_block(out, &s->body, depth + 1);
     return;

@@ -64,10 +64,10 @@ static bool check_views(const IrBlock *b, bool *reported, Diag *d) {
   for (int i = 0; i < b->len; i++) {
     const IrStmt *s = b->items[i];
     if (s->kind == S_TMA_LOAD || s->kind == S_TMA_STORE)
-      ok = check_view(&s->ref[0], s, reported, d) && ok;
+      ok = check_view(&s->tma.shared, s, reported, d) && ok;
     if (s->kind == S_WGMMA_MMA) {
-      ok = check_view(&s->ref[0], s, reported, d) && ok;
-      ok = check_view(&s->ref[1], s, reported, d) && ok;
+      ok = check_view(&s->wgmma.a, s, reported, d) && ok;
+      ok = check_view(&s->wgmma.b, s, reported, d) && ok;
     }
     ok = check_views(&s->body, reported, d) && ok;
     ok = check_views(&s->orelse, reported, d) && ok;

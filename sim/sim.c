@@ -77,7 +77,7 @@ static void setup_block(Sim *S, int64_t block) {
   for (int i = 0; i < S->nwgs; i++)
     S->wgs[i].meet.size = S->nwarps - 4 * i < 4 ? S->nwarps - 4 * i : 4;
   S->cta = (SimMeet){.size = S->nwarps};
-  S->nnamed = 0;
+  memset(S->named, 0, sizeof S->named);
   for (int i = 0; i < S->nwarps; i++) sim_warp_start(S, &S->warps[i], i);
   setup_barriers(S);
 }

@@ -102,10 +102,10 @@ static bool too_many_arrivals(Sim *S, const SimBarrier *b, const SimView *bv, co
 /* arrive (lanes threads), or arrive.expect_tx: the expect comes first. */
 bool sim_mbar_arrive(Sim *S, SimWarp *w, const IrStmt *s, int64_t lanes) {
   SimView bv;
-  if (!sim_view(S, w, &s->ref[0], s->span, &bv)) return false;
+  if (!sim_view(S, w, &s->mbar.barrier, s->span, &bv)) return false;
   SimBarrier *b = &S->bars[sim_bar_index(S, &bv)];
   if (s->kind == S_MBAR_EXPECT_TX) {
-    int64_t bytes = sim_eval_int(S, w, s->e[0], s->span) * lanes;
+    int64_t bytes = sim_eval_int(S, w, s->mbar.tx_bytes, s->span) * lanes;
     if (S->failed) return false;
     b->tx += bytes;
     b->declared += bytes;
@@ -315,7 +315,8 @@ void sim_retire(SimGroups *g, int64_t keep) {
  * they are ordered after this wait. */
 void sim_bulk_retire(Sim *S, SimWarp *w, const IrStmt *s) {
   SimGroups *g = &w->bulk;
-  if (g->committed - g->retired > s->n) g->retired = g->committed - s->n;
+  int64_t keep = s->wait.max_pending;
+  if (g->committed - g->retired > keep) g->retired = g->committed - keep;
   for (int i = 0; i < g->nreads; i++) {
     SimRead *r = &g->reads[i];
     if (r->stamp < 0 && r->group < g->retired)
@@ -343,7 +344,8 @@ static int64_t box_bytes(const IrTmap *m) {
  * scheduler completes it. */
 bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView dst, bv;
-  if (!sim_view(S, w, &s->ref[0], s->span, &dst) || !sim_view(S, w, &s->ref[1], s->span, &bv))
+  if (!sim_view(S, w, &s->tma.shared, s->span, &dst) ||
+      !sim_view(S, w, &s->tma.barrier, s->span, &bv))
     return false;
   if (!sim_shared_write(S, w, &dst, s)) return false;
   if (S->ncopies == S->capcopies) {
@@ -351,7 +353,7 @@ bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s) {
     S->copies = xrealloc(S->copies, sizeof *S->copies * (size_t)S->capcopies);
   }
   S->copies[S->ncopies++] =
-      (SimCopy){dst, sim_bar_index(S, &bv), box_bytes(S->k->tmaps[s->tmap]), s, w->id};
+      (SimCopy){dst, sim_bar_index(S, &bv), box_bytes(S->k->tmaps[s->tma.tmap]), s, w->id};
   return true;
 }
 
@@ -376,7 +378,7 @@ bool sim_complete_copy(Sim *S) {
  * issuing warp's wait_group.read retires its bulk group. */
 bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView src;
-  if (!sim_view(S, w, &s->ref[0], s->span, &src) || !sim_shared_read(S, &src, s) ||
+  if (!sim_view(S, w, &s->tma.shared, s->span, &src) || !sim_shared_read(S, &src, s) ||
       !check_unordered_writes(S, w, &src, s))
     return false;
   groups_push(&w->bulk, &src, s, w->id, w->id);
@@ -394,7 +396,8 @@ bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s) {
   case S_WGMMA_MMA:
     for (int i = 0; i < 2; i++) {
       SimView v;
-      if (!sim_view(S, w, &s->ref[i], s->span, &v) || !sim_shared_read(S, &v, s)) return false;
+      const IrRef *operand = i == 0 ? &s->wgmma.a : &s->wgmma.b;
+      if (!sim_view(S, w, operand, s->span, &v) || !sim_shared_read(S, &v, s)) return false;
       groups_push(&g->mma, &v, s, first, last);
     }
     return true;
@@ -402,7 +405,7 @@ bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s) {
     g->mma.committed++;
     return true;
   case S_WGMMA_WAIT:
-    sim_retire(&g->mma, s->n);
+    sim_retire(&g->mma, s->wait.max_pending);
     return true;
   default:
     return true; /* wgmma.fence orders registers, not shared memory */

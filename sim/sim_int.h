@@ -93,9 +93,6 @@ typedef struct SimMeet {
   int64_t begin, end; /* a thread group's barrier: its threads; else 0, 0 */
 } SimMeet;
 
-/* Named barriers beside the block's (bar.sync 1..15). */
-#define SIM_NAMED_BARRIERS 15
-
 typedef struct SimWarpGroup {
   SimMeet meet;
   SimGroups mma;
@@ -147,9 +144,10 @@ typedef struct Sim {
   int nwarps;
   SimWarpGroup *wgs;
   int nwgs;
-  SimMeet cta;                       /* sync() over the whole block */
-  SimMeet named[SIM_NAMED_BARRIERS]; /* sync() in a thread group, one each */
-  int nnamed;
+  SimMeet cta; /* sync() over the whole block */
+  /* sync() in a thread group: named barrier id is named[id - 1] (size 0
+   * until the block first syncs on it) */
+  SimMeet named[IR_MAX_NAMED_BARRIERS];
   SimBarrier *bars;
   int nbars;
   int *bar_base;   /* first barrier of each tensor, by tensor id */

@@ -71,9 +71,10 @@ static void leave_frame(SimWarp *w) {
   SimFrame *f = &w->frames[w->nframes - 1];
   const IrStmt *s = f->owner;
   if (s && s->kind == S_FOR) {
-    int64_t *v = &w->ivals[s->var->id];
-    *v = sim_wrap(s->var->type, (int64_t)((uint64_t)*v + (uint64_t)f->step));
-    if (loop_continues(s->var->type, *v, f->stop, f->step)) {
+    const IrVar *var = s->loop.var;
+    int64_t *v = &w->ivals[var->id];
+    *v = sim_wrap(var->type, (int64_t)((uint64_t)*v + (uint64_t)f->step));
+    if (loop_continues(var->type, *v, f->stop, f->step)) {
       f->pc = 0;
       return;
     }
@@ -90,17 +91,18 @@ static SimStep failed(Sim *S) {
 
 /* range(start, stop, step): stop is read once, as the backend does. */
 static SimStep exec_for(Sim *S, SimWarp *w, const IrStmt *s) {
-  DType t = s->var->type;
-  int64_t start = sim_wrap(t, sim_eval_int(S, w, s->e[0], s->span));
-  int64_t stop = sim_wrap(t, sim_eval_int(S, w, s->e[1], s->span));
-  int64_t step = sim_eval_int(S, w, s->e[2], s->span);
+  const IrForStmt *l = &s->loop;
+  DType t = l->var->type;
+  int64_t start = sim_wrap(t, sim_eval_int(S, w, l->start, s->span));
+  int64_t stop = sim_wrap(t, sim_eval_int(S, w, l->stop, s->span));
+  int64_t step = sim_eval_int(S, w, l->step, s->span);
   if (S->failed) return STEP_FAILED;
   if (step == 0) {
     diag_error(S->d, s->span, "range() with a step of 0 in block %" PRId64 " of %s", S->block,
                S->k->name);
     return failed(S);
   }
-  w->ivals[s->var->id] = start;
+  w->ivals[l->var->id] = start;
   if (loop_continues(t, start, stop, step)) push_frame(w, &s->body, s, stop, step);
   return STEP_RAN;
 }
@@ -114,7 +116,8 @@ static SimStep exec_region(Sim *S, SimWarp *w, const IrStmt *s) {
       diag_error(S->d, s->span, "thread_group() inside single_thread() cannot be simulated");
       return failed(S);
     }
-    r = (SimRegion){r.begin + s->n, r.begin + s->n + s->n2, false};
+    int64_t begin = r.begin + s->group.begin;
+    r = (SimRegion){begin, begin + s->group.count, false};
   } else {
     r = (SimRegion){r.begin, r.begin + 1, true};
   }
@@ -134,27 +137,33 @@ static void meet_name(const Sim *S, const SimMeet *m, char *buf, size_t size) {
     snprintf(buf, size, "warp group");
 }
 
-/* The barrier sync() waits on in the warp's region: the block's when the
- * region is the whole block, else the named barrier of that thread group
- * (one per distinct group, as the backend numbers them), met by every warp
- * holding a thread of the group. NULL after a report (a single thread,
- * more groups than barriers). */
+/* The barrier sync() waits on: the statement's barrier_id (barriers.c),
+ * the block's (0) when the warp's region is the whole block, else the named
+ * barrier of that thread group, met by every warp holding a thread of the
+ * group. NULL after a report (a single thread, a barrier that is not its
+ * region's). */
 static SimMeet *sync_meet(Sim *S, SimWarp *w, const IrStmt *s) {
   SimRegion r = w->region;
   if (r.single) {
     diag_error(S->d, s->span, "sync() inside single_thread() can never complete");
     return NULL;
   }
-  if (r.begin == 0 && r.end == 32 * (int64_t)S->nwarps) return &S->cta;
-  for (int i = 0; i < S->nnamed; i++)
-    if (S->named[i].begin == r.begin && S->named[i].end == r.end) return &S->named[i];
-  if (S->nnamed == SIM_NAMED_BARRIERS) {
-    diag_error(S->d, s->span, "sync() in more than %d distinct thread groups", SIM_NAMED_BARRIERS);
+  int id = s->sync.barrier_id;
+  bool whole = r.begin == 0 && r.end == 32 * (int64_t)S->nwarps;
+  SimMeet *m = id >= 1 && id <= IR_MAX_NAMED_BARRIERS ? &S->named[id - 1] : NULL;
+  if (whole ? id != 0 : !m || (m->size && (m->begin != r.begin || m->end != r.end))) {
+    diag_error(S->d, s->span,
+               "the simulation needs planned IR: this sync() has barrier %d, not one of its "
+               "thread group (run the passes first)",
+               id);
     return NULL;
   }
-  int64_t first = r.begin / 32, last = (r.end - 1) / 32;
-  S->named[S->nnamed] = (SimMeet){.size = (int)(last - first + 1), .begin = r.begin, .end = r.end};
-  return &S->named[S->nnamed++];
+  if (whole) return &S->cta;
+  if (m->size == 0) {
+    int64_t first = r.begin / 32, last = (r.end - 1) / 32;
+    *m = (SimMeet){.size = (int)(last - first + 1), .begin = r.begin, .end = r.end};
+  }
+  return m;
 }
 
 /* A meeting point: blocks until every warp of the meet has arrived; the
@@ -194,8 +203,8 @@ static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
 /* mbarrier.wait: goes on when the phase has completed, else blocks. */
 static SimStep exec_wait(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView bv;
-  int64_t parity = sim_eval_int(S, w, s->e[0], s->span);
-  if (S->failed || !sim_view(S, w, &s->ref[0], s->span, &bv)) return STEP_FAILED;
+  int64_t parity = sim_eval_int(S, w, s->mbar.parity, s->span);
+  if (S->failed || !sim_view(S, w, &s->mbar.barrier, s->span, &bv)) return STEP_FAILED;
   int bar = sim_bar_index(S, &bv);
   if (sim_mbar_ready(S, bar, parity)) {
     sim_order_acquire(S, w, &S->bars[bar]);
@@ -212,10 +221,11 @@ static SimStep exec_wait(Sim *S, SimWarp *w, const IrStmt *s) {
 
 /* var = expression, in the variable's type. */
 static SimStep exec_assign(Sim *S, SimWarp *w, const IrStmt *s) {
-  if (dtype_is_float(s->var->type))
-    w->fvals[s->var->id] = sim_eval_float(S, w, s->e[0], s->span);
+  const IrVar *var = s->assign.var;
+  if (dtype_is_float(var->type))
+    w->fvals[var->id] = sim_eval_float(S, w, s->assign.value, s->span);
   else
-    w->ivals[s->var->id] = sim_wrap(s->var->type, sim_eval_int(S, w, s->e[0], s->span));
+    w->ivals[var->id] = sim_wrap(var->type, sim_eval_int(S, w, s->assign.value, s->span));
   return S->failed ? STEP_FAILED : STEP_RAN;
 }
 
@@ -225,7 +235,7 @@ static SimStep ok_or_failed(bool ok) { return ok ? STEP_RAN : STEP_FAILED; }
 /* A plain shared access by the warp (load_shared, store_shared). */
 static SimStep exec_plain(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView v;
-  if (!sim_view(S, w, &s->ref[0], s->span, &v)) return STEP_FAILED;
+  if (!sim_view(S, w, &s->smem.shared, s->span, &v)) return STEP_FAILED;
   return ok_or_failed(s->kind == S_LOAD_SHARED ? sim_shared_read(S, &v, s)
                                                : sim_shared_write(S, w, &v, s));
 }
@@ -245,15 +255,17 @@ static bool operands_ok(const Sim *S, const IrStmt *s) {
   case S_MBAR_WAIT:
   case S_MBAR_ARRIVE:
   case S_MBAR_EXPECT_TX:
-    return is_bar(&s->ref[0]);
+    return is_bar(&s->mbar.barrier);
   case S_TMA_LOAD:
-    return is_shared(&s->ref[0]) && is_bar(&s->ref[1]) && s->tmap >= 0 && s->tmap < S->k->ntmaps;
+    return is_shared(&s->tma.shared) && is_bar(&s->tma.barrier) && s->tma.tmap >= 0 &&
+           s->tma.tmap < S->k->ntmaps;
   case S_WGMMA_MMA:
-    return is_shared(&s->ref[0]) && is_shared(&s->ref[1]);
+    return is_shared(&s->wgmma.a) && is_shared(&s->wgmma.b);
   case S_TMA_STORE:
+    return is_shared(&s->tma.shared);
   case S_LOAD_SHARED:
   case S_STORE_SHARED:
-    return is_shared(&s->ref[0]);
+    return is_shared(&s->smem.shared);
   default:
     return true;
   }
@@ -273,7 +285,7 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
   case S_FOR:
     return exec_for(S, w, s);
   case S_IF: {
-    int64_t c = sim_eval_int(S, w, s->e[0], s->span);
+    int64_t c = sim_eval_int(S, w, s->branch.cond, s->span);
     if (S->failed) return STEP_FAILED;
     push_frame(w, c ? &s->body : &s->orelse, s, 0, 0);
     return STEP_RAN;

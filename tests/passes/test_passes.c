@@ -256,9 +256,9 @@ static IrRef ref2(IrTensor *t, IrExpr *i0, IrExpr *i1) {
 /* stage = (stage + 1) % stages */
 static void advance(Builder *b, IrBlock *blk, IrVar *stage, int64_t stages, int line) {
   IrStmt *s = stmt(b, blk, S_ASSIGN, line);
-  s->var = stage;
-  s->e[0] = ir_binary(b->ar, OP_MOD, ir_binary(b->ar, OP_ADD, var(b, stage), cint(b, 1)),
-                      cint(b, stages));
+  s->assign.var = stage;
+  s->assign.value = ir_binary(b->ar, OP_MOD, ir_binary(b->ar, OP_ADD, var(b, stage), cint(b, 1)),
+                              cint(b, stages));
 }
 
 static IrExpr **offsets2(Builder *b, IrExpr *o0, IrExpr *o1) {
@@ -271,11 +271,11 @@ static IrExpr **offsets2(Builder *b, IrExpr *o0, IrExpr *o1) {
 static void tma_load(Builder *b, IrBlock *blk, IrTensor *g, IrRef dst, IrExpr *o0, IrExpr *o1,
                      IrRef bar, int line) {
   IrStmt *s = stmt(b, blk, S_TMA_LOAD, line);
-  s->t[0] = g;
-  s->ref[0] = dst;
-  s->ref[1] = bar;
-  s->offsets = offsets2(b, o0, o1);
-  s->noffsets = 2;
+  s->tma.global = g;
+  s->tma.shared = dst;
+  s->tma.barrier = bar;
+  s->tma.offsets = offsets2(b, o0, o1);
+  s->tma.noffsets = 2;
 }
 
 typedef struct V5Tensors {
@@ -286,71 +286,71 @@ typedef struct V5Tensors {
 /* The TMA producer warp: threads [256, 288). */
 static void build_producer(Builder *b, const Variant *v, V5Tensors *x) {
   IrStmt *tg = stmt(b, &b->k->body, S_THREAD_GROUP, 10);
-  tg->n = v->producer_begin;
-  tg->n2 = 32;
+  tg->group.begin = v->producer_begin;
+  tg->group.count = 32;
   IrStmt *loop = stmt(b, &tg->body, S_FOR, 11);
-  loop->var = ir_new_var(b->ar, b->k, "offset_k", DT_INT32);
-  loop->e[0] = cint(b, 0);
-  loop->e[1] = ir_param_ref(b->ar, b->k->params[2]);
-  loop->e[2] = cint(b, v->sa_cols);
-  loop->n = v->stages;
-  IrExpr *ok = var(b, loop->var), *st = var(b, x->stage);
+  loop->loop.var = ir_new_var(b->ar, b->k, "offset_k", DT_INT32);
+  loop->loop.start = cint(b, 0);
+  loop->loop.stop = ir_param_ref(b->ar, b->k->params[2]);
+  loop->loop.step = cint(b, v->sa_cols);
+  loop->loop.unroll = v->stages;
+  IrExpr *ok = var(b, loop->loop.var), *st = var(b, x->stage);
   IrStmt *w = stmt(b, &loop->body, S_MBAR_WAIT, 12);
-  w->ref[0] = ref1(x->empty, st);
-  w->e[0] = var(b, x->phase);
-  w->str = "relaxed";
-  w->str2 = "cta";
+  w->mbar.barrier = ref1(x->empty, st);
+  w->mbar.parity = var(b, x->phase);
+  w->mbar.sem = MBAR_SEM_RELAXED;
+  w->mbar.scope = MBAR_SCOPE_CTA;
   IrStmt *one = stmt(b, &loop->body, S_SINGLE_THREAD, 13);
   IrStmt *tx = stmt(b, &one->body, S_MBAR_EXPECT_TX, 13);
-  tx->ref[0] = ref1(x->full, st);
+  tx->mbar.barrier = ref1(x->full, st);
   IrRef a0 = ref2(x->sa, st, cint(b, 0)), a1 = ref2(x->sa, st, cint(b, 1));
   IrRef bt = ref1(x->sb, st);
-  tx->e[0] = cint(b, ir_ref_nbytes(&a0) + ir_ref_nbytes(&a1) + ir_ref_nbytes(&bt));
+  tx->mbar.tx_bytes = cint(b, ir_ref_nbytes(&a0) + ir_ref_nbytes(&a1) + ir_ref_nbytes(&bt));
   tma_load(b, &loop->body, x->ga, a0, var(b, x->om), ok, ref1(x->full, st), 14);
   tma_load(b, &loop->body, x->ga, a1, ir_binary(b->ar, OP_ADD, var(b, x->om), cint(b, v->sa_rows)),
            ok, ref1(x->full, st), 15);
   tma_load(b, &loop->body, x->gb, bt, var(b, x->on), ok, ref1(x->full, st), 16);
   advance(b, &loop->body, x->stage, v->stages, 17);
   IrStmt *flip = stmt(b, &loop->body, S_ASSIGN, 17);
-  flip->var = x->phase;
-  flip->e[0] = ir_binary(b->ar, OP_XOR, var(b, x->phase),
-                         ir_binary(b->ar, OP_EQ, var(b, x->stage), cint(b, 0)));
+  flip->assign.var = x->phase;
+  flip->assign.value = ir_binary(b->ar, OP_XOR, var(b, x->phase),
+                                 ir_binary(b->ar, OP_EQ, var(b, x->stage), cint(b, 0)));
 }
 
 /* One consumer warp group: one MMA per stage, cast, store. */
 static void build_consumer(Builder *b, const Variant *v, V5Tensors *x) {
   IrStmt *tg = stmt(b, &b->k->body, S_THREAD_GROUP, 18);
-  tg->n = v->consumer_begin;
-  tg->n2 = 128;
+  tg->group.begin = v->consumer_begin;
+  tg->group.count = 128;
   int64_t acc_shape[2] = {v->sa_rows, v->acc_cols};
   IrTensor *acc =
       ir_new_tensor(b->ar, b->k, "acc", MS_REGISTER, DT_FLOAT32, 2, acc_shape, line_span(19));
   acc->nthreads = 128;
   acc->has_init = true;
   IrStmt *fill = stmt(b, &tg->body, S_FILL, 19);
-  fill->t[0] = acc;
-  fill->e[0] = ir_const_f(b->ar, DT_FLOAT32, 0.0);
+  fill->fill.dst = acc;
+  fill->fill.value = ir_const_f(b->ar, DT_FLOAT32, 0.0);
   IrExpr *st = var(b, x->stage);
   stmt(b, &tg->body, S_WGMMA_FENCE, 20);
   IrStmt *mma = stmt(b, &tg->body, S_WGMMA_MMA, 20);
-  mma->t[0] = acc;
-  mma->ref[0] = ref2(x->sa, st, cint(b, 0));
-  mma->ref[1] = ref1(x->sb, st);
-  mma->ref[1].transposed = true;
+  mma->wgmma.acc = acc;
+  mma->wgmma.a = ref2(x->sa, st, cint(b, 0));
+  mma->wgmma.b = ref1(x->sb, st);
+  mma->wgmma.b.transposed = true;
   stmt(b, &tg->body, S_WGMMA_COMMIT, 20);
   IrStmt *wait = stmt(b, &tg->body, S_WGMMA_WAIT, 20);
-  wait->n = 0;
+  wait->wait.max_pending = 0;
   IrTensor *casted =
       ir_new_tensor(b->ar, b->k, "casted", MS_REGISTER, DT_FLOAT16, 2, acc_shape, line_span(21));
   casted->nthreads = 128;
   IrStmt *cast = stmt(b, &tg->body, S_CAST, 21);
-  cast->t[0] = casted;
-  cast->t[1] = acc;
+  cast->cast.dst = casted;
+  cast->cast.src = acc;
   IrStmt *store = stmt(b, &tg->body, S_STORE_GLOBAL, 22);
-  store->t[0] = x->gc;
-  store->t[1] = casted;
-  store->offsets = offsets2(b, var(b, x->om), var(b, x->on));
-  store->noffsets = 2;
+  store->gmem.global = x->gc;
+  store->gmem.reg = casted;
+  store->gmem.offsets = offsets2(b, var(b, x->om), var(b, x->on));
+  store->gmem.noffsets = 2;
 }
 
 /* The header: parameters, grid, tensors, and the variables set up front. */
@@ -399,8 +399,8 @@ static void build_header(Builder *b, const Variant *v, V5Tensors *x) {
                      ir_binary(ar, OP_MUL, ir_binary(ar, OP_MOD, bid, nblk), cint(b, 256))};
   for (int i = v->assign_stage ? 0 : 1; i < 4; i++) {
     IrStmt *s = stmt(b, &k->body, S_ASSIGN, 9);
-    s->var = init[i];
-    s->e[0] = vals[i];
+    s->assign.var = init[i];
+    s->assign.value = vals[i];
   }
 }
 
@@ -455,9 +455,9 @@ static void test_v5_passes(Arena *ar, const Source *src) {
           k->tmaps[0]->swizzle_bytes == 128);
     CHECK(k->tmaps[1]->global == t[1] && k->tmaps[1]->box[0] == 256 && k->tmaps[1]->box[1] == 64);
   }
-  CHECK(nth_stmt(k, S_TMA_LOAD, 0)->tmap == 0);
-  CHECK(nth_stmt(k, S_TMA_LOAD, 1)->tmap == 0);
-  CHECK(nth_stmt(k, S_TMA_LOAD, 2)->tmap == 1);
+  CHECK(nth_stmt(k, S_TMA_LOAD, 0)->tma.tmap == 0);
+  CHECK(nth_stmt(k, S_TMA_LOAD, 1)->tma.tmap == 0);
+  CHECK(nth_stmt(k, S_TMA_LOAD, 2)->tma.tmap == 1);
   /* the passes are repeatable: a second run gives the same plan */
   CHECK(ir_run_passes(m, &d) && k->ntmaps == 2 && k->smem_bytes == 197696);
   /* a register tensor with no WGMMA link is spatial */
@@ -486,15 +486,10 @@ static void test_side_tensors(Arena *ar, const Source *src) {
   /* appended after the store: sum = scaled + scaled, then scaled = casted
    * * 2; sum learns the layout only after scaled does (a second round) */
   IrStmt *add = ir_stmt_new(ar, S_ELEMWISE, line_span(21));
-  add->t[0] = sum;
-  add->t[1] = scaled;
-  add->t[2] = scaled;
-  add->op = OP_ADD;
+  add->elemwise = (IrElemwiseStmt){.dst = sum, .a = scaled, .b = scaled, .op = OP_ADD};
   IrStmt *mul = ir_stmt_new(ar, S_ELEMWISE, line_span(21));
-  mul->t[0] = scaled;
-  mul->t[1] = casted;
-  mul->e[0] = ir_const_f(ar, DT_FLOAT16, 2.0);
-  mul->op = OP_MUL;
+  mul->elemwise = (IrElemwiseStmt){
+      .dst = scaled, .a = casted, .scalar = ir_const_f(ar, DT_FLOAT16, 2.0), .op = OP_MUL};
   ir_block_push(ar, consumer, add);
   ir_block_push(ar, consumer, mul);
   Diag d;
@@ -516,9 +511,9 @@ static void test_verifier_catches(Arena *ar, const Source *src) {
   IrKernel *k = m->kernels[0];
   CHECK(ir_run_passes(m, &d) && ir_check(m, &d));
   IrStmt *load = nth_stmt(k, S_TMA_LOAD, 0);
-  load->tmap = 1; /* gb's map for a load from ga */
+  load->tma.tmap = 1; /* gb's map for a load from ga */
   CHECK(!ir_check(m, &d));
-  load->tmap = 0;
+  load->tma.tmap = 0;
   k->tensors[4]->smem_offset = 1024; /* sb over sa */
   CHECK(!ir_check(m, &d));
   k->tensors[4]->smem_offset = 65536;
@@ -536,6 +531,60 @@ static void test_verifier_catches(Arena *ar, const Source *src) {
 }
 
 /* ------------------------------------------------------- mutation */
+
+/* ir_assign_barriers: barrier 0 over the whole block, one named barrier
+ * per distinct thread group that syncs (numbered in text order, shared by
+ * two groups over the same threads), none under single_thread(); a 16th
+ * group gets 16 and the checker refuses it. */
+static IrStmt *add_stmt(Arena *ar, IrBlock *b, SKind kind) {
+  IrStmt *s = ir_stmt_new(ar, kind, line_span(1));
+  ir_block_push(ar, b, s);
+  return s;
+}
+
+static IrStmt *add_group(Arena *ar, IrBlock *b, int64_t begin, int64_t count) {
+  IrStmt *g = add_stmt(ar, b, S_THREAD_GROUP);
+  g->group = (IrGroupStmt){.begin = begin, .count = count};
+  return g;
+}
+
+static void test_barriers(Arena *ar, const Source *src) {
+  IrKernel *k = arena_alloc(ar, sizeof *k);
+  k->name = k->script = "Barriers";
+  k->warps = 16;
+  k->span = line_span(1);
+  for (int i = 0; i < 3; i++) k->grid[i] = ir_const(ar, DT_INT32, 1);
+  IrModule m = {.ar = ar, .src = src, .kernels = &k, .nkernels = 1};
+  IrStmt *whole = add_stmt(ar, &k->body, S_SYNC);
+  IrBlock *g1 = &add_group(ar, &k->body, 64, 64)->body;
+  IrStmt *a = add_stmt(ar, g1, S_SYNC);
+  IrBlock *g2 = &add_group(ar, g1, 32, 32)->body; /* threads [96, 128) */
+  IrStmt *nested = add_stmt(ar, g2, S_SYNC);
+  IrStmt *again = add_stmt(ar, &add_group(ar, &k->body, 64, 64)->body, S_SYNC);
+  IrStmt *one = add_stmt(ar, &add_stmt(ar, g1, S_SINGLE_THREAD)->body, S_SYNC);
+  IrStmt *all = add_stmt(ar, &add_group(ar, &k->body, 0, 512)->body, S_SYNC);
+  ir_assign_barriers(&m);
+  CHECK(whole->sync.barrier_id == 0 && a->sync.barrier_id == 1);
+  CHECK(nested->sync.barrier_id == 2 && again->sync.barrier_id == 1);
+  CHECK(one->sync.barrier_id == 0 && all->sync.barrier_id == 0);
+  g1->len--; /* the checker refuses the sync() under single_thread() */
+  FILE *sink = tmpfile();
+  Diag d;
+  diag_init(&d, src, sink ? sink : stderr);
+  CHECK(ir_check(&m, &d));
+  IrStmt *last = NULL;
+  /* 14 more groups of one warp each (barriers 3 .. 16); warp 3, threads
+   * [96, 128), already has barrier 2 */
+  for (int64_t warp = 0, n = 0; n < 14; warp++) {
+    if (warp == 3) continue;
+    last = add_stmt(ar, &add_group(ar, &k->body, 32 * warp, 32)->body, S_SYNC);
+    n++;
+  }
+  ir_assign_barriers(&m);
+  CHECK(last->sync.barrier_id == IR_MAX_NAMED_BARRIERS + 1);
+  CHECK(!ir_check(&m, &d) && d.nerrors == 1);
+  if (sink) fclose(sink);
+}
 
 /* Random corruptions of the V5 IR (xorshift, fixed seed: reproducible).
  * The passes must never crash on them, and never fail without saying
@@ -555,34 +604,126 @@ static int64_t any_size(void) {
   return sizes[rng() % (sizeof sizes / sizeof sizes[0])];
 }
 
+/* The statement's first and second size fields (a loop's unroll, a
+ * group's bounds, a wait's count, a slice's columns), or NULL. */
+static int64_t *size_field(IrStmt *s, int i) {
+  switch (s->kind) {
+  case S_FOR:
+    return i == 0 ? &s->loop.unroll : NULL;
+  case S_THREAD_GROUP:
+    return i == 0 ? &s->group.begin : &s->group.count;
+  case S_TMA_WAIT:
+  case S_WGMMA_WAIT:
+    return i == 0 ? &s->wait.max_pending : NULL;
+  case S_SLICE:
+    return i == 0 ? &s->slice.begin : &s->slice.end;
+  default:
+    return NULL;
+  }
+}
+
+/* The statement's view operand i (0 or 1), or NULL. */
+static IrRef *view_field(IrStmt *s, int i) {
+  switch (s->kind) {
+  case S_MBAR_WAIT:
+  case S_MBAR_ARRIVE:
+  case S_MBAR_EXPECT_TX:
+    return i == 0 ? &s->mbar.barrier : NULL;
+  case S_TMA_LOAD:
+  case S_TMA_STORE:
+    return i == 0 ? &s->tma.shared : &s->tma.barrier;
+  case S_WGMMA_MMA:
+    return i == 0 ? &s->wgmma.a : &s->wgmma.b;
+  case S_LOAD_SHARED:
+  case S_STORE_SHARED:
+    return i == 0 ? &s->smem.shared : NULL;
+  default:
+    return NULL;
+  }
+}
+
+/* The statement's tensor operand i (0 to 2), or NULL. */
+static IrTensor **tensor_field(IrStmt *s, int i) {
+  IrTensor **t[3] = {NULL, NULL, NULL};
+  switch (s->kind) {
+  case S_TMA_LOAD:
+  case S_TMA_STORE:
+    t[0] = &s->tma.global;
+    break;
+  case S_WGMMA_MMA:
+    t[0] = &s->wgmma.acc;
+    break;
+  case S_FILL:
+    t[0] = &s->fill.dst;
+    break;
+  case S_CAST:
+    t[0] = &s->cast.dst, t[1] = &s->cast.src;
+    break;
+  case S_ELEMWISE:
+    t[0] = &s->elemwise.dst, t[1] = &s->elemwise.a, t[2] = &s->elemwise.b;
+    break;
+  case S_LOAD_GLOBAL:
+  case S_STORE_GLOBAL:
+    t[0] = &s->gmem.global, t[1] = &s->gmem.reg;
+    break;
+  case S_LOAD_SHARED:
+  case S_STORE_SHARED:
+    t[0] = &s->smem.reg;
+    break;
+  case S_SLICE:
+    t[0] = &s->slice.dst, t[1] = &s->slice.src;
+    break;
+  default:
+    break;
+  }
+  return t[i];
+}
+
 static void mutate_stmts(IrKernel *k, IrBlock *b) {
   for (int i = 0; i < b->len; i++) {
     IrStmt *s = b->items[i];
-    switch (rng() % 12) {
+    int c = (int)(rng() % 12);
+    switch (c) {
     case 0:
-      s->n = any_size();
+    case 1: {
+      int64_t size = any_size(), *f = size_field(s, c);
+      if (f) *f = size;
       break;
-    case 1:
-      s->n2 = any_size();
+    }
+    case 2: {
+      int nidx = (int)(rng() % 6) - 1;
+      IrRef *r = view_field(s, 0);
+      if (r) r->nidx = nidx;
       break;
-    case 2:
-      s->ref[0].nidx = (int)(rng() % 6) - 1;
+    }
+    case 3: {
+      IrRef *r = view_field(s, 1);
+      if (r) r->transposed = !r->transposed;
       break;
-    case 3:
-      s->ref[1].transposed = !s->ref[1].transposed;
+    }
+    case 4: {
+      int n = (int)(rng() % 4);
+      if (s->kind == S_TMA_LOAD || s->kind == S_TMA_STORE) s->tma.noffsets = n;
+      if (s->kind == S_LOAD_GLOBAL || s->kind == S_STORE_GLOBAL) s->gmem.noffsets = n;
       break;
-    case 4:
-      s->noffsets = (int)(rng() % 4);
+    }
+    case 5: {
+      IrTensor **f = tensor_field(s, (int)(rng() % 3));
+      IrTensor *t = k->tensors[rng() % k->ntensors];
+      if (f) *f = t;
       break;
-    case 5:
-      s->t[rng() % 3] = k->tensors[rng() % k->ntensors];
+    }
+    case 6: {
+      IrRef *r = view_field(s, (int)(rng() % 2));
+      IrTensor *t = k->tensors[rng() % k->ntensors];
+      if (r) r->t = t;
       break;
-    case 6:
-      s->ref[rng() % 2].t = k->tensors[rng() % k->ntensors];
+    }
+    case 7: {
+      int tmap = (int)any_size();
+      if (s->kind == S_TMA_LOAD || s->kind == S_TMA_STORE) s->tma.tmap = tmap;
       break;
-    case 7:
-      s->tmap = (int)any_size();
-      break;
+    }
     default:
       break;
     }
@@ -648,6 +789,7 @@ static int run_unit(const Source *src) {
   test_v5_passes(ar, src);
   test_side_tensors(ar, src);
   test_verifier_catches(ar, src);
+  test_barriers(ar, src);
   arena_free(ar);
   if (failures)
     fprintf(stderr, "%d check(s) failed\n", failures);

@@ -52,8 +52,8 @@ static IrStmt *stmt(IrBlock *b, SKind kind, int line) {
 
 static void assign(IrBlock *b, int line, IrVar *v, IrExpr *e) {
   IrStmt *s = stmt(b, S_ASSIGN, line);
-  s->var = v;
-  s->e[0] = e;
+  s->assign.var = v;
+  s->assign.value = e;
 }
 
 static IrExpr *cdiv(IrExpr *a, int64_t b) {
@@ -114,19 +114,19 @@ static void build_vecadd(IrModule *m) {
   IrExpr **offs = arena_alloc(ar, sizeof(IrExpr *));
   offs[0] = var(off);
   IrStmt *s = stmt(body, S_LOAD_GLOBAL, 11);
-  s->t[0] = a16, s->t[1] = ga, s->offsets = offs, s->noffsets = 1;
+  s->gmem = (IrGlobalCopyStmt){.global = ga, .reg = a16, .offsets = offs, .noffsets = 1};
   s = stmt(body, S_LOAD_GLOBAL, 12);
-  s->t[0] = b16, s->t[1] = gb, s->offsets = offs, s->noffsets = 1;
+  s->gmem = (IrGlobalCopyStmt){.global = gb, .reg = b16, .offsets = offs, .noffsets = 1};
   s = stmt(body, S_CAST, 13);
-  s->t[0] = a, s->t[1] = a16;
+  s->cast = (IrCastStmt){.dst = a, .src = a16};
   s = stmt(body, S_CAST, 13);
-  s->t[0] = b, s->t[1] = b16;
+  s->cast = (IrCastStmt){.dst = b, .src = b16};
   s = stmt(body, S_ELEMWISE, 14);
-  s->t[0] = c, s->t[1] = a, s->t[2] = b, s->op = OP_ADD;
+  s->elemwise = (IrElemwiseStmt){.dst = c, .a = a, .b = b, .op = OP_ADD};
   s = stmt(body, S_CAST, 15);
-  s->t[0] = c16, s->t[1] = c;
+  s->cast = (IrCastStmt){.dst = c16, .src = c};
   s = stmt(body, S_STORE_GLOBAL, 16);
-  s->t[0] = gc, s->t[1] = c16, s->offsets = offs, s->noffsets = 1;
+  s->gmem = (IrGlobalCopyStmt){.global = gc, .reg = c16, .offsets = offs, .noffsets = 1};
 }
 
 /* The V5 pipeline state of one side (stage, phase) and its advance. */
@@ -144,9 +144,9 @@ static IrRef ref1(IrTensor *t, IrExpr *i) { return (IrRef){.t = t, .nidx = 1, .i
 
 static void wait_on(IrBlock *b, int line, IrTensor *bars, Pipe p) {
   IrStmt *s = stmt(b, S_MBAR_WAIT, line);
-  s->ref[0] = ref1(bars, var(p.stage));
-  s->e[0] = var(p.phase);
-  s->str = "relaxed", s->str2 = "cta";
+  s->mbar.barrier = ref1(bars, var(p.stage));
+  s->mbar.parity = var(p.phase);
+  s->mbar.sem = MBAR_SEM_RELAXED, s->mbar.scope = MBAR_SCOPE_CTA;
 }
 
 static IrTensor *sa, *sb, *acc, *empty, *full, *ga, *gb;
@@ -154,17 +154,17 @@ static IrTensor *sa, *sb, *acc, *empty, *full, *ga, *gb;
 static void mma(IrBlock *b, int line, IrExpr *stage) {
   stmt(b, S_WGMMA_FENCE, line);
   IrStmt *s = stmt(b, S_WGMMA_MMA, line + 1);
-  s->t[0] = acc;
-  s->ref[0] = ref1(sa, stage);
-  s->ref[1] = ref1(sb, stage);
-  s->ref[1].transposed = true;
+  s->wgmma.acc = acc;
+  s->wgmma.a = ref1(sa, stage);
+  s->wgmma.b = ref1(sb, stage);
+  s->wgmma.b.transposed = true;
   stmt(b, S_WGMMA_COMMIT, line + 2);
 }
 
 static void arrive_prev(IrBlock *b, int line, Pipe p) {
   IrStmt *one = stmt(b, S_SINGLE_THREAD, line);
   IrStmt *s = stmt(&one->body, S_MBAR_ARRIVE, line + 1);
-  s->ref[0] = ref1(empty, bin(OP_MOD, bin(OP_ADD, var(p.stage), i32(3)), i32(4)));
+  s->mbar.barrier = ref1(empty, bin(OP_MOD, bin(OP_ADD, var(p.stage), i32(3)), i32(4)));
 }
 
 static IrExpr **offsets2(IrExpr *a, IrExpr *b) {
@@ -176,24 +176,23 @@ static IrExpr **offsets2(IrExpr *a, IrExpr *b) {
 static void tma(IrBlock *b, int line, IrTensor *g, IrTensor *dst, int map, Pipe p, IrExpr *row,
                 IrVar *k) {
   IrStmt *s = stmt(b, S_TMA_LOAD, line);
-  s->t[0] = g;
-  s->ref[0] = ref1(dst, var(p.stage));
-  s->ref[1] = ref1(full, var(p.stage));
-  s->offsets = offsets2(row, var(k));
-  s->noffsets = 2;
-  s->tmap = map;
+  s->tma.global = g;
+  s->tma.shared = ref1(dst, var(p.stage));
+  s->tma.barrier = ref1(full, var(p.stage));
+  s->tma.offsets = offsets2(row, var(k));
+  s->tma.noffsets = 2;
+  s->tma.tmap = map;
 }
 
 static void producer(IrBlock *b, Pipe p, IrVar *om, IrVar *on, IrVar *k) {
   IrStmt *loop = stmt(b, S_FOR, 30);
-  loop->var = k;
-  loop->e[0] = i32(0), loop->e[1] = prm(2), loop->e[2] = i32(64), loop->n = 4;
+  loop->loop = (IrForStmt){.var = k, .start = i32(0), .stop = prm(2), .step = i32(64), .unroll = 4};
   IrBlock *lb = &loop->body;
   wait_on(lb, 31, empty, p);
   IrStmt *one = stmt(lb, S_SINGLE_THREAD, 32);
   IrStmt *s = stmt(&one->body, S_MBAR_EXPECT_TX, 33);
-  s->ref[0] = ref1(full, var(p.stage));
-  s->e[0] = i32(64 * 64 * 2 + 256 * 64 * 2);
+  s->mbar.barrier = ref1(full, var(p.stage));
+  s->mbar.tx_bytes = i32(64 * 64 * 2 + 256 * 64 * 2);
   tma(lb, 34, ga, sa, 0, p, var(om), k);
   tma(lb, 35, gb, sb, 1, p, var(on), k);
   advance(lb, 36, p);
@@ -203,33 +202,34 @@ static bool serialize; /* hand_ir serial */
 
 static void consumer(IrBlock *b, Pipe p, IrVar *om, IrVar *on, IrVar *k) {
   IrStmt *s = stmt(b, S_FILL, 40);
-  s->t[0] = acc, s->e[0] = ir_const_f(ar, DT_FLOAT32, 0.0);
+  s->fill = (IrFillStmt){.dst = acc, .value = ir_const_f(ar, DT_FLOAT32, 0.0)};
   wait_on(b, 41, full, p);
   mma(b, 42, var(p.stage));
   advance(b, 45, p);
   IrStmt *loop = stmt(b, S_FOR, 47);
-  loop->var = k;
-  loop->e[0] = i32(64), loop->e[1] = prm(2), loop->e[2] = i32(64), loop->n = 4;
+  loop->loop =
+      (IrForStmt){.var = k, .start = i32(64), .stop = prm(2), .step = i32(64), .unroll = 4};
   IrBlock *lb = &loop->body;
   wait_on(lb, 48, full, p);
   mma(lb, 49, var(p.stage));
   if (serialize) { /* touches the accumulator while an mma is in flight */
     IrStmt *f = stmt(lb, S_FILL, 51);
-    f->t[0] = acc, f->e[0] = ir_const_f(ar, DT_FLOAT32, 1.0);
+    f->fill = (IrFillStmt){.dst = acc, .value = ir_const_f(ar, DT_FLOAT32, 1.0)};
   }
-  stmt(lb, S_WGMMA_WAIT, 52)->n = 1;
+  stmt(lb, S_WGMMA_WAIT, 52)->wait.max_pending = 1;
   arrive_prev(lb, 53, p);
   advance(lb, 55, p);
-  stmt(b, S_WGMMA_WAIT, 57)->n = 0;
+  stmt(b, S_WGMMA_WAIT, 57)->wait.max_pending = 0;
   arrive_prev(b, 58, p);
   int64_t shape[2] = {64, 256};
   IrTensor *c16 = regs("c16", DT_FLOAT16, 2, shape, 128, LAYOUT_WGMMA_ACC);
   s = stmt(b, S_CAST, 60);
-  s->t[0] = c16, s->t[1] = acc;
+  s->cast = (IrCastStmt){.dst = c16, .src = acc};
   IrExpr *mn[2] = {prm(0), prm(1)};
   IrTensor *gc = global("gc", 5, DT_FLOAT16, 2, mn);
   s = stmt(b, S_STORE_GLOBAL, 61);
-  s->t[0] = gc, s->t[1] = c16, s->offsets = offsets2(var(om), var(on)), s->noffsets = 2;
+  s->gmem = (IrGlobalCopyStmt){
+      .global = gc, .reg = c16, .offsets = offsets2(var(om), var(on)), .noffsets = 2};
 }
 
 static IrTensor *shared(const char *name, DType dt, int rank, const int64_t *shape, int64_t off,
@@ -293,10 +293,10 @@ static void build_wgmma(IrModule *m) {
   assign(body, 23, cons.stage, i32(0));
   assign(body, 23, cons.phase, ir_const(ar, DT_UINT32, 0));
   IrStmt *pg = stmt(body, S_THREAD_GROUP, 29);
-  pg->n = 128, pg->n2 = 32;
+  pg->group = (IrGroupStmt){.begin = 128, .count = 32};
   producer(&pg->body, prod, om, on, ir_new_var(ar, kern, "offset_k", DT_INT32));
   IrStmt *cg = stmt(body, S_THREAD_GROUP, 39);
-  cg->n = 0, cg->n2 = 128;
+  cg->group = (IrGroupStmt){.begin = 0, .count = 128};
   consumer(&cg->body, cons, om, on, ir_new_var(ar, kern, "offset_k", DT_INT32));
 }
 
@@ -308,8 +308,7 @@ static void build_bad(IrModule *m) {
   kern->grid[0] = i32(1), kern->grid[1] = i32(1), kern->grid[2] = i32(1);
   IrVar *i = ir_new_var(ar, kern, "i", DT_INT32);
   IrStmt *loop = stmt(&kern->body, S_FOR, 3);
-  loop->var = i;
-  loop->e[0] = i32(0), loop->e[1] = prm(0), loop->e[2] = prm(0);
+  loop->loop = (IrForStmt){.var = i, .start = i32(0), .stop = prm(0), .step = prm(0)};
 }
 
 int main(int argc, char **argv) {

@@ -124,7 +124,7 @@ static void drop_kind(IrBlock *b, SKind kind) {
 /* The thread group statement of the body that starts at thread `begin`. */
 static IrStmt *group_at(IrKernel *k, int64_t begin) {
   for (int i = 0; i < k->body.len; i++)
-    if (k->body.items[i]->kind == S_THREAD_GROUP && k->body.items[i]->n == begin)
+    if (k->body.items[i]->kind == S_THREAD_GROUP && k->body.items[i]->group.begin == begin)
       return k->body.items[i];
   return NULL;
 }
@@ -153,7 +153,7 @@ static void test_copies_left(const Source *src) {
   if (producer) producer->body.len = 1; /* no drain loop */
   int n = 0;
   for (int i = 0; i < k->body.len; i++)
-    if (k->body.items[i]->kind != S_THREAD_GROUP || k->body.items[i]->n == 256)
+    if (k->body.items[i]->kind != S_THREAD_GROUP || k->body.items[i]->group.begin == 256)
       k->body.items[n++] = k->body.items[i];
   k->body.len = n; /* no consumers */
   SimParam sizes[] = {{"m_size", 1024}, {"n_size", 1024}, {"k_size", 256}};
@@ -189,7 +189,7 @@ static void mutate(IrKernel *k, unsigned *seed) {
     b->len--;
     break;
   case 1:
-    if (s->kind == S_WGMMA_WAIT || s->kind == S_TMA_WAIT) s->n = rand_r(seed) % 3;
+    if (s->kind == S_WGMMA_WAIT || s->kind == S_TMA_WAIT) s->wait.max_pending = rand_r(seed) % 3;
     break;
   default:
     for (int t = 0; t < k->ntensors; t++)
