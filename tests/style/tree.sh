@@ -7,7 +7,18 @@ set -u
 root=$1
 cd "$root" || exit 2
 bad=0
-files() { find . \( -name '.git' -o -name 'build*' -o -name '.anchors' \) -prune -o -type f "$@" -print; }
+# The tracked files where this is a git checkout; else every file outside
+# build folders (any folder holding a CMakeCache.txt).
+files() {
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files --cached --others --exclude-standard | while IFS= read -r f; do
+      [ -f "$f" ] && echo "./$f"
+    done | if [ $# -gt 0 ]; then grep -E "$1"; else cat; fi
+  else
+    find . \( -name .git -o -exec test -e '{}/CMakeCache.txt' \; \) -prune -o -type f -print |
+      if [ $# -gt 0 ]; then grep -E "$1"; else cat; fi
+  fi
+}
 
 # A design brief, a shared folder or a seed outside the repository.
 outside='DESIGN''\.md|\.\./shared|shared/(seeds|bench|tilus)'
@@ -17,7 +28,7 @@ if hits=$(files | xargs grep -lE "$outside" 2>/dev/null) && [ -n "$hits" ]; then
   bad=1
 fi
 
-dups=$(files \( -name '*.c' -o -name '*.h' -o -name '*.l' -o -name '*.y' \) |
+dups=$(files '\.(c|h|l|y)$' |
   sed 's|.*/||' | sort | uniq -d)
 if [ -n "$dups" ]; then
   echo "tree: C file names used twice: $dups"
