@@ -69,12 +69,21 @@ static Value *minmax2(Eval *E, bool is_min, Value *x, Value *y, Span sp) {
   if (!v_is_scalar(x) || !v_is_scalar(y))
     ev_error(E, sp, "%s() of '%s' and '%s'", is_min ? "min" : "max", v_type_name(x),
              v_type_name(y));
-  DType tx = x->kind == V_EXPR ? x->x->type : DT_VOID;
-  DType ty = y->kind == V_EXPR ? y->x->type : DT_VOID;
+  /* a float constant makes it a float comparison: min(n, 2.5) */
+  DType tx = x->kind == V_EXPR ? x->x->type : x->kind == V_FLOAT ? DT_FLOAT32 : DT_VOID;
+  DType ty = y->kind == V_EXPR ? y->x->type : y->kind == V_FLOAT ? DT_FLOAT32 : DT_VOID;
   DType t = tx == DT_VOID ? ty : ty == DT_VOID ? tx : ev_promote(tx, ty);
   if (t == DT_BOOL) t = DT_INT32;
-  return v_expr(E, ir_binary(E->ar, is_min ? OP_MIN : OP_MAX, ev_scalar_as(E, x, t, sp),
-                             ev_scalar_as(E, y, t, sp)));
+  /* min(n, 2**32) for an int32 n is n, as in Python: a constant outside
+   * the run-time operand's type is above or below all its values */
+  Value *c = x->kind == V_INT ? x : y->kind == V_INT ? y : NULL;
+  if (c && !dtype_is_float(t) && !ev_int_fits(c->i, t)) {
+    Value *rt = c == x ? y : x;
+    return (c->i > 0) == is_min ? rt : c;
+  }
+  IrExpr *a = ev_scalar_as(E, x, t, sp);
+  IrExpr *b = ev_scalar_as(E, y, t, sp);
+  return v_expr(E, ir_binary(E->ar, is_min ? OP_MIN : OP_MAX, a, b));
 }
 
 static Value *b_minmax(Eval *E, Args *a, Span sp, bool is_min) {

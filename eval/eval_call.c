@@ -45,6 +45,13 @@ bool ev_bind_args(Eval *E, Args *a, Span sp, const char *fname, const char *cons
   return true;
 }
 
+Span ev_arg_span(const Args *a, const char *const *names, int i, Span sp) {
+  if (i < a->npos) return a->pos_span[i];
+  for (int k = 0; k < a->nkw; k++)
+    if (strcmp(a->kw_name[k], names[i]) == 0) return a->kw_span[k];
+  return sp;
+}
+
 /* The value a parameter receives: the argument converted to the run-time
  * type its annotation names (linear_idx: int32), or as it is. */
 static Value *param_value(Eval *E, Node *p, Value *v, Span sp) {

@@ -232,13 +232,41 @@ static DType rt_type(const Value *a, const Value *b) {
   return ev_promote(ta, tb);
 }
 
-/* A scalar as an expression of type t. */
+/* Whether the double f converted to type t is still finite (float types:
+ * below the magnitude that rounds to infinity; NaN and infinities are
+ * float values) or the same number (integer types: 3.0 is an int32, 2.5
+ * and 1e10 are not). */
+static bool float_fits(double f, DType t) {
+  if (t == DT_BOOL) return true;
+  if (dtype_is_float(t)) {
+    double lim = t == DT_FLOAT16    ? 0x1.ffep15 /* 65520 */
+                 : t == DT_BFLOAT16 ? 0x1.ffp127 /* 2**128 - 2**119 */
+                 : t == DT_FLOAT32  ? 0x1.ffffffp127
+                                    : INFINITY;
+    return !isfinite(f) || fabs(f) < lim;
+  }
+  if (f != floor(f)) return false; /* NaN too */
+  if (t == DT_UINT64) return f >= 0 && f < 0x1p64;
+  return f >= -0x1p63 && f < 0x1p63 && ev_int_fits((int64_t)f, t);
+}
+
+/* A scalar as an expression of type t. This is where compile-time numbers
+ * become typed IR constants: one that the type cannot hold is an error at
+ * sp, never a silent wrap (Python's ints are unbounded, 2**32 is not an
+ * int32 0). */
 IrExpr *ev_scalar_as(Eval *E, Value *v, DType t, Span sp) {
   if (v->kind == V_INT || v->kind == V_BOOL) {
+    if (!ev_int_fits(v->i, t))
+      ev_error(E, sp, "%lld does not fit in %s", (long long)v->i, dtype_name(t));
     if (dtype_is_float(t)) return ir_const_f(E->ar, t, (double)v->i);
     return ir_const(E->ar, t, v->i);
   }
-  if (v->kind == V_FLOAT) return ir_const_f(E->ar, t, v->f);
+  if (v->kind == V_FLOAT) {
+    if (!float_fits(v->f, t)) ev_error(E, sp, "%g does not fit in %s", v->f, dtype_name(t));
+    if (dtype_is_float(t)) return ir_const_f(E->ar, t, v->f);
+    if (t == DT_BOOL) return ir_const(E->ar, t, v->f != 0);
+    return ir_const(E->ar, t, t == DT_UINT64 ? (int64_t)(uint64_t)v->f : (int64_t)v->f);
+  }
   return ev_expr_convert(E, v_to_expr(E, v, sp), t);
 }
 
@@ -308,8 +336,35 @@ static void check_shift_count(Eval *E, int64_t count, DType t, Span sp) {
              dtype_name(t), bits - 1);
 }
 
-/* A binary operation with at least one run-time scalar operand. */
-static Value *rt_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
+/* The value of `a op b` (a comparison) when one operand is a compile-time
+ * integer outside type t, the type of the other, run-time one: it is above
+ * or below every value that operand can take, so the comparison is decided
+ * now, as Python decides `n < 2**32` for an int32 n (True). NULL when both
+ * fit (the comparison happens at run time, in t). */
+static Value *compare_outside(Eval *E, IrOp iop, const Value *a, const Value *b, DType t) {
+  bool out_a = a->kind == V_INT && !ev_int_fits(a->i, t);
+  bool out_b = b->kind == V_INT && !ev_int_fits(b->i, t);
+  if (!out_a && !out_b) return NULL;
+  /* the sign of a - b */
+  int sign = out_a ? (a->i > 0 ? 1 : -1) : (b->i > 0 ? -1 : 1);
+  switch (iop) {
+  case OP_LT:
+  case OP_LE:
+    return v_bool(E, sign < 0);
+  case OP_GT:
+  case OP_GE:
+    return v_bool(E, sign > 0);
+  case OP_EQ:
+    return v_bool(E, false);
+  default:
+    return v_bool(E, true);
+  }
+}
+
+/* A binary operation with at least one run-time scalar operand; asp and
+ * bsp are the operands' spans (a constant that does not fit the operation's
+ * type is reported there), sp the whole expression's. */
+static Value *rt_binop(Eval *E, int op, Value *a, Value *b, Span sp, Span asp, Span bsp) {
   IrOp iop;
   if (!rt_binop_code(op, &iop))
     ev_error(E, sp, "operator %s on run-time values is not supported yet", op_name(op));
@@ -323,24 +378,41 @@ static Value *rt_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
              "yet",
              op_name(op));
   if ((iop == OP_SHL || iop == OP_SHR) && b->kind == V_INT) check_shift_count(E, b->i, t, sp);
-  IrExpr *x = ev_scalar_as(E, a, t, sp);
-  IrExpr *y = ev_scalar_as(E, b, t, sp);
+  if (iop >= OP_EQ && iop <= OP_GE) {
+    /* a float16 cannot hold 100000, but h < 100000 is still a question */
+    if (t == DT_FLOAT16 && ((a->kind == V_INT && !ev_int_fits(a->i, t)) ||
+                            (b->kind == V_INT && !ev_int_fits(b->i, t))))
+      t = DT_FLOAT32;
+    Value *decided = dtype_is_float(t) ? NULL : compare_outside(E, iop, a, b, t);
+    if (decided) return decided;
+  }
+  IrExpr *x = ev_scalar_as(E, a, t, asp);
+  IrExpr *y = ev_scalar_as(E, b, t, bsp);
+  int64_t c;
+  /* as at compile time: C (and PTX) leave an integer division by zero
+   * undefined */
+  if ((iop == OP_DIV || iop == OP_MOD) && !dtype_is_float(t) && ir_is_const(y, &c) && c == 0)
+    ev_error(E, sp, "division by zero");
   return v_expr(E, ir_binary(E->ar, iop, x, y));
 }
 
-/* a op b for every operand kind. */
-Value *ev_eval_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
+/* a op b for every operand kind; asp and bsp are the operands' spans. */
+static Value *binop_at(Eval *E, int op, Value *a, Value *b, Span sp, Span asp, Span bsp) {
   if (a->kind == V_TENSOR || b->kind == V_TENSOR) return ev_tensor_binop(E, op, a, b, sp);
   if (a->kind == V_EXPR || b->kind == V_EXPR) {
     if (!v_is_scalar(a) || !v_is_scalar(b))
       ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", op_name(op),
                v_type_name(a), v_type_name(b));
-    return rt_binop(E, op, a, b, sp);
+    return rt_binop(E, op, a, b, sp, asp, bsp);
   }
   if ((a->kind == V_INT || a->kind == V_BOOL) && (b->kind == V_INT || b->kind == V_BOOL))
     return int_binop(E, op, a->i, b->i, a->kind == V_BOOL && b->kind == V_BOOL, sp);
   if (v_is_number(a) && v_is_number(b)) return float_binop(E, op, num_f(a), num_f(b), sp);
   return seq_binop(E, op, a, b, sp);
+}
+
+Value *ev_eval_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
+  return binop_at(E, op, a, b, sp, sp, sp);
 }
 
 /* Compile-time comparison of two values (numbers, strings, None, equality of
@@ -398,7 +470,8 @@ static Value *eval_compare(Eval *E, Node *n) {
     int op = n->ops[i];
     Value *link;
     if (left->kind == V_EXPR || right->kind == V_EXPR)
-      link = ev_eval_binop(E, op, left, right, n->span);
+      link =
+          binop_at(E, op, left, right, n->span, n->list.items[i]->span, n->list.items[i + 1]->span);
     else
       link = v_bool(E, ct_compare(E, op, left, right, n->span));
     if (!acc)
@@ -436,8 +509,9 @@ static Value *eval_boolop(Eval *E, Node *n) {
   if (b->kind != V_EXPR && !v_is_number(b))
     ev_error(E, n->b->span, "'%s' cannot be combined with a run-time value", v_type_name(b));
   IrOp op = n->op == TOK_AND ? OP_LAND : OP_LOR;
-  return v_expr(E, ir_binary(E->ar, op, ev_to_bool_expr(E, a, n->a->span),
-                             ev_to_bool_expr(E, b, n->b->span)));
+  IrExpr *x = ev_to_bool_expr(E, a, n->a->span);
+  IrExpr *y = ev_to_bool_expr(E, b, n->b->span);
+  return v_expr(E, ir_binary(E->ar, op, x, y));
 }
 
 static Value *eval_unary(Eval *E, Node *n) {
@@ -490,8 +564,10 @@ static Value *eval_ifexp(Eval *E, Node *n) {
              "scalars, not '%s' and '%s'",
              v_type_name(a), v_type_name(b));
   DType t = rt_type(a, b);
-  return v_expr(E, ir_select(E->ar, ev_to_bool_expr(E, c, n->a->span),
-                             ev_scalar_as(E, a, t, n->b->span), ev_scalar_as(E, b, t, n->c->span)));
+  IrExpr *cond = ev_to_bool_expr(E, c, n->a->span);
+  IrExpr *x = ev_scalar_as(E, a, t, n->b->span);
+  IrExpr *y = ev_scalar_as(E, b, t, n->c->span);
+  return v_expr(E, ir_select(E->ar, cond, x, y));
 }
 
 /* The items of a compile-time iterable (list, tuple, str excluded). */
@@ -553,13 +629,15 @@ static Value *eval_seq(Eval *E, Node *n, VKind k) {
 /* seq[i] and seq[a:b:c] on compile-time lists, tuples and strings. */
 static Value *seq_index(Eval *E, Value *seq, Node *idx) {
   if (idx->kind == N_SLICE) {
+    /* Python evaluates lower, upper, then step */
+    Value *lov = idx->a ? ev_eval_expr(E, idx->a) : NULL;
+    Value *hiv = idx->b ? ev_eval_expr(E, idx->b) : NULL;
+    Value *stepv = idx->c ? ev_eval_expr(E, idx->c) : NULL;
     int64_t n = seq->n, step = 1, lo, hi;
-    if (idx->c) step = v_to_int(E, ev_eval_expr(E, idx->c), idx->c->span, "slice step");
+    if (stepv) step = v_to_int(E, stepv, idx->c->span, "slice step");
     if (step == 0) ev_error(E, idx->span, "slice step cannot be zero");
-    lo = idx->a ? v_to_int(E, ev_eval_expr(E, idx->a), idx->a->span, "slice")
-                : (step > 0 ? 0 : n - 1);
-    hi = idx->b ? v_to_int(E, ev_eval_expr(E, idx->b), idx->b->span, "slice")
-                : (step > 0 ? n : -n - 1);
+    lo = lov ? v_to_int(E, lov, idx->a->span, "slice") : (step > 0 ? 0 : n - 1);
+    hi = hiv ? v_to_int(E, hiv, idx->b->span, "slice") : (step > 0 ? n : -n - 1);
     if (lo < 0) lo += n;
     if (hi < 0) hi += n;
     lo = lo < (step > 0 ? 0 : -1) ? (step > 0 ? 0 : -1) : lo > n ? n : lo;
@@ -626,8 +704,12 @@ Value *ev_eval_expr(Eval *E, Node *n) {
     return eval_call(E, n);
   case N_UNARY:
     return eval_unary(E, n);
-  case N_BINARY:
-    return ev_eval_binop(E, n->op, ev_eval_expr(E, n->a), ev_eval_expr(E, n->b), n->span);
+  case N_BINARY: {
+    /* left to right, as Python: not as C happens to order two arguments */
+    Value *a = ev_eval_expr(E, n->a);
+    Value *b = ev_eval_expr(E, n->b);
+    return binop_at(E, n->op, a, b, n->span, n->a->span, n->b->span);
+  }
   case N_COMPARE:
     return eval_compare(E, n);
   case N_BOOLOP:

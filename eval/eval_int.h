@@ -242,12 +242,16 @@ const char *v_type_name(const Value *v);
 Slot *ev_dict_find(Dict *dct, const char *name);
 Slot *ev_dict_set(Eval *E, Dict *dct, const char *name, Value *v);
 bool v_truthy(Eval *E, Value *v, Span sp);
-bool v_is_number(const Value *v); /* bool, int, float (compile time) */
-bool v_is_scalar(const Value *v); /* a number or a run-time scalar */
+bool v_is_number(const Value *v);     /* bool, int, float (compile time) */
+bool v_is_scalar(const Value *v);     /* a number or a run-time scalar */
+bool v_is_int_scalar(const Value *v); /* an int, a bool or one at run time */
 bool v_same(const Value *a, const Value *b);
 int64_t v_to_int(Eval *E, Value *v, Span sp, const char *what);
 IrExpr *v_to_expr(Eval *E, Value *v, Span sp);
 IrExpr *ev_expr_convert(Eval *E, IrExpr *x, DType t);
+/* Whether the compile-time integer v is a value of type t (no wrapping:
+ * 2**32 is not an int32; bool takes any integer as its truth value). */
+bool ev_int_fits(int64_t v, DType t);
 DType ev_promote(DType a, DType b);
 bool ev_expr_uses_var(const IrExpr *x);
 bool ev_expr_only_params(const IrExpr *x);
@@ -280,6 +284,9 @@ Value *ev_instantiate(Eval *E, ClassDef *c, Args *a, Span sp);
 Value *ev_find_member(ClassDef *c, const char *name);
 bool ev_bind_args(Eval *E, Args *a, Span sp, const char *fname, const char *const *names, int nreq,
                   Value **out);
+/* Where the argument for names[i] (bound by ev_bind_args) was written; sp
+ * when it was not given. */
+Span ev_arg_span(const Args *a, const char *const *names, int i, Span sp);
 
 /* eval_stmt.c: statements */
 Ctrl ev_exec_block(Eval *E, NodeList *body);

@@ -97,8 +97,30 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
   ev_error(E, sp, "'%s' object has no attribute '%s'", v_type_name(obj), name);
 }
 
+/* Whether x can be written as a grid size of the metadata (docs/format.md;
+ * emit_meta.c): integer constants and parameters, casts between integer
+ * types, negation, + - * / %, min and max. */
+static bool meta_int_expr(const IrExpr *x) {
+  if (dtype_is_float(x->type) || x->type == DT_BOOL) return false;
+  switch (x->kind) {
+  case X_CONST:
+    return true;
+  case X_PARAM:
+    return !x->param->is_ptr;
+  case X_CAST:
+    return meta_int_expr(x->a);
+  case X_UNARY:
+    return x->op == OP_NEG && meta_int_expr(x->a);
+  case X_BINARY:
+    return (x->op <= OP_MOD || x->op == OP_MIN || x->op == OP_MAX) && meta_int_expr(x->a) &&
+           meta_int_expr(x->b);
+  default:
+    return false;
+  }
+}
+
 static IrExpr *grid_dim(Eval *E, Value *v, Span sp) {
-  if (!v_is_scalar(v) || v->kind == V_FLOAT)
+  if (!v_is_int_scalar(v))
     ev_error(E, sp,
              "self.attrs.blocks must be an integer or a list of up to "
              "3 integers, not '%s'",
@@ -108,6 +130,10 @@ static IrExpr *grid_dim(Eval *E, Value *v, Span sp) {
     ev_error(E, sp,
              "self.attrs.blocks must be computed from kernel "
              "parameters and constants only");
+  if (!meta_int_expr(x))
+    ev_error(E, sp,
+             "self.attrs.blocks must be an integer computed from integer kernel parameters "
+             "and constants with +, -, *, //, %%, min and max");
   return x;
 }
 
@@ -166,7 +192,7 @@ static IrExpr **offsets(Eval *E, Value *v, Span sp, int rank) {
     ev_error(E, sp, "offsets has %d entries but the global tensor has rank %d", v->n, rank);
   IrExpr **o = arena_alloc(E->ar, sizeof(IrExpr *) * rank);
   for (int i = 0; i < rank; i++) {
-    if (!v_is_scalar(v->items[i]) || v->items[i]->kind == V_FLOAT)
+    if (!v_is_int_scalar(v->items[i]))
       ev_error(E, sp, "offsets must be integers, not '%s'", v_type_name(v->items[i]));
     o[i] = ev_scalar_as(E, v->items[i], DT_INT32, sp);
   }
@@ -203,8 +229,7 @@ static IrRef barrier_ref(Eval *E, Value *v, Span sp) {
 }
 
 static IrExpr *u32(Eval *E, Value *v, Span sp, const char *what) {
-  if (!v_is_scalar(v) || v->kind == V_FLOAT)
-    ev_error(E, sp, "%s must be an integer, not '%s'", what, v_type_name(v));
+  if (!v_is_int_scalar(v)) ev_error(E, sp, "%s must be an integer, not '%s'", what, v_type_name(v));
   return ev_scalar_as(E, v, DT_UINT32, sp);
 }
 
@@ -223,7 +248,7 @@ static Value *p_range(Eval *E, Args *a, Span sp) {
   r->items[1] = v[1] ? v[1] : v[0];
   r->items[2] = v[2] ? v[2] : v_int(E, 1);
   for (int i = 0; i < 3; i++)
-    if (!v_is_scalar(r->items[i]) || r->items[i]->kind == V_FLOAT)
+    if (!v_is_int_scalar(r->items[i]))
       ev_error(E, sp, "range() bounds must be integers, not '%s'", v_type_name(r->items[i]));
   int64_t step;
   if (r->items[2]->kind != V_EXPR || ir_is_const(r->items[2]->x, &step)) {
@@ -300,8 +325,7 @@ static Value *p_global_view(Eval *E, Args *a, Span sp) {
   IrExpr *g[IR_MAX_RANK];
   for (int i = 0; i < rank; i++) {
     Value *d = v[2]->items[i];
-    if (!v_is_scalar(d) || d->kind == V_FLOAT)
-      ev_error(E, sp, "shape must be integers, not '%s'", v_type_name(d));
+    if (!v_is_int_scalar(d)) ev_error(E, sp, "shape must be integers, not '%s'", v_type_name(d));
     if (d->kind == V_INT) check_global_dim(E, d->i, sp);
     g[i] = ev_scalar_as(E, d, DT_INT32, sp);
     int64_t c;
@@ -347,7 +371,7 @@ static Value *p_register_tensor(Eval *E, Args *a, Span sp) {
     }
     IrStmt *s = stmt(E, S_FILL, sp);
     s->fill.dst = t;
-    s->fill.value = ev_scalar_as(E, v[2], dt, sp);
+    s->fill.value = ev_scalar_as(E, v[2], dt, ev_arg_span(a, names, 2, sp));
   }
   return v_tensor(E, t);
 }
@@ -714,7 +738,7 @@ static Value *p_thread_group(Eval *E, Args *a, Span sp) {
   Value *c = v_new(E, V_NS);
   c->bi = CTX_THREAD_GROUP;
   c->i = v_to_int(E, v[0], sp, "thread_begin");
-  c->n = (int)v_to_int(E, v[1], sp, "num_threads");
+  c->self = v_int(E, v_to_int(E, v[1], sp, "num_threads")); /* int64: checked at `with` */
   return c;
 }
 
@@ -728,13 +752,15 @@ Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx) {
   IrStmt *st;
   int begin = 0, count = 1;
   if (ctx->bi == CTX_THREAD_GROUP) {
-    begin = (int)ctx->i;
-    count = ctx->n;
-    if (ctx->i < 0 || ctx->n < 1 || ctx->i + ctx->n > outer)
+    int64_t n = ctx->self->i, end; /* n > outer - i: i + n may overflow */
+    if (ctx->i < 0 || n < 1 || n > outer - ctx->i)
       ev_error(E, s->a->span,
                "thread group [%lld, %lld) lies outside the "
                "enclosing group of %d threads",
-               (long long)ctx->i, (long long)ctx->i + ctx->n, outer);
+               (long long)ctx->i,
+               (long long)(__builtin_add_overflow(ctx->i, n, &end) ? INT64_MAX : end), outer);
+    begin = (int)ctx->i;
+    count = (int)n;
     st = stmt(E, S_THREAD_GROUP, s->a->span);
     st->group.begin = begin;
     st->group.count = count;

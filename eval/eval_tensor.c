@@ -15,9 +15,11 @@ static IrRef as_ref(const Value *v) {
   return r;
 }
 
-static int64_t ref_bytes(const IrRef *r) {
+static int64_t ref_bytes(Eval *E, const IrRef *r, Span sp) {
   int64_t n = dtype_bytes(r->t->dtype);
-  for (int i = 0; i < ir_ref_rank(r); i++) n *= ir_ref_dim(r, i);
+  for (int i = 0; i < ir_ref_rank(r); i++)
+    if (__builtin_mul_overflow(n, ir_ref_dim(r, i), &n))
+      ev_error(E, sp, "nbytes of this tensor overflows int64");
   return n;
 }
 
@@ -41,7 +43,7 @@ Value *ev_tensor_attr(Eval *E, Value *tv, const char *name, Span sp) {
       ev_error(E, sp,
                "nbytes of a global tensor is not a compile-time "
                "constant");
-    return v_int(E, ref_bytes(&r));
+    return v_int(E, ref_bytes(E, &r, sp));
   }
   ev_error(E, sp, "'%s' object has no attribute '%s'", v_type_name(tv), name);
 }
@@ -71,9 +73,12 @@ Value *ev_tensor_index(Eval *E, Value *tv, Value *idx, Span sp) {
     ev_error(E, sp, "too many indices for a tensor of rank %d", r.t->rank);
   for (int i = 0; i < n; i++) {
     Value *x = idx->kind == V_TUPLE ? idx->items[i] : idx;
-    if (!v_is_scalar(x) || x->kind == V_FLOAT)
+    if (!v_is_int_scalar(x))
       ev_error(E, sp, "tensor index must be an integer, not '%s'", v_type_name(x));
     int64_t dim = r.t->shape[r.nidx], c;
+    if (x->kind == V_INT && (x->i < 0 || x->i >= dim)) /* before int32: b[2**40] */
+      ev_error(E, sp, "index %lld is out of bounds for a dimension of size %lld", (long long)x->i,
+               (long long)dim);
     IrExpr *e = ev_scalar_as(E, x, DT_INT32, sp);
     if (ir_is_const(e, &c) && (c < 0 || c >= dim))
       ev_error(E, sp,
@@ -204,6 +209,10 @@ Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Sp
     st->elemwise.b = y;
   } else if (v_is_scalar(b)) {
     st->elemwise.scalar = ev_scalar_as(E, b, a->t->dtype, sp);
+    int64_t c; /* integer tensors divide as C does: by zero is undefined */
+    if (iop == OP_DIV && !dtype_is_float(a->t->dtype) && ir_is_const(st->elemwise.scalar, &c) &&
+        c == 0)
+      ev_error(E, sp, "division by zero");
   } else {
     ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", op_name(op), v_type_name(a),
              v_type_name(b));

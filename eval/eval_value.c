@@ -205,6 +205,11 @@ bool v_is_number(const Value *v) {
 
 bool v_is_scalar(const Value *v) { return v_is_number(v) || v->kind == V_EXPR; }
 
+bool v_is_int_scalar(const Value *v) {
+  return v->kind == V_INT || v->kind == V_BOOL ||
+         (v->kind == V_EXPR && !dtype_is_float(v->x->type));
+}
+
 /* Compile-time truth value; a run-time value here is the caller's bug
  * (callers branch on V_EXPR first), reported as a user error anyway. */
 bool v_truthy(Eval *E, Value *v, Span sp) {
@@ -289,6 +294,21 @@ DType ev_promote(DType a, DType b) {
   if (a == DT_INT64 || b == DT_INT64) return DT_INT64;
   if (a == DT_UINT32 || b == DT_UINT32) return DT_UINT32;
   return DT_INT32;
+}
+
+bool ev_int_fits(int64_t v, DType t) {
+  switch (t) {
+  case DT_INT32:
+    return v >= INT32_MIN && v <= INT32_MAX;
+  case DT_UINT32:
+    return v >= 0 && v <= (int64_t)UINT32_MAX;
+  case DT_UINT64:
+    return v >= 0;
+  case DT_FLOAT16: /* 65520 and above round to infinity */
+    return v > -65520 && v < 65520;
+  default: /* bool, int64; float32/64 and bfloat16 hold every int64 */
+    return true;
+  }
 }
 
 IrExpr *ev_expr_convert(Eval *E, IrExpr *x, DType t) {
