@@ -97,11 +97,20 @@ static int64_t floormod64(int64_t a, int64_t b) {
   return r;
 }
 
+/* b ** e for e >= 0 by squaring: at most 2 * 63 multiplications, each
+ * checked (1 ** (2**62) must not loop 2**62 times). */
 static int64_t ipow(Eval *E, int64_t b, int64_t e, Span sp) {
+  if (b == 0 || b == 1) return e == 0 ? 1 : b;
+  if (b == -1) return e % 2 ? -1 : 1;
   int64_t r = 1;
-  for (; e > 0; e--)
-    if (__builtin_mul_overflow(r, b, &r))
+  for (; e > 0; e /= 2) {
+    if (e % 2 && __builtin_mul_overflow(r, b, &r))
       ev_error(E, sp, "integer overflow in compile-time arithmetic");
+    /* another square is needed only while bits are left: |b| >= 2, so an
+     * overflowing square means the result overflows too */
+    if (e > 1 && __builtin_mul_overflow(b, b, &b))
+      ev_error(E, sp, "integer overflow in compile-time arithmetic");
+  }
   return r;
 }
 
@@ -129,6 +138,7 @@ static Value *int_binop(Eval *E, int op, int64_t a, int64_t b, bool both_bool, S
     r = op == '%' ? floormod64(a, b) : floordiv64(a, b);
     break;
   case TOK_POW:
+    if (b < 0 && a == 0) ev_error(E, sp, "0 cannot be raised to a negative power");
     if (b < 0) return v_float(E, pow((double)a, (double)b));
     r = ipow(E, a, b, sp);
     break;
@@ -178,6 +188,9 @@ static Value *float_binop(Eval *E, int op, double a, double b, Span sp) {
     if (b == 0) ev_error(E, sp, "float modulo by zero");
     return v_float(E, a - floor(a / b) * b);
   case TOK_POW:
+    if (a == 0 && b < 0) ev_error(E, sp, "0.0 cannot be raised to a negative power");
+    if (a < 0 && b != floor(b) && isfinite(b))
+      ev_error(E, sp, "a negative number raised to a fractional power is complex");
     return v_float(E, pow(a, b));
   default:
     ev_error(E, sp, "unsupported operand types for %s: 'float'", op_name(op));

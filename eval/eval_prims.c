@@ -482,6 +482,92 @@ static Value *p_load_shared(Eval *E, Args *a, Span sp) {
   return v_tensor(E, t);
 }
 
+/* The type a printf argument is packed as (emit_printf.c), DT_VOID for a
+ * value that is not a scalar (reported by p_printf). */
+static DType printf_arg_type(const Value *v) {
+  switch (v->kind) {
+  case V_EXPR:
+    return v->x->type;
+  case V_BOOL:
+    return DT_BOOL;
+  case V_INT:
+    return v->i > INT32_MAX ? DT_UINT32 : DT_INT32;
+  case V_FLOAT:
+    return DT_FLOAT32;
+  default:
+    return DT_VOID;
+  }
+}
+
+/* Checks the conversions of a printf format against the arguments. The
+ * device's vprintf reads each argument from a buffer packed by its IR type
+ * (32-bit integers as 4 bytes, 64-bit ones as 8, floats as doubles): a
+ * missing argument, or one of another size, reads garbage. Supported: the
+ * integer conversions d i u x X o c (l, ll, z, j, t for 64-bit values; h,
+ * hh), the float ones f F e E g G a A, p (a 64-bit value) and %%; flags,
+ * width and precision as digits. */
+static void check_printf(Eval *E, Args *a) {
+  const char *fmt = a->pos[0]->s;
+  Span fsp = a->pos_span[0];
+  int nconv = 0, cap = 8;
+  const char **conv = arena_alloc(E->ar, sizeof(char *) * cap);
+  int *kind = arena_alloc(E->ar, sizeof(int) * cap); /* 'i' 32-bit, 'l' 64-bit, 'f' float */
+  for (const char *p = fmt; *p; p++) {
+    if (*p != '%') continue;
+    const char *start = p++;
+    if (*p == '%') continue;
+    while (*p && strchr("-+ #0", *p)) p++;
+    while (*p >= '0' && *p <= '9') p++;
+    if (*p == '.') p++;
+    while (*p >= '0' && *p <= '9') p++;
+    const char *len = p;
+    while (*p && strchr("hlLzjt", *p)) p++;
+    size_t nlen = (size_t)(p - len);
+    const char *spec = arena_strndup(E->ar, start, (size_t)(p - start) + (*p != 0));
+    if (!*p) ev_error(E, fsp, "printf() format ends inside the conversion '%s'", spec);
+    bool wide = nlen && (*len == 'l' || *len == 'z' || *len == 'j' || *len == 't');
+    bool len_ok = nlen == 0 || (nlen == 1 && *len != 'L') ||
+                  (nlen == 2 && len[0] == len[1] && (*len == 'h' || *len == 'l'));
+    int k = 0;
+    if (len_ok && strchr("diouxXc", *p))
+      k = wide ? 'l' : 'i';
+    else if (len_ok && strchr("fFeEgGaA", *p) && (nlen == 0 || !strncmp(len, "l", nlen)))
+      k = 'f';
+    else if (*p == 'p' && nlen == 0)
+      k = 'l';
+    if (!k)
+      ev_error(E, fsp,
+               "printf() conversion '%s' is not supported (d, i, u, x, X, o, c with h, hh, "
+               "l, ll, z, j, t; f, F, e, E, g, G, a, A; p; %%%%)",
+               spec);
+    if (nconv == cap) {
+      const char **c2 = arena_alloc(E->ar, sizeof(char *) * cap * 2);
+      int *k2 = arena_alloc(E->ar, sizeof(int) * cap * 2);
+      memcpy(c2, conv, sizeof(char *) * cap);
+      memcpy(k2, kind, sizeof(int) * cap);
+      conv = c2, kind = k2, cap *= 2;
+    }
+    conv[nconv] = spec;
+    kind[nconv++] = k;
+  }
+  int nargs = a->npos - 1;
+  if (nconv != nargs)
+    ev_error(E, fsp, "printf() format has %d conversion%s but %d argument%s %s given", nconv,
+             nconv == 1 ? "" : "s", nargs, nargs == 1 ? "" : "s", nargs == 1 ? "was" : "were");
+  for (int i = 0; i < nconv; i++) {
+    DType t = printf_arg_type(a->pos[i + 1]);
+    if (t == DT_VOID) continue;
+    bool ok = kind[i] == 'f' ? dtype_is_float(t)
+                             : !dtype_is_float(t) && (dtype_bytes(t) == 8) == (kind[i] == 'l');
+    if (!ok)
+      ev_error(E, a->pos_span[i + 1], "printf() conversion '%s' prints %s, not %s", conv[i],
+               kind[i] == 'f'   ? "a float"
+               : kind[i] == 'l' ? "a 64-bit integer"
+                                : "a 32-bit integer or bool",
+               dtype_name(t));
+  }
+}
+
 /* self.printf(fmt, args...) */
 static Value *p_printf(Eval *E, Args *a, Span sp) {
   if (a->nkw)
@@ -491,6 +577,7 @@ static Value *p_printf(Eval *E, Args *a, Span sp) {
              a->kw_name[0]);
   if (a->npos < 1 || a->pos[0]->kind != V_STR)
     ev_error(E, sp, "printf() needs a format string first");
+  check_printf(E, a);
   IrStmt *s = stmt(E, S_PRINTF, sp);
   s->print.format = (char *)a->pos[0]->s;
   s->print.nargs = a->npos - 1;
@@ -530,6 +617,20 @@ static Value *p_mbar_alloc(Eval *E, Args *a, Span sp) {
 
 /* The index of the string v among names[0] and names[1] (dflt when the
  * argument was not given). */
+/* An operand the PTX ISA bounds, when it is a compile-time constant: lo to
+ * hi, or an error at sp (ptxas would reject the PTX, or the value would
+ * wrap). Run-time values are not checked. */
+static void const_in_range(Eval *E, Value *v, Span sp, const char *what, int64_t lo, int64_t hi) {
+  int64_t c;
+  if (v->kind == V_INT || v->kind == V_BOOL)
+    c = v->i;
+  else if (v->kind != V_EXPR || !ir_is_const(v->x, &c))
+    return;
+  if (c < lo || c > hi)
+    ev_error(E, sp, "%s must be between %lld and %lld, not %lld", what, (long long)lo,
+             (long long)hi, (long long)c);
+}
+
 static int one_of(Eval *E, Value *v, Span sp, const char *what, const char *const names[2],
                   int dflt) {
   if (!v) return dflt;
@@ -544,6 +645,7 @@ static Value *p_mbar_wait(Eval *E, Args *a, Span sp) {
   Value *v[4];
   ev_bind_args(E, a, sp, "wait", names, 2, v);
   IrRef r = barrier_ref(E, v[0], sp);
+  const_in_range(E, v[1], ev_arg_span(a, names, 1, sp), "phase (a parity)", 0, 1);
   IrExpr *phase = u32(E, v[1], sp, "phase");
   /* in the order of the enums: the user's string is the enum's name */
   static const char *const sems[2] = {"relaxed", "acquire"}, *const scopes[2] = {"cta", "cluster"};
@@ -566,6 +668,8 @@ static Value *p_mbar_arrive(Eval *E, Args *a, Span sp, bool tx) {
   ev_bind_args(E, a, sp, tx ? "arrive_and_expect_tx" : "arrive", tx ? names : names1, tx ? 2 : 1,
                v);
   IrRef r = barrier_ref(E, v[0], sp);
+  if (tx)
+    const_in_range(E, v[1], ev_arg_span(a, names, 1, sp), "transaction_bytes", 0, (1 << 20) - 1);
   IrStmt *s = stmt(E, tx ? S_MBAR_EXPECT_TX : S_MBAR_ARRIVE, sp);
   s->mbar.barrier = r;
   if (tx) s->mbar.tx_bytes = u32(E, v[1], sp, "transaction_bytes");
