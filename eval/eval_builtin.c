@@ -83,7 +83,7 @@ static Value *minmax2(Eval *E, bool is_min, Value *x, Value *y, Span sp) {
   }
   IrExpr *a = ev_scalar_as(E, x, t, sp);
   IrExpr *b = ev_scalar_as(E, y, t, sp);
-  return v_expr(E, ir_binary(E->ar, is_min ? OP_MIN : OP_MAX, a, b));
+  return ev_rt_value(E, ir_binary(E->ar, is_min ? OP_MIN : OP_MAX, a, b), sp);
 }
 
 static Value *b_minmax(Eval *E, Args *a, Span sp, bool is_min) {
@@ -97,6 +97,7 @@ static Value *b_minmax(Eval *E, Args *a, Span sp, bool is_min) {
     n = seq->n;
   }
   if (n == 0) ev_error(E, sp, "%s() arg is an empty sequence", fname);
+  ev_charge(E, n / 8, sp); /* a scan: max() of 2**20 items in a loop */
   Value *r = items[0];
   for (int i = 1; i < n; i++) r = minmax2(E, is_min, r, items[i], sp);
   return r;
@@ -124,7 +125,7 @@ static Value *b_convert(Eval *E, Builtin bi, Args *a, Span sp) {
     if (bi == B_BOOL) return v_expr(E, ev_to_bool_expr(E, x, sp));
     if (bi == B_ABS) {
       IrExpr *neg = ir_unary(E->ar, OP_NEG, x->x);
-      return v_expr(E, ir_binary(E->ar, OP_MAX, x->x, neg));
+      return ev_rt_value(E, ir_binary(E->ar, OP_MAX, x->x, neg), sp);
     }
     return v_expr(E, ev_expr_convert(E, x->x, t));
   }
@@ -146,7 +147,11 @@ static Value *b_len(Eval *E, Args *a, Span sp) {
   arg_count(E, a, sp, "len", 1, 1);
   Value *x = a->pos[0];
   if (x->kind == V_LIST || x->kind == V_TUPLE) return v_int(E, x->n);
-  if (x->kind == V_STR) return v_int(E, (int64_t)strlen(x->s));
+  if (x->kind == V_STR) {
+    int64_t n = (int64_t)strlen(x->s);
+    ev_charge(E, n / 64, sp);
+    return v_int(E, n);
+  }
   ev_error(E, sp, "object of type '%s' has no len()", v_type_name(x));
 }
 
@@ -156,6 +161,7 @@ static Value *b_seq(Eval *E, Builtin bi, Args *a, Span sp) {
     const char *fname = bi == B_LIST ? "list" : "tuple";
     arg_count(E, a, sp, fname, 0, 1);
     Value *src = a->npos ? ev_iterate_list(E, a->pos[0], a->pos_span[0]) : NULL;
+    ev_charge(E, src ? src->n / 8 : 0, sp); /* a copy: list(l) in a loop */
     Value *r = v_seq(E, bi == B_LIST ? V_LIST : V_TUPLE, src ? src->n : 0);
     for (int i = 0; src && i < src->n; i++) r->items[i] = src->items[i];
     return r;
@@ -163,6 +169,7 @@ static Value *b_seq(Eval *E, Builtin bi, Args *a, Span sp) {
   if (bi == B_ENUMERATE) {
     arg_count(E, a, sp, "enumerate", 1, 1);
     Value *src = ev_iterate_list(E, a->pos[0], a->pos_span[0]);
+    ev_charge(E, 2 * (int64_t)src->n, sp); /* two new values per item */
     Value *r = v_seq(E, V_LIST, src->n);
     for (int i = 0; i < src->n; i++) {
       Value *pair = v_seq(E, V_TUPLE, 2);
@@ -179,6 +186,7 @@ static Value *b_seq(Eval *E, Builtin bi, Args *a, Span sp) {
     srcs[j] = ev_iterate_list(E, a->pos[j], a->pos_span[j]);
     if (srcs[j]->n < n) n = srcs[j]->n;
   }
+  ev_charge(E, (int64_t)n + (int64_t)n * a->npos / 8, sp); /* a tuple per item */
   Value *r = v_seq(E, V_LIST, n);
   for (int i = 0; i < n; i++) {
     Value *t = v_seq(E, V_TUPLE, a->npos);

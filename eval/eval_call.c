@@ -117,6 +117,7 @@ static void bind_params(Eval *E, Node *def, Value *self, Args *a, Span sp) {
     Node *p = ps->items[i];
     if (p->op == '*') {
       int extra = given > npos ? given - npos : 0;
+      ev_charge(E, extra / 8, sp);
       Value *t = v_seq(E, V_TUPLE, extra);
       for (int j = 0; j < extra; j++) t->items[j] = a->pos[a->npos - extra + j];
       ev_dict_set(E, E->frame->locals, p->name, t);
@@ -138,10 +139,13 @@ static void bind_params(Eval *E, Node *def, Value *self, Args *a, Span sp) {
 /* A returned value whose variables were locals of the finished call: no
  * other slot can change them any more, so the caller's binding may adopt
  * them instead of copying (m_block, n_block = self.coord(...)). */
-static Value *mark_owned(Eval *E, Value *v, Dict *locals) {
-  if (v->kind == V_TUPLE) {
+static Value *mark_owned(Eval *E, Value *v, Dict *locals, int depth) {
+  /* a few levels are enough (a, (b, c)); deeper tuples are returned as they
+   * are (their variables get copied): a 300000-deep tuple must not recurse,
+   * nor a 2**20-item one be copied at every return */
+  if (v->kind == V_TUPLE && depth < 4 && v->n <= 64) {
     Value *t = v_seq(E, V_TUPLE, v->n);
-    for (int i = 0; i < v->n; i++) t->items[i] = mark_owned(E, v->items[i], locals);
+    for (int i = 0; i < v->n; i++) t->items[i] = mark_owned(E, v->items[i], locals, depth + 1);
     return t;
   }
   if (v->kind != V_EXPR || v->x->kind != X_VAR) return v;
@@ -181,7 +185,7 @@ Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   E->depth--;
   E->loop_kind = saved_kind;
   E->hint = saved_hint;
-  return f.returned ? mark_owned(E, f.ret, f.locals) : v_none(E);
+  return f.returned ? mark_owned(E, f.ret, f.locals, 0) : v_none(E);
 }
 
 /* ClassName(args): a new instance, __init__ inlined. */

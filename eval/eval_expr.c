@@ -406,7 +406,7 @@ static Value *rt_binop(Eval *E, int op, Value *a, Value *b, Span sp, Span asp, S
    * undefined */
   if ((iop == OP_DIV || iop == OP_MOD) && !dtype_is_float(t) && ir_is_const(y, &c) && c == 0)
     ev_error(E, sp, "division by zero");
-  return v_expr(E, ir_binary(E->ar, iop, x, y));
+  return ev_rt_value(E, ir_binary(E->ar, iop, x, y), sp);
 }
 
 /* a op b for every operand kind; asp and bsp are the operands' spans. */
@@ -433,12 +433,13 @@ Value *ev_eval_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
 static bool ct_compare(Eval *E, int op, Value *a, Value *b, Span sp) {
   if (op == TOK_IN || op == TOK_NOTIN) {
     Value *seq = ev_iterate_list(E, b, sp);
+    ev_charge(E, seq->n / 8, sp); /* a scan: `in` over 2**20 items in a loop */
     bool found = false;
     for (int i = 0; i < seq->n && !found; i++) found = ct_compare(E, TOK_EQ, a, seq->items[i], sp);
     return op == TOK_IN ? found : !found;
   }
   if (op == TOK_IS || op == TOK_ISNOT) {
-    bool same = a->kind == b->kind && (a->kind == V_NONE || v_same(a, b));
+    bool same = a->kind == b->kind && (a->kind == V_NONE || v_same(E, a, b, sp));
     return op == TOK_IS ? same : !same;
   }
   double c;
@@ -448,9 +449,10 @@ static bool ct_compare(Eval *E, int op, Value *a, Value *b, Span sp) {
     else
       c = (num_f(a) > num_f(b)) - (num_f(a) < num_f(b));
   } else if (a->kind == V_STR && b->kind == V_STR) {
+    ev_charge(E, (int64_t)strlen(a->s) / 64, sp);
     c = strcmp(a->s, b->s);
   } else if (op == TOK_EQ || op == TOK_NE) {
-    bool eq = v_same(a, b);
+    bool eq = v_same(E, a, b, sp);
     return op == TOK_EQ ? eq : !eq;
   } else {
     ev_error(E, sp, "'%s' not supported between '%s' and '%s'", op_name(op), v_type_name(a),
@@ -496,7 +498,7 @@ static Value *eval_compare(Eval *E, Node *n) {
     else if (link->kind == V_BOOL)
       acc = link->i ? acc : link;
     else
-      acc = v_expr(E, ir_binary(E->ar, OP_LAND, acc->x, link->x));
+      acc = ev_rt_value(E, ir_binary(E->ar, OP_LAND, acc->x, link->x), n->span);
     left = right;
   }
   return acc;
@@ -524,7 +526,7 @@ static Value *eval_boolop(Eval *E, Node *n) {
   IrOp op = n->op == TOK_AND ? OP_LAND : OP_LOR;
   IrExpr *x = ev_to_bool_expr(E, a, n->a->span);
   IrExpr *y = ev_to_bool_expr(E, b, n->b->span);
-  return v_expr(E, ir_binary(E->ar, op, x, y));
+  return ev_rt_value(E, ir_binary(E->ar, op, x, y), n->span);
 }
 
 static Value *eval_unary(Eval *E, Node *n) {
@@ -540,15 +542,15 @@ static Value *eval_unary(Eval *E, Node *n) {
     switch (n->op) {
     case '-':
       if (x->type == DT_BOOL) x = ir_cast(E->ar, DT_INT32, x);
-      return v_expr(E, ir_unary(E->ar, OP_NEG, x));
+      return ev_rt_value(E, ir_unary(E->ar, OP_NEG, x), sp);
     case '+':
       return a;
     case '~':
       if (dtype_is_float(x->type)) break;
       if (x->type == DT_BOOL) x = ir_cast(E->ar, DT_INT32, x);
-      return v_expr(E, ir_unary(E->ar, OP_BNOT, x));
+      return ev_rt_value(E, ir_unary(E->ar, OP_BNOT, x), sp);
     case TOK_NOT:
-      return v_expr(E, ir_unary(E->ar, OP_LNOT, ev_to_bool_expr(E, a, sp)));
+      return ev_rt_value(E, ir_unary(E->ar, OP_LNOT, ev_to_bool_expr(E, a, sp)), sp);
     }
     ev_error(E, sp, "bad operand type for unary %s: '%s'", op_name(n->op), v_type_name(a));
   }
@@ -580,7 +582,7 @@ static Value *eval_ifexp(Eval *E, Node *n) {
   IrExpr *cond = ev_to_bool_expr(E, c, n->a->span);
   IrExpr *x = ev_scalar_as(E, a, t, n->b->span);
   IrExpr *y = ev_scalar_as(E, b, t, n->c->span);
-  return v_expr(E, ir_select(E->ar, cond, x, y));
+  return ev_rt_value(E, ir_select(E->ar, cond, x, y), n->span);
 }
 
 /* The items of a compile-time iterable (list, tuple, str excluded). */
@@ -655,10 +657,18 @@ static Value *seq_index(Eval *E, Value *seq, Node *idx) {
     if (hi < 0) hi += n;
     lo = lo < (step > 0 ? 0 : -1) ? (step > 0 ? 0 : -1) : lo > n ? n : lo;
     hi = hi < (step > 0 ? 0 : -1) ? (step > 0 ? 0 : -1) : hi > n ? n : hi;
+    /* the items copied (a step of 2**40 copies one): charged, and the
+     * copy is as long as the items, not the source */
+    uint64_t len = 0;
+    if (step > 0 && hi > lo) len = ((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step + 1;
+    if (step < 0 && lo > hi) len = ((uint64_t)lo - (uint64_t)hi - 1) / (0 - (uint64_t)step) + 1;
+    ev_charge(E, (int64_t)len / 8, idx->span);
     Value *r = v_seq(E, seq->kind, 0);
-    r->items = arena_alloc(E->ar, sizeof(Value *) * (n ? n : 1));
-    for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
+    r->items = arena_alloc(E->ar, sizeof(Value *) * (len ? len : 1));
+    for (uint64_t k = 0; k < len; k++) { /* i += step could overflow */
+      int64_t i = (int64_t)((uint64_t)lo + k * (uint64_t)step);
       if (i >= 0 && i < n) r->items[r->n++] = seq->items[i];
+    }
     return r;
   }
   Value *iv = ev_eval_expr(E, idx);
@@ -747,7 +757,12 @@ static Value *eval_call(Eval *E, Node *n) {
   for (int i = 0; i < n->list.len; i++) {
     Node *arg = n->list.items[i];
     vals[i] = ev_eval_expr(E, arg->kind == N_STAR ? arg->a : arg);
-    if (arg->kind == N_STAR) cap += ev_iterate_list(E, vals[i], arg->span)->n;
+    if (arg->kind == N_STAR) {
+      int more = ev_iterate_list(E, vals[i], arg->span)->n;
+      if ((int64_t)cap + more > EV_MAX_LIST_LEN) ev_error(E, arg->span, "too many arguments");
+      ev_charge(E, more / 8, arg->span);
+      cap += more;
+    }
   }
   a.pos = arena_alloc(E->ar, sizeof(Value *) * (cap + 1));
   a.pos_span = arena_alloc(E->ar, sizeof(Span) * (cap + 1));

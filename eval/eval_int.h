@@ -23,7 +23,10 @@ enum {
   EV_MAX_LIST_LEN = 1 << 20,   /* elements of one compile-time list */
   EV_MAX_STR_LEN = 1 << 20,    /* bytes of one compile-time string */
   EV_MAX_STEPS = 2000000,      /* statements + comprehension steps, all */
-  EV_DICT_HASH_MIN = 16        /* names of a scope before it gets a hash */
+  EV_DICT_HASH_MIN = 16,       /* names of a scope before it gets a hash */
+  EV_MAX_EXPR_NODES = 1024,    /* nodes of a run-time expression tree before
+                                  it is computed into a variable */
+  EV_MAX_VALUE_DEPTH = 1000    /* nesting of compile-time values compared */
 };
 
 typedef enum VKind {
@@ -245,13 +248,20 @@ bool v_truthy(Eval *E, Value *v, Span sp);
 bool v_is_number(const Value *v);     /* bool, int, float (compile time) */
 bool v_is_scalar(const Value *v);     /* a number or a run-time scalar */
 bool v_is_int_scalar(const Value *v); /* an int, a bool or one at run time */
-bool v_same(const Value *a, const Value *b);
+/* Same compile-time value (==): lists and tuples item by item, charged to
+ * the step budget; an error at sp past EV_MAX_VALUE_DEPTH levels (a
+ * 300000-deep tuple, or a list that contains itself). */
+bool v_same(Eval *E, const Value *a, const Value *b, Span sp);
 int64_t v_to_int(Eval *E, Value *v, Span sp, const char *what);
 IrExpr *v_to_expr(Eval *E, Value *v, Span sp);
 IrExpr *ev_expr_convert(Eval *E, IrExpr *x, DType t);
 /* Whether the compile-time integer v is a value of type t (no wrapping:
  * 2**32 is not an int32; bool takes any integer as its truth value). */
 bool ev_int_fits(int64_t v, DType t);
+/* A run-time scalar value; an expression tree past EV_MAX_EXPR_NODES nodes
+ * is first computed into a fresh variable (an S_ASSIGN here), so that a
+ * DAG like x = x + x repeated cannot make later walks exponential. */
+Value *ev_rt_value(Eval *E, IrExpr *x, Span sp);
 DType ev_promote(DType a, DType b);
 bool ev_expr_uses_var(const IrExpr *x);
 bool ev_expr_only_params(const IrExpr *x);

@@ -8,8 +8,9 @@
  * variable must not change when the variable does):
  *  - an annotated slot (x: int32 = 0) is an IrVar; later assignments emit
  *    S_ASSIGN to it;
- *  - a run-time value bound inside run-time control flow, or one that reads
- *    a variable, is copied into a fresh IrVar;
+ *  - a run-time value bound inside run-time control flow, one that reads a
+ *    variable, or a tree of more than EV_MAX_EXPR_NODES nodes is copied
+ *    into a fresh IrVar;
  *  - names assigned inside a run-time loop or branch that hold an expression
  *    tree are turned into IrVars before the loop or branch (prescan);
  *  - a compile-time slot created outside the run-time loop or branch cannot
@@ -35,6 +36,11 @@ static IrExpr *capture(Eval *E, const char *name, IrExpr *x, Span sp) {
   IrVar *v = ir_new_var(E->ar, E->k, name, x->type);
   emit_assign(E, v, x, sp);
   return ir_var_ref(E->ar, v);
+}
+
+Value *ev_rt_value(Eval *E, IrExpr *x, Span sp) {
+  if (x->nodes > EV_MAX_EXPR_NODES && E->k && E->cur) x = capture(E, "expr", x, sp);
+  return v_expr(E, x);
 }
 
 /* Copies the run-time indices of a view that read variables. */
@@ -106,7 +112,10 @@ void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
     v->owned = false;
     s->var = v->x->var;
   } else if (v->kind == V_EXPR && !ir_is_const(v->x, &c) &&
-             (E->rt_depth > 0 || ev_expr_uses_var(v->x))) {
+             (E->rt_depth > 0 || v->x->nodes > EV_MAX_EXPR_NODES || ev_expr_uses_var(v->x))) {
+    /* a big tree becomes a variable too (walks of it are then linear:
+     * x = x + x repeated doubles a shared tree), and the name stays one:
+     * x = x + n repeated 100000 times assigns it, never rewalks a chain */
     s->var = ir_new_var(E->ar, E->k, s->name, v->x->type);
     emit_assign(E, s->var, v->x, sp);
     s->val = v_expr(E, ir_var_ref(E->ar, s->var));
@@ -294,7 +303,7 @@ static void join_scopes(Eval *E, Dict *els, Dict *thn, Dict *before, IrStmt *st)
       es = ev_dict_set(E, els, ts->name, v_new(E, V_UNDEF));
       continue;
     }
-    if ((ts->var && ts->var == es->var) || v_same(ts->val, es->val)) continue;
+    if ((ts->var && ts->var == es->var) || v_same(E, ts->val, es->val, st->span)) continue;
     if (!v_is_scalar(ts->val) || !v_is_scalar(es->val)) {
       es->val = v_new(E, V_UNDEF);
       es->var = NULL;
@@ -424,7 +433,7 @@ static Ctrl ct_for(Eval *E, Node *s, Value *seq) {
   }
   E->loop_kind = saved;
   if (outer) {
-    if (!outer->val || outer->var || !v_same(outer->val, entry))
+    if (!outer->val || outer->var || !v_same(E, outer->val, entry, s->a->span))
       ev_error(E, s->a->span,
                "'%s' holds a compile-time value and cannot be "
                "assigned in a run-time loop or branch; "

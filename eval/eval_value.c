@@ -239,8 +239,7 @@ bool v_truthy(Eval *E, Value *v, Span sp) {
   }
 }
 
-/* Same compile-time value (used at if joins). */
-bool v_same(const Value *a, const Value *b) {
+static bool same_at(Eval *E, const Value *a, const Value *b, Span sp, int depth) {
   if (a == b) return true;
   if (a->kind != b->kind) return false;
   switch (a->kind) {
@@ -252,6 +251,7 @@ bool v_same(const Value *a, const Value *b) {
   case V_FLOAT:
     return a->f == b->f;
   case V_STR:
+    ev_charge(E, (int64_t)strlen(a->s) / 64, sp);
     return strcmp(a->s, b->s) == 0;
   case V_DTYPE:
   case V_PTRTYPE:
@@ -267,13 +267,19 @@ bool v_same(const Value *a, const Value *b) {
   case V_LIST:
   case V_TUPLE:
     if (a->n != b->n) return false;
+    if (depth >= EV_MAX_VALUE_DEPTH)
+      ev_error(E, sp, "cannot compare %ss nested more than %d levels deep", v_type_name(a),
+               EV_MAX_VALUE_DEPTH);
+    ev_charge(E, a->n / 8, sp);
     for (int i = 0; i < a->n; i++)
-      if (!v_same(a->items[i], b->items[i])) return false;
+      if (!same_at(E, a->items[i], b->items[i], sp, depth + 1)) return false;
     return true;
   default:
     return false;
   }
 }
+
+bool v_same(Eval *E, const Value *a, const Value *b, Span sp) { return same_at(E, a, b, sp, 0); }
 
 /* A compile-time integer (bools count), or an error naming what needed it:
  * "<what> must be a compile-time constant". */

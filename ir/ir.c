@@ -108,7 +108,14 @@ static IrExpr *new_expr(Arena *ar, XKind kind, DType t) {
   IrExpr *e = arena_alloc(ar, sizeof *e);
   e->kind = kind;
   e->type = t;
+  e->nodes = 1;
   return e;
+}
+
+/* 1 + the nodes of the operands (NULL for none), saturating. */
+static int count_nodes(const IrExpr *a, const IrExpr *b, const IrExpr *c) {
+  int64_t n = 1 + (int64_t)(a ? a->nodes : 0) + (b ? b->nodes : 0) + (c ? c->nodes : 0);
+  return n > IR_EXPR_NODES_MAX ? IR_EXPR_NODES_MAX : (int)n;
 }
 
 IrExpr *ir_const(Arena *ar, DType t, int64_t v) {
@@ -211,6 +218,7 @@ IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a) {
   }
   IrExpr *e = new_expr(ar, X_CAST, t);
   e->a = a;
+  e->nodes = count_nodes(a, NULL, NULL);
   return e;
 }
 
@@ -426,6 +434,7 @@ IrExpr *ir_unary(Arena *ar, IrOp op, IrExpr *a) {
   IrExpr *e = new_expr(ar, X_UNARY, t);
   e->op = op;
   e->a = a;
+  e->nodes = count_nodes(a, NULL, NULL);
   return e;
 }
 
@@ -459,6 +468,7 @@ IrExpr *ir_binary(Arena *ar, IrOp op, IrExpr *a, IrExpr *b) {
   e->op = op;
   e->a = a;
   e->b = b;
+  e->nodes = count_nodes(a, b, NULL);
   return e;
 }
 
@@ -474,6 +484,7 @@ IrExpr *ir_select(Arena *ar, IrExpr *cond, IrExpr *a, IrExpr *b) {
   e->a = cond;
   e->b = a;
   e->c = b;
+  e->nodes = count_nodes(cond, a, b);
   return e;
 }
 

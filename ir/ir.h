@@ -113,7 +113,11 @@ struct IrExpr {
   IrParam *param;
   SpecialReg sreg;
   IrExpr *a, *b, *c;
+  int nodes; /* nodes of the tree (shared subtrees counted each time they
+                occur), saturating at IR_EXPR_NODES_MAX: set by the
+                constructors, so that a DAG's tree size is known in O(1) */
 };
+#define IR_EXPR_NODES_MAX (1 << 30)
 
 /* Constructors (arena-allocated, never fail). Binary constructors fold
  * constants and apply x+0, x*1, x*0 identities. */
