@@ -187,64 +187,75 @@ static const NodeList *slot_list(const Node *n, Slot s) {
   return s == S_LIST ? &n->list : s == S_LIST2 ? &n->list2 : s == S_LIST3 ? &n->list3 : NULL;
 }
 
-/* Calls visit(child) for every child of n; used by the depth check. */
-static void for_each_child(const Node *n, void (*visit)(const Node *, void *), void *ctx) {
+/* The elif of an if: the N_IF alone in its else list. A chain of them is
+ * one statement to the user, not nesting: it sits at its if's depth, and
+ * every walk here (and in eval_stmt.c) follows the chain with a loop,
+ * never a recursion per arm. */
+static const Node *elif_of(const Node *n) {
+  if (n->kind == N_IF && n->list2.len == 1 && n->list2.items[0]->kind == N_IF)
+    return n->list2.items[0];
+  return NULL;
+}
+
+/* The child after position *next of n (a, b, c, then the items of list,
+ * list2 and list3), advancing *next; NULL after the last. */
+static const Node *next_child(const Node *n, int *next) {
   const Node *kids[3] = {n->a, n->b, n->c};
-  for (int i = 0; i < 3; i++)
-    if (kids[i]) visit(kids[i], ctx);
-  const NodeList *lists[3] = {&n->list, &n->list2, &n->list3};
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < lists[i]->len; j++) visit(lists[i]->items[j], ctx);
+  while (*next < 3) {
+    const Node *k = kids[(*next)++];
+    if (k) return k;
+  }
+  int i = *next - 3;
+  (*next)++;
+  if (i < n->list.len) return n->list.items[i];
+  i -= n->list.len;
+  if (i < n->list2.len) return n->list2.items[i];
+  i -= n->list2.len;
+  if ((n->kind == N_DEF || n->kind == N_CLASS) && i < n->list3.len) return n->list3.items[i];
+  return NULL;
 }
 
 /* ------------------------------------------------------- depth check */
 
-typedef struct DepthItem {
+static bool is_statement(NodeKind k) { return k >= N_MODULE; }
+
+typedef struct DepthFrame {
   const Node *node;
   const Node *stmt; /* the innermost statement holding node */
   int depth;
-} DepthItem;
+  int next; /* next_child position */
+} DepthFrame;
 
-typedef struct DepthStack {
-  DepthItem *items;
-  size_t len, cap;
-  const Node *stmt; /* for the children being pushed */
-  int child_depth;
-} DepthStack;
-
-static bool is_statement(NodeKind k) { return k >= N_MODULE; }
-
-static void push_child(const Node *child, void *ctx) {
-  DepthStack *st = ctx;
-  if (st->len == st->cap) {
-    st->cap = st->cap ? st->cap * 2 : 256;
-    st->items = xrealloc(st->items, st->cap * sizeof *st->items);
-  }
-  const Node *stmt = is_statement(child->kind) ? child : st->stmt;
-  st->items[st->len++] = (DepthItem){child, stmt, st->child_depth};
-}
-
-/* Too deep an expression is reported at its statement (the deepest leaf
- * of `a + a + ... + a` would be an odd place); too deep a statement at
+/* A depth-first walk in source order with one frame per level: the stack
+ * never holds more than TLS_MAX_NESTING + 1 frames, whatever the width of
+ * the tree (a module of a million statements costs nothing here). An elif
+ * replaces its if's frame (it is the if's last child). Too deep an
+ * expression is reported at its statement (the deepest leaf of
+ * `a + a + ... + a` would be an odd place); too deep a statement at
  * itself. */
 bool ast_check_depth(const Node *root, Diag *d) {
-  DepthStack st = {0};
-  push_child(root, &st);
-  bool ok = true;
-  while (st.len > 0) {
-    DepthItem it = st.items[--st.len];
-    if (it.depth > TLS_MAX_NESTING) {
-      const Node *where = is_statement(it.node->kind) ? it.node : it.stmt;
-      diag_error(d, where->span, "too deeply nested (more than %d levels)", TLS_MAX_NESTING);
-      ok = false;
-      break;
+  DepthFrame st[TLS_MAX_NESTING + 1];
+  int len = 0;
+  st[len++] = (DepthFrame){root, root, 0, 0};
+  while (len > 0) {
+    DepthFrame *f = &st[len - 1];
+    const Node *child = next_child(f->node, &f->next);
+    if (!child) {
+      len--;
+      continue;
     }
-    st.stmt = it.stmt;
-    st.child_depth = it.depth + 1;
-    for_each_child(it.node, push_child, &st);
+    const Node *stmt = is_statement(child->kind) ? child : f->stmt;
+    if (child == elif_of(f->node)) {
+      *f = (DepthFrame){child, stmt, f->depth, 0};
+      continue;
+    }
+    if (f->depth + 1 > TLS_MAX_NESTING) {
+      diag_error(d, stmt->span, "too deeply nested (more than %d levels)", TLS_MAX_NESTING);
+      return false;
+    }
+    st[len++] = (DepthFrame){child, stmt, f->depth + 1, 0};
   }
-  free(st.items);
-  return ok;
+  return true;
 }
 
 /* ------------------------------------------------------------- dump */
@@ -344,6 +355,11 @@ static void dump_child(FILE *out, const Node *n, int indent) {
   dump_node(out, n, indent);
 }
 
+/* The recursion follows the tree's depth (bounded by ast_check_depth). An
+ * elif chain is one statement and prints flat, by a loop: each elif is a
+ * line `elif SPAN` in place of `else:`, then its slots at its if's
+ * indentation, all closed by the if's one parenthesis (the nested form
+ * would print O(n^2) bytes of indentation for n arms). */
 static void dump_node(FILE *out, const Node *n, int indent) {
   fprintf(out, "%*s", indent, "");
   if (!n) {
@@ -351,19 +367,27 @@ static void dump_node(FILE *out, const Node *n, int indent) {
     return;
   }
   dump_head(out, n);
-  const KindInfo *info = &kinds[n->kind];
-  for (int i = 0; i < 5 && info->slots[i].slot != S_NONE; i++) {
-    const SlotLabel *sl = &info->slots[i];
-    const Node *child = slot_node(n, sl->slot);
-    const NodeList *list = slot_list(n, sl->slot);
-    if (!child && (!list || list->len == 0)) continue;
-    int child_indent = indent + 2;
-    if (sl->label[0]) {
-      fprintf(out, "\n%*s%s:", indent + 2, "", sl->label);
-      child_indent += 2;
+  for (;;) {
+    const KindInfo *info = &kinds[n->kind];
+    const Node *elif = elif_of(n);
+    for (int i = 0; i < 5 && info->slots[i].slot != S_NONE; i++) {
+      const SlotLabel *sl = &info->slots[i];
+      if (elif && sl->slot == S_LIST2) break; /* the if's last slot */
+      const Node *child = slot_node(n, sl->slot);
+      const NodeList *list = slot_list(n, sl->slot);
+      if (!child && (!list || list->len == 0)) continue;
+      int child_indent = indent + 2;
+      if (sl->label[0]) {
+        fprintf(out, "\n%*s%s:", indent + 2, "", sl->label);
+        child_indent += 2;
+      }
+      if (child) dump_child(out, child, child_indent);
+      for (int j = 0; list && j < list->len; j++) dump_child(out, list->items[j], child_indent);
     }
-    if (child) dump_child(out, child, child_indent);
-    for (int j = 0; list && j < list->len; j++) dump_child(out, list->items[j], child_indent);
+    if (!elif) break;
+    const Span *s = &elif->span;
+    fprintf(out, "\n%*selif %d:%d-%d:%d", indent + 2, "", s->line, s->col, s->end_line, s->end_col);
+    n = elif;
   }
   fputc(')', out);
 }

@@ -59,7 +59,8 @@ typedef enum NodeKind {
   N_BREAK,
   N_CONTINUE,
   N_ASSERT,     /* assert a, b */
-  N_IF,         /* if a: list  else: list2 (elif = an N_IF alone in list2) */
+  N_IF,         /* if a: list  else: list2 (elif = an N_IF alone in list2: not
+                   nesting, a chain has any length; walks follow it by a loop) */
   N_WHILE,      /* while a: list */
   N_FOR,        /* for a in b: list */
   N_WITH,       /* with a as b: list (b may be NULL); several items are nested
@@ -104,17 +105,22 @@ typedef struct NodeList {
   int len, cap;
 } NodeList;
 
+/* 112 bytes: the fields no kind uses together share storage (a script of
+ * simple statements costs about three nodes a line). */
 struct Node {
   NodeKind kind;
-  Span span;  /* whole construct */
-  int op;     /* operator code (see kinds) */
-  char *name; /* identifier (arena) */
-  char *str;  /* string literal / dotted module name (arena) */
-  int64_t ival;
-  double fval;
+  int op;          /* operator code (see kinds) */
+  Span span;       /* whole construct */
+  char *name;      /* identifier (arena) */
+  char *str;       /* string literal / dotted module name (arena) */
   Node *a, *b, *c; /* children, meaning per kind */
-  NodeList list, list2, list3;
-  int *ops; /* N_COMPARE: list.len - 1 operators */
+  NodeList list, list2;
+  union {
+    NodeList list3; /* N_DEF, N_CLASS: decorators */
+    int64_t ival;   /* N_INT; N_FROM_IMPORT: 1 for `*` */
+    double fval;    /* N_FLOAT */
+    int *ops;       /* N_COMPARE: list.len - 1 operators */
+  };                /* list3.len reads 0 on every other kind (only list3 writes there) */
 };
 
 void nodelist_push(Arena *ar, NodeList *l, Node *n);

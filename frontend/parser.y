@@ -4,9 +4,16 @@
  * flex's tokens. Expression levels follow Python's grammar one nonterminal
  * per precedence level, lowest first, so the precedence is Python's exactly.
  * Lists are left-recursive, so the parser stack grows only with nesting
- * (brackets and blocks, bounded by the lexer; prefix operators and elif
- * chains, bounded by bison's YYMAXDEPTH), and ast_check_depth bounds the
- * tree for every later recursive walk.
+ * (brackets and blocks, bounded by the lexer; prefix operators, bounded by
+ * bison's YYMAXDEPTH), and ast_check_depth bounds the tree for every later
+ * recursive walk. An if/elif chain is left-recursive too: it is not
+ * nesting to the user, and ast_check_depth does not count it as such.
+ *
+ * Hostile input costs memory and time linear in its size: every list grows
+ * by doubling (statements go straight into their block's list), adjacent
+ * strings and dotted names grow a buffer, comparison chains grow their
+ * operator array with their operand list, and repeated names are found by
+ * sorting (check_call_args, check_params), never by pairwise scans.
  *
  * Syntax errors are reported once, by yyreport_syntax_error below, naming
  * the unexpected token and what was expected; there are no error-recovery
@@ -14,6 +21,16 @@
  */
 %code requires {
 #include "frontend/parse.h"
+
+/* An if and its elifs so far; text that grows (see buf_append). */
+typedef struct IfChain {
+  Node *first, *last;
+} IfChain;
+
+typedef struct TextBuf {
+  char *text;
+  size_t len, cap;
+} TextBuf;
 }
 
 %code provides {
@@ -22,6 +39,7 @@
 }
 
 %code {
+#include <stdlib.h>
 #include <string.h>
 
 #define AR (lx->ar)
@@ -50,14 +68,18 @@ static Node *push(Lexer *lx, Node *n, Node *item);
 static NodeList list1(Lexer *lx, Node *item);
 static bool check_target(Lexer *lx, Node *target);
 static bool check_single_target(Lexer *lx, Node *target, const char *what);
-static bool check_call_args(Lexer *lx, Node *call);
+static bool check_call_args(Lexer *lx, NodeList args);
 static bool check_params(Lexer *lx, NodeList params);
 static Node *mk_with(Lexer *lx, NodeList items, NodeList body, Span sp);
 static Node *last_stmt(NodeList body);
 static Node *mk_compound(Lexer *lx, NodeKind kind, Span head, NodeList body);
 static Node *mk_listcomp(Lexer *lx, Node *elt, NodeList clauses, Span sp);
+static NodeList prepend(Lexer *lx, Node *first, NodeList rest);
+static void push_compare(Lexer *lx, Node *cmp, int op, Node *operand);
+static Node *end_if_chain(Node *first, Node *last);
 static Node *mk_str(Lexer *lx, char *text, Span sp);
-static Node *concat_str(Lexer *lx, Node *s, char *text, Span sp);
+static void buf_start(TextBuf *b, char *text);
+static void buf_append(Lexer *lx, TextBuf *b, const char *sep, const char *text);
 static bool unsupported(Lexer *lx, Span sp, const char *what);
 }
 
@@ -76,6 +98,8 @@ static bool unsupported(Lexer *lx, Span sp, const char *what);
   int64_t ival;
   double fval;
   int op;
+  IfChain chain;
+  TextBuf buf;
 }
 
 %token <str> NAME "name"
@@ -100,14 +124,15 @@ static bool unsupported(Lexer *lx, Span sp, const char *what);
 %type <node> decorated param with_item dotted_as_name import_as_name
 %type <node> test or_test and_test not_test comparison comp_chain expr
 %type <node> xor_expr and_expr shift_expr arith_expr term factor power
-%type <node> primary atom testlist tuple_items exprlist expr_items strings
+%type <node> primary atom testlist tuple_items exprlist expr_items
 %type <node> subscripts subscript opt_test arg call comp_for ret_opt
 %type <node> default_opt ann_opt
-%type <list> module stmts stmt simple_stmt small_stmts suite elif_tail
+%type <list> module module_line stmts stmts_line simple_stmt small_stmts suite
 %type <list> decorators params params_opt args test_seq expr_seq
 %type <list> with_items comp_clauses comp_ifs subscript_seq
 %type <list> dotted_as_names import_as_names import_targets
-%type <str> dotted_name
+%type <buf> dotted_name strings
+%type <chain> if_chain
 %type <op> comp_op
 
 %start file
@@ -124,30 +149,35 @@ file:
     }
   ;
 
+/* Each statement goes straight into its block's list: a line of simple
+ * statements (a; b) is pushed one by one (module_line, stmts_line), with no
+ * list of its own. */
 module:
     %empty { $$ = (NodeList){0}; }
-  | module stmt {
-      $$ = $1;
-      for (int i = 0; i < $2.len; i++)
-        nodelist_push(AR, &$$, $2.items[i]);
-    }
+  | module stmt_compound { $$ = $1; nodelist_push(AR, &$$, $2); }
+  | module_line NEWLINE { $$ = $1; }
+  | module_line ';' NEWLINE { $$ = $1; }
+  ;
+
+module_line:
+    module small_stmt { $$ = $1; nodelist_push(AR, &$$, $2); }
+  | module_line ';' small_stmt { $$ = $1; nodelist_push(AR, &$$, $3); }
   ;
 
 stmts:
-    stmt { $$ = $1; }
-  | stmts stmt {
-      $$ = $1;
-      for (int i = 0; i < $2.len; i++)
-        nodelist_push(AR, &$$, $2.items[i]);
-    }
+    stmt_compound { $$ = list1(lx, $1); }
+  | stmts stmt_compound { $$ = $1; nodelist_push(AR, &$$, $2); }
+  | stmts_line NEWLINE { $$ = $1; }
+  | stmts_line ';' NEWLINE { $$ = $1; }
   ;
 
-/* One line of simple statements (a; b) or one compound statement. */
-stmt:
-    simple_stmt { $$ = $1; }
-  | stmt_compound { $$ = list1(lx, $1); }
+stmts_line:
+    small_stmt { $$ = list1(lx, $1); }
+  | stmts small_stmt { $$ = $1; nodelist_push(AR, &$$, $2); }
+  | stmts_line ';' small_stmt { $$ = $1; nodelist_push(AR, &$$, $3); }
   ;
 
+/* The simple statements after a compound statement's colon. */
 simple_stmt:
     small_stmts NEWLINE { $$ = $1; }
   | small_stmts ';' NEWLINE { $$ = $1; }
@@ -211,10 +241,10 @@ import_stmt:
       $$ = $2.items[0]; $$->span = @$;
     }
   | FROM dotted_name IMPORT import_targets {
-      $$ = mk(lx, N_FROM_IMPORT, @$); $$->str = $2; $$->list = $4;
+      $$ = mk(lx, N_FROM_IMPORT, @$); $$->str = $2.text; $$->list = $4;
     }
   | FROM dotted_name IMPORT '*' {
-      $$ = mk(lx, N_FROM_IMPORT, @$); $$->str = $2; $$->ival = 1;
+      $$ = mk(lx, N_FROM_IMPORT, @$); $$->str = $2.text; $$->ival = 1;
     }
   ;
 
@@ -224,13 +254,13 @@ dotted_as_names:
   ;
 
 dotted_as_name:
-    dotted_name { $$ = mk(lx, N_IMPORT, @$); $$->str = $1; }
-  | dotted_name AS NAME { $$ = mk(lx, N_IMPORT, @$); $$->str = $1; $$->name = $3; }
+    dotted_name { $$ = mk(lx, N_IMPORT, @$); $$->str = $1.text; }
+  | dotted_name AS NAME { $$ = mk(lx, N_IMPORT, @$); $$->str = $1.text; $$->name = $3; }
   ;
 
 dotted_name:
-    NAME { $$ = $1; }
-  | dotted_name '.' NAME { $$ = arena_printf(AR, "%s.%s", $1, $3); }
+    NAME { buf_start(&$$, $1); }
+  | dotted_name '.' NAME { $$ = $1; buf_append(lx, &$$, ".", $3); }
   ;
 
 import_targets:
@@ -255,23 +285,26 @@ stmt_compound:
   | decorated
   ;
 
-/* if/elif/else: an elif is an N_IF alone in the else list. */
+/* if/elif/else: an elif is an N_IF alone in the else list. The chain is
+ * built left to right (the parser stack does not grow with it), each arm
+ * hung under the last; every N_IF of it spans to the end of the chain. */
 if_stmt:
-    IF test ':' suite elif_tail {
-      $$ = mk_compound(lx, N_IF, @1, $4); $$->a = $2;
-      $$->list = $4; $$->list2 = $5;
-      if ($5.len) $$->span = span_join($$->span, last_stmt($5)->span);
+    if_chain { $$ = end_if_chain($1.first, $1.last); }
+  | if_chain ELSE ':' suite {
+      $1.last->list2 = $4;
+      $$ = end_if_chain($1.first, $1.last);
     }
   ;
 
-elif_tail:
-    %empty { $$ = (NodeList){0}; }
-  | ELSE ':' suite { $$ = $3; }
-  | ELIF test ':' suite elif_tail {
-      Node *n = mk_compound(lx, N_IF, @1, $4); n->a = $2;
-      n->list = $4; n->list2 = $5;
-      if ($5.len) n->span = span_join(n->span, last_stmt($5)->span);
-      $$ = list1(lx, n);
+if_chain:
+    IF test ':' suite {
+      Node *n = mk_compound(lx, N_IF, @1, $4); n->a = $2; n->list = $4;
+      $$.first = $$.last = n;
+    }
+  | if_chain ELIF test ':' suite {
+      Node *n = mk_compound(lx, N_IF, @2, $5); n->a = $3; n->list = $5;
+      $1.last->list2 = list1(lx, n);
+      $$.first = $1.first; $$.last = n;
     }
   ;
 
@@ -406,10 +439,7 @@ testlist:
 
 tuple_items:
     test ',' { $$ = mk_list(lx, N_TUPLE, $1, @$); }
-  | test ',' test_seq opt_comma {
-      $$ = mk_list(lx, N_TUPLE, $1, @$);
-      for (int i = 0; i < $3.len; i++) nodelist_push(AR, &$$->list, $3.items[i]);
-    }
+  | test ',' test_seq opt_comma { $$ = mk(lx, N_TUPLE, @$); $$->list = prepend(lx, $1, $3); }
   ;
 
 test_seq:
@@ -427,10 +457,7 @@ exprlist:
 
 expr_items:
     expr ',' { $$ = mk_list(lx, N_TUPLE, $1, @$); }
-  | expr ',' expr_seq opt_comma {
-      $$ = mk_list(lx, N_TUPLE, $1, @$);
-      for (int i = 0; i < $3.len; i++) nodelist_push(AR, &$$->list, $3.items[i]);
-    }
+  | expr ',' expr_seq opt_comma { $$ = mk(lx, N_TUPLE, @$); $$->list = prepend(lx, $1, $3); }
   ;
 
 expr_seq:
@@ -469,16 +496,9 @@ comparison:
 
 comp_chain:
     expr comp_op expr {
-      $$ = mk_list(lx, N_COMPARE, $1, @$); nodelist_push(AR, &$$->list, $3);
-      $$->ops = arena_alloc(AR, sizeof(int)); $$->ops[0] = $2;
+      $$ = mk_list(lx, N_COMPARE, $1, @$); push_compare(lx, $$, $2, $3);
     }
-  | comp_chain comp_op expr {
-      $$ = $1; $$->span = @$; nodelist_push(AR, &$$->list, $3);
-      int n = $$->list.len - 1;
-      int *ops = arena_alloc(AR, sizeof(int) * (size_t)n);
-      memcpy(ops, $$->ops, sizeof(int) * (size_t)(n - 1));
-      ops[n - 1] = $2; $$->ops = ops;
-    }
+  | comp_chain comp_op expr { $$ = $1; $$->span = @$; push_compare(lx, $$, $2, $3); }
   ;
 
 comp_op:
@@ -550,10 +570,10 @@ call:
     primary '(' ')' { $$ = mk(lx, N_CALL, @$); $$->a = $1; }
   | primary '(' args opt_comma ')' {
       $$ = mk(lx, N_CALL, @$); $$->a = $1;
+      if (!check_call_args(lx, $3)) YYABORT;
       for (int i = 0; i < $3.len; i++)
         nodelist_push(AR, $3.items[i]->kind == N_KEYWORD ? &$$->list2 : &$$->list,
                       $3.items[i]);
-      if (!check_call_args(lx, $$)) YYABORT;
     }
   ;
 
@@ -576,8 +596,7 @@ subscripts:
     subscript
   | subscript ',' { $$ = mk_list(lx, N_TUPLE, $1, @$); }
   | subscript ',' subscript_seq opt_comma {
-      $$ = mk_list(lx, N_TUPLE, $1, @$);
-      for (int i = 0; i < $3.len; i++) nodelist_push(AR, &$$->list, $3.items[i]);
+      $$ = mk(lx, N_TUPLE, @$); $$->list = prepend(lx, $1, $3);
     }
   ;
 
@@ -605,7 +624,7 @@ atom:
     NAME { $$ = mk(lx, N_NAME, @$); $$->name = $1; }
   | INT { $$ = mk(lx, N_INT, @$); $$->ival = $1; }
   | FLOAT { $$ = mk(lx, N_FLOAT, @$); $$->fval = $1; }
-  | strings
+  | strings { $$ = mk_str(lx, $1.text, @$); }
   | NONE { $$ = mk(lx, N_NONE, @$); }
   | TRUE { $$ = mk(lx, N_TRUE, @$); }
   | FALSE { $$ = mk(lx, N_FALSE, @$); }
@@ -620,8 +639,8 @@ atom:
 
 /* Adjacent string literals are one string, as in Python. */
 strings:
-    STRING { $$ = mk_str(lx, $1, @$); }
-  | strings STRING { $$ = concat_str(lx, $1, $2, @$); }
+    STRING { buf_start(&$$, $1); }
+  | strings STRING { $$ = $1; buf_append(lx, &$$, "", $2); }
   ;
 
 /* for x in xs if cond ... [for y in ys if ...] */
@@ -670,10 +689,47 @@ static Node *mk_list(Lexer *lx, NodeKind kind, Node *first, Span sp) {
   return n;
 }
 
+/* A list of one item, with room for two: most lists of one stay so (the
+ * targets of an assignment, a block of one statement). */
 static NodeList list1(Lexer *lx, Node *item) {
-  NodeList l = {0};
-  nodelist_push(lx->ar, &l, item);
+  NodeList l = {arena_alloc(lx->ar, 2 * sizeof(Node *)), 1, 2};
+  l.items[0] = item;
   return l;
+}
+
+/* first, then the items of rest: rest grows by one and shifts (no copy
+ * into a new list). */
+static NodeList prepend(Lexer *lx, Node *first, NodeList rest) {
+  nodelist_push(lx->ar, &rest, first);
+  memmove(rest.items + 1, rest.items, sizeof(Node *) * (size_t)(rest.len - 1));
+  rest.items[0] = first;
+  return rest;
+}
+
+/* One more `op operand` of a comparison chain. The operator array has the
+ * operand list's capacity and grows with it, so a chain of n links costs
+ * O(n), not a fresh copy per link. */
+static void push_compare(Lexer *lx, Node *cmp, int op, Node *operand) {
+  int cap = cmp->list.cap;
+  nodelist_push(lx->ar, &cmp->list, operand);
+  int n = cmp->list.len - 1; /* operators, this one included */
+  if (cmp->list.cap != cap || !cmp->ops) {
+    int *ops = arena_alloc(lx->ar, sizeof(int) * (size_t)cmp->list.cap);
+    if (n > 1) memcpy(ops, cmp->ops, sizeof(int) * (size_t)(n - 1));
+    cmp->ops = ops;
+  }
+  cmp->ops[n - 1] = op;
+}
+
+/* Every N_IF of a chain spans from its keyword to the end of the chain
+ * (the last statement of the last arm or of the else): one pass. */
+static Node *end_if_chain(Node *first, Node *last) {
+  Span end = last->list2.len ? last_stmt(last->list2)->span : last->span;
+  for (Node *n = first;; n = n->list2.items[0]) {
+    n->span = span_join(n->span, end);
+    if (n == last) break;
+  }
+  return first;
 }
 
 static Node *last_stmt(NodeList body) { return body.items[body.len - 1]; }
@@ -715,10 +771,28 @@ static Node *mk_str(Lexer *lx, char *text, Span sp) {
   return n;
 }
 
-static Node *concat_str(Lexer *lx, Node *s, char *text, Span sp) {
-  s->str = arena_printf(lx->ar, "%s%s", s->str, text);
-  s->span = sp;
-  return s;
+/* Text that grows (adjacent strings, dotted names): it starts as the
+ * token's own string and moves to a buffer that doubles when an append
+ * does not fit, so n pieces cost O(total length), not O(n^2). */
+static void buf_start(TextBuf *b, char *text) {
+  b->text = text;
+  b->len = strlen(text);
+  b->cap = 0; /* the token's string: not ours to grow */
+}
+
+static void buf_append(Lexer *lx, TextBuf *b, const char *sep, const char *text) {
+  size_t nsep = strlen(sep), ntext = strlen(text);
+  size_t need = b->len + nsep + ntext + 1;
+  if (need > b->cap) {
+    size_t cap = b->cap * 2 > need ? b->cap * 2 : need < 64 ? 64 : need;
+    char *p = arena_alloc(lx->ar, cap);
+    memcpy(p, b->text, b->len);
+    b->text = p;
+    b->cap = cap;
+  }
+  memcpy(b->text + b->len, sep, nsep);
+  memcpy(b->text + b->len + nsep, text, ntext + 1);
+  b->len += nsep + ntext;
 }
 
 static bool unsupported(Lexer *lx, Span sp, const char *what) {
@@ -778,42 +852,78 @@ static bool check_single_target(Lexer *lx, Node *t, const char *what) {
   return false;
 }
 
-/* Python's rules: no positional argument after a keyword argument (a *xs
- * may follow one), and no keyword given twice. */
-static bool check_call_args(Lexer *lx, Node *call) {
-  for (int i = 0; i < call->list.len; i++) {
-    Node *pos = call->list.items[i];
-    for (int k = 0; k < call->list2.len && pos->kind != N_STAR; k++)
-      if (call->list2.items[k]->span.line < pos->span.line
-          || (call->list2.items[k]->span.line == pos->span.line
-              && call->list2.items[k]->span.col < pos->span.col)) {
-        diag_error(lx->d, pos->span,
-                   "positional argument follows keyword argument");
-        return false;
-      }
+/* The first item (in order) whose name an earlier item has, or -1: by
+ * sorting (name, position), O(n log n) where a pairwise scan of 30000
+ * keyword arguments took seconds. */
+typedef struct NamePos {
+  const char *name;
+  int pos;
+} NamePos;
+
+static int cmp_name_pos(const void *x, const void *y) {
+  const NamePos *a = x, *b = y;
+  int c = strcmp(a->name, b->name);
+  return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+static int first_repeat(Node *const *items, int n) {
+  if (n < 2) return -1;
+  NamePos *v = xmalloc(sizeof *v * (size_t)n);
+  for (int i = 0; i < n; i++) v[i] = (NamePos){items[i]->name, i};
+  qsort(v, (size_t)n, sizeof *v, cmp_name_pos);
+  int first = -1;
+  for (int i = 1; i < n; i++) /* the second of each run of one name */
+    if (strcmp(v[i].name, v[i - 1].name) == 0
+        && (i == 1 || strcmp(v[i - 1].name, v[i - 2].name) != 0)
+        && (first < 0 || v[i].pos < first))
+      first = v[i].pos;
+  free(v);
+  return first;
+}
+
+/* Python's rules for the arguments of a call, in source order: no
+ * positional argument after a keyword argument (a *xs may follow one), and
+ * no keyword given twice. */
+static bool check_call_args(Lexer *lx, NodeList args) {
+  bool seen_keyword = false;
+  int nkw = 0;
+  for (int i = 0; i < args.len; i++) {
+    Node *arg = args.items[i];
+    if (arg->kind == N_KEYWORD) {
+      seen_keyword = true;
+      nkw++;
+    } else if (seen_keyword && arg->kind != N_STAR) {
+      diag_error(lx->d, arg->span, "positional argument follows keyword argument");
+      return false;
+    }
   }
-  for (int k = 1; k < call->list2.len; k++)
-    for (int j = 0; j < k; j++)
-      if (strcmp(call->list2.items[k]->name, call->list2.items[j]->name) == 0) {
-        diag_error(lx->d, call->list2.items[k]->span,
-                   "keyword argument repeated: %s", call->list2.items[k]->name);
-        return false;
-      }
+  if (nkw < 2) return true;
+  Node **kws = xmalloc(sizeof *kws * (size_t)nkw);
+  nkw = 0;
+  for (int i = 0; i < args.len; i++)
+    if (args.items[i]->kind == N_KEYWORD) kws[nkw++] = args.items[i];
+  int k = first_repeat(kws, nkw);
+  Node *dup = k >= 0 ? kws[k] : NULL;
+  free(kws);
+  if (dup) {
+    diag_error(lx->d, dup->span, "keyword argument repeated: %s", dup->name);
+    return false;
+  }
   return true;
 }
 
 /* Python's rules for parameters: no name twice; after a parameter with a
  * default, every plain parameter has one too; at most one *args and one
- * **kwargs, **kwargs last. */
+ * **kwargs, **kwargs last. The first broken rule in order is reported. */
 static bool check_params(Lexer *lx, NodeList params) {
   bool seen_default = false, seen_star = false, seen_kwargs = false;
+  int dup = first_repeat(params.items, params.len);
   for (int i = 0; i < params.len; i++) {
     Node *p = params.items[i];
-    for (int j = 0; j < i; j++)
-      if (strcmp(params.items[j]->name, p->name) == 0) {
-        diag_error(lx->d, p->span, "duplicate parameter '%s'", p->name);
-        return false;
-      }
+    if (i == dup) {
+      diag_error(lx->d, p->span, "duplicate parameter '%s'", p->name);
+      return false;
+    }
     if (seen_kwargs) {
       diag_error(lx->d, p->span, "parameter after **%s",
                  params.items[i - 1]->name);

@@ -3,7 +3,7 @@
  * `return` only inside a def, `break` and `continue` only inside a loop
  * (a def or class body starts afresh), `from x import *` only at module
  * level. Runs after ast_check_depth, so its recursion over nested blocks
- * is bounded.
+ * is bounded (an elif chain, which is not nesting, is followed by a loop).
  */
 #include "frontend/parse.h"
 
@@ -30,8 +30,13 @@ static bool check_stmt(const Node *s, Context cx, Diag *d) {
     if (s->ival && !cx.at_module)
       diag_error(d, s->span, "'import *' is only allowed at module level");
     return !s->ival || cx.at_module;
-  case N_IF:
-    return check_body(&s->list, inner, d) && check_body(&s->list2, inner, d);
+  case N_IF: /* an elif chain by a loop, not a recursion per arm */
+    for (;;) {
+      if (!check_body(&s->list, inner, d)) return false;
+      if (s->list2.len != 1 || s->list2.items[0]->kind != N_IF)
+        return check_body(&s->list2, inner, d);
+      s = s->list2.items[0];
+    }
   case N_WITH:
     return check_body(&s->list, inner, d);
   case N_FOR:
