@@ -6,6 +6,7 @@
  * infix operations are parenthesised, so no precedence is left implicit.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "backend_ptx/emit_int.h"
 
@@ -174,13 +175,38 @@ static bool emit_tmap(FILE *out, const IrKernel *k, const IrTmap *tm, Diag *d) {
   return ok;
 }
 
+/* The evaluator lists an `int` parameter fixed at compile time (-D,
+ * --specialize) among the config entries as "fixed NAME" (eval.c,
+ * set_config): NAME, or NULL for an autotune name. */
+static const char *fixed_param(const char *config_name) {
+  return strncmp(config_name, "fixed ", 6) ? NULL : config_name + 6;
+}
+
+/* `config k=v ...` (the autotune point), then `fixed k=v ...` when the
+ * entry has parameters fixed at compile time. */
+static void emit_config(FILE *out, const IrKernel *k) {
+  int nfixed = 0;
+  fprintf(out, "//@tls config");
+  for (int i = 0; i < k->nconfig; i++) {
+    if (fixed_param(k->config_names[i]))
+      nfixed++;
+    else
+      fprintf(out, " %s=%" PRId64, k->config_names[i], k->config_values[i]);
+  }
+  fputc('\n', out);
+  if (!nfixed) return;
+  fprintf(out, "//@tls fixed");
+  for (int i = 0; i < k->nconfig; i++) {
+    const char *name = fixed_param(k->config_names[i]);
+    if (name) fprintf(out, " %s=%" PRId64, name, k->config_values[i]);
+  }
+  fputc('\n', out);
+}
+
 static bool emit_entry_meta(FILE *out, const IrKernel *k, Diag *d) {
   fprintf(out, "//@tls entry %s script=%s block=%d smem=%" PRId64 "\n", k->name,
           k->script ? k->script : k->name, k->warps * 32, k->smem_bytes);
-  fprintf(out, "//@tls config");
-  for (int i = 0; i < k->nconfig; i++)
-    fprintf(out, " %s=%" PRId64, k->config_names[i], k->config_values[i]);
-  fputc('\n', out);
+  emit_config(out, k);
   if (!emit_params(out, k, d) || !emit_grid(out, k, d)) return false;
   for (int i = 0; i < k->ntmaps; i++)
     if (!emit_tmap(out, k, k->tmaps[i], d)) return false;

@@ -23,6 +23,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -33,6 +34,10 @@
 
 enum { EXIT_DIAG = 1, EXIT_USAGE = 2, MAX_DEFINES = 64 };
 
+/* --specialize: at most this many names, values per name, combinations of
+ * values, and entries in the file (what libtlsrt reads). */
+enum { MAX_SPECS = 8, MAX_SPEC_VALUES = 16, MAX_COMBINATIONS = 64, MAX_ENTRIES = 256 };
+
 typedef enum Emit { EMIT_AST, EMIT_IR, EMIT_PTX } Emit;
 
 typedef struct Define {
@@ -40,12 +45,22 @@ typedef struct Define {
   long long value;
 } Define;
 
+/* --specialize NAME=V1,V2,...: the values of an `int` parameter to build
+ * specialised entries for. */
+typedef struct Spec {
+  const char *name;
+  int nvalues;
+  int64_t values[MAX_SPEC_VALUES];
+} Spec;
+
 typedef struct Options {
   const char *input;  /* path, or "-" for stdin */
   const char *output; /* NULL or "-": stdout */
   Emit emit;
   Define defines[MAX_DEFINES];
   int ndefines;
+  Spec specs[MAX_SPECS]; /* --specialize */
+  int nspecs;
   bool verify;                /* --verify: simulate instead of emitting */
   Define params[MAX_DEFINES]; /* -p NAME=VALUE for --verify */
   int nparams;
@@ -63,6 +78,11 @@ static const char usage_text[] =
     "  --emit=KIND       ast, ir or ptx (default: ptx)\n"
     "  -D NAME=VALUE     fix an integer parameter or autotune name\n"
     "                    (repeatable)\n"
+    "  --specialize NAME=V1[,V2,...]\n"
+    "                    beside each generic entry, one entry per value (per\n"
+    "                    combination, when repeated) of the `int` parameter\n"
+    "                    NAME compiled as a constant; libtlsrt launches it\n"
+    "                    when the arguments match (docs/language.md)\n"
     "  --verify          simulate the kernel's warps on the CPU and report\n"
     "                    deadlocks, shared-memory races and mbarrier misuse\n"
     "                    (docs/verify.md); emits nothing else\n"
@@ -129,6 +149,69 @@ static int parse_name_value(const char *opt, Define *list, int *n, const char *a
   return 0;
 }
 
+/* --specialize NAME=V1[,V2,...]: each value an int32 (as -D reads it),
+ * none twice, a name at most once. */
+static int parse_specialize(Options *o, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || !is_identifier(arg, (size_t)(eq - arg)))
+    return usage_error("bad --specialize '%s': expected --specialize NAME=V1[,V2,...]", arg);
+  size_t len = (size_t)(eq - arg);
+  for (int i = 0; i < o->nspecs; i++)
+    if (strlen(o->specs[i].name) == len && strncmp(o->specs[i].name, arg, len) == 0)
+      return usage_error("--specialize '%s' given twice (list every value in one option)",
+                         o->specs[i].name);
+  if (o->nspecs == MAX_SPECS)
+    return usage_error("too many --specialize options (the limit is %d): '%s'", MAX_SPECS, arg);
+  Spec *sp = &o->specs[o->nspecs];
+  sp->nvalues = 0;
+  for (const char *p = eq + 1;; p++) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(p, &end, 0);
+    if (end == p || isspace((unsigned char)*p) || (*end != ',' && *end != '\0') || errno == ERANGE)
+      return usage_error("bad --specialize '%s': the values must be integers separated by commas",
+                         arg);
+    if (v < INT32_MIN || v > INT32_MAX)
+      return usage_error("bad --specialize '%s': %lld does not fit in int32 (an `int` parameter "
+                         "is an int32 argument of the entry)",
+                         arg, v);
+    for (int i = 0; i < sp->nvalues; i++)
+      if (sp->values[i] == v)
+        return usage_error("bad --specialize '%s': the value %lld is listed twice", arg, v);
+    if (sp->nvalues == MAX_SPEC_VALUES)
+      return usage_error("bad --specialize '%s': more than %d values", arg, MAX_SPEC_VALUES);
+    sp->values[sp->nvalues++] = v;
+    p = end;
+    if (*p == '\0') break;
+  }
+  char *name = xmalloc(len + 1);
+  memcpy(name, arg, len);
+  name[len] = '\0';
+  sp->name = name;
+  o->nspecs++;
+  return 0;
+}
+
+/* The number of value combinations of the --specialize options (1 when
+ * there are none). */
+static int spec_combinations(const Options *o) {
+  int n = 1;
+  for (int i = 0; i < o->nspecs && n <= MAX_COMBINATIONS; i++) n *= o->specs[i].nvalues;
+  return n;
+}
+
+/* What --specialize asks beyond each option's own syntax. */
+static int check_specs(const Options *o) {
+  for (int i = 0; i < o->nspecs; i++)
+    for (int j = 0; j < o->ndefines; j++)
+      if (strcmp(o->specs[i].name, o->defines[j].name) == 0)
+        return usage_error("'%s' is fixed by -D and listed by --specialize: give one of them",
+                           o->specs[i].name);
+  if (spec_combinations(o) > MAX_COMBINATIONS)
+    return usage_error("--specialize lists more than %d combinations of values", MAX_COMBINATIONS);
+  return -1;
+}
+
 static int parse_emit(Options *o, const char *kind) {
   if (strcmp(kind, "ast") == 0)
     o->emit = EMIT_AST;
@@ -177,6 +260,11 @@ static int parse_args(Options *o, int argc, char **argv) {
       rc = parse_name_value("-D", o->defines, &o->ndefines, argv[++i]);
     } else if (strncmp(a, "-D", 2) == 0) {
       rc = parse_name_value("-D", o->defines, &o->ndefines, a + 2);
+    } else if (strcmp(a, "--specialize") == 0) {
+      if (!next) return usage_error("%s needs NAME=V1[,V2,...]", a);
+      rc = parse_specialize(o, argv[++i]);
+    } else if (strncmp(a, "--specialize=", 13) == 0) {
+      rc = parse_specialize(o, a + 13);
     } else if (strcmp(a, "--verify") == 0) {
       o->verify = true;
     } else if (strcmp(a, "-p") == 0 || strcmp(a, "--param") == 0) {
@@ -204,7 +292,7 @@ static int parse_args(Options *o, int argc, char **argv) {
     if (rc) return rc;
   }
   if (!o->input) return usage_error("%s", "no input file");
-  return -1;
+  return check_specs(o);
 }
 
 /* ------------------------------------------------------------ timing */
@@ -389,29 +477,272 @@ static bool write_output(const Options *o, const char *data, size_t len) {
 
 /* ------------------------------------------------------------ pipeline */
 
-/* --verify: simulates the planned module with the -p values; the summary
- * goes to `out`. Sets *usage when a value is missing or unknown. */
+/* The evaluator lists the `int` parameters it fixed (-D, --specialize)
+ * among a kernel's config entries as "fixed NAME" (eval.c): true with the
+ * value when `k` fixes `name`. */
+static bool kernel_fixes(const IrKernel *k, const char *name, int64_t *value) {
+  for (int i = 0; i < k->nconfig; i++)
+    if (strncmp(k->config_names[i], "fixed ", 6) == 0 &&
+        strcmp(k->config_names[i] + 6, name) == 0) {
+      *value = k->config_values[i];
+      return true;
+    }
+  return false;
+}
+
+static bool kernel_has_param(const IrKernel *k, const char *name) {
+  for (int p = 0; p < k->nparams; p++)
+    if (!k->params[p]->is_ptr && strcmp(k->params[p]->name, name) == 0) return true;
+  return false;
+}
+
+/* --verify simulates the entries that a launch with the -p values could
+ * run: every entry whose fixed parameters (-D, --specialize) all have
+ * those values; a fixed parameter with no -p takes its fixed value. The
+ * summary goes to `out`. Sets *usage when a value is missing or unknown,
+ * or when the -p values contradict every entry. */
 static bool verify_module(const Options *o, const IrModule *m, Diag *d, FILE *out, bool *usage) {
-  SimParam params[MAX_DEFINES];
-  for (int i = 0; i < o->nparams; i++)
-    params[i] = (SimParam){o->params[i].name, o->params[i].value};
-  SimOptions sopt = {.params = params, .nparams = o->nparams, .summary = out};
-  SimStatus st = sim_run(m, &sopt, d);
-  *usage = st == SIM_USAGE;
-  return st == SIM_OK;
+  for (int i = 0; i < o->nparams; i++) {
+    bool known = false;
+    for (int j = 0; j < m->nkernels && !known; j++)
+      known = kernel_has_param(m->kernels[j], o->params[i].name);
+    if (!known) {
+      diag_plain_error(d, "--verify: no kernel has a run-time parameter '%s'", o->params[i].name);
+      *usage = true;
+      return false;
+    }
+  }
+  SimStatus worst = SIM_OK;
+  int verified = 0;
+  const IrKernel *first_skip = NULL; /* for the message when none runs */
+  const char *first_name = NULL;
+  int64_t first_value = 0;
+  for (int j = 0; j < m->nkernels; j++) {
+    IrKernel *k = m->kernels[j];
+    SimParam params[MAX_DEFINES + MAX_DEFINES];
+    int n = 0;
+    bool skip = false;
+    const char *skip_name = NULL;
+    int64_t skip_value = 0;
+    for (int i = 0; i < o->nparams; i++)
+      if (kernel_has_param(k, o->params[i].name))
+        params[n++] = (SimParam){o->params[i].name, o->params[i].value};
+    for (int c = 0; c < k->nconfig && !skip && n < MAX_DEFINES + MAX_DEFINES; c++) {
+      const char *name = k->config_names[c];
+      if (strncmp(name, "fixed ", 6) != 0) continue;
+      name += 6;
+      int i = 0;
+      while (i < o->nparams && strcmp(o->params[i].name, name) != 0) i++;
+      if (i == o->nparams)
+        params[n++] = (SimParam){name, k->config_values[c]};
+      else if (o->params[i].value != k->config_values[c]) {
+        skip = true;
+        skip_name = name;
+        skip_value = k->config_values[c];
+      }
+    }
+    if (skip && !first_skip) {
+      first_skip = k;
+      first_name = skip_name;
+      first_value = skip_value;
+    }
+    if (skip) {
+      fprintf(out, "verify: %s: not run (compiled for %s=%" PRId64 ")\n", k->name, skip_name,
+              skip_value);
+      continue;
+    }
+    IrModule one = *m;
+    one.kernels = &m->kernels[j];
+    one.nkernels = 1;
+    SimOptions sopt = {.params = params, .nparams = n, .summary = out};
+    SimStatus st = sim_run(&one, &sopt, d);
+    verified++;
+    if (st == SIM_USAGE) {
+      *usage = true;
+      return false;
+    }
+    if (st == SIM_PROBLEM) worst = st;
+  }
+  if (!verified) {
+    diag_plain_error(d,
+                     "--verify: no entry takes these -p values (%s, for one, is compiled for "
+                     "%s=%" PRId64 ")",
+                     first_skip->name, first_name, first_value);
+    *usage = true;
+    return false;
+  }
+  return worst == SIM_OK;
+}
+
+/* ------------------------------------------------------------ specialise */
+
+/* Evaluates the module with the -D values and, for one --specialize
+ * combination (`combo`, one value per option; NULL for the generic
+ * entries), those values too. The driver checks the --specialize names
+ * itself, so they are passed as already used. */
+static IrModule *evaluate(const Options *o, Arena *ar, const Source *src, const Node *module,
+                          Diag *d, const int64_t *combo) {
+  EvalDefine defs[MAX_DEFINES + MAX_SPECS];
+  int n = 0;
+  for (int i = 0; i < o->ndefines; i++)
+    defs[n++] = (EvalDefine){o->defines[i].name, o->defines[i].value, false};
+  for (int i = 0; combo && i < o->nspecs; i++)
+    defs[n++] = (EvalDefine){o->specs[i].name, combo[i], true};
+  return eval_build(ar, module, src, defs, n, d);
+}
+
+/* Combination `c` of the --specialize values, the first option varying
+ * slowest; "n_size=8192 k_size=4096" into text when it is not NULL. */
+static void spec_combination(const Options *o, int c, int64_t *combo, char *text, size_t len) {
+  for (int i = o->nspecs - 1; i >= 0; i--) {
+    combo[i] = o->specs[i].values[c % o->specs[i].nvalues];
+    c /= o->specs[i].nvalues;
+  }
+  size_t used = 0;
+  for (int i = 0; text && i < o->nspecs && used < len; i++)
+    used += (size_t)snprintf(text + used, len - used, "%s%s=%" PRId64, i ? " " : "",
+                             o->specs[i].name, combo[i]);
+}
+
+/* A --specialize name is not an autotune name (-D selects those): checked
+ * on the generic build, before a build with the name fixed. Returns -1, or
+ * EXIT_USAGE after the message. */
+static int check_spec_not_autotune(const Options *o, const IrModule *generic) {
+  for (int i = 0; i < o->nspecs; i++)
+    for (int j = 0; j < generic->nkernels; j++) {
+      const IrKernel *k = generic->kernels[j];
+      for (int c = 0; c < k->nconfig; c++)
+        if (strcmp(k->config_names[c], o->specs[i].name) == 0)
+          return usage_error("--specialize '%s': '%s' is an autotune name, not an `int` kernel "
+                             "parameter (-D %s=VALUE selects autotune points)",
+                             o->specs[i].name, o->specs[i].name, o->specs[i].name);
+    }
+  return -1;
+}
+
+/* A --specialize name is an `int` parameter: some kernel of the first
+ * combination's build fixes it. Returns -1, or EXIT_USAGE after the
+ * message. */
+static int check_spec_fixed(const Options *o, const IrModule *generic, const IrModule *first) {
+  for (int i = 0; i < o->nspecs; i++) {
+    const char *name = o->specs[i].name;
+    bool fixed = false, param = false;
+    int64_t v;
+    for (int j = 0; j < first->nkernels && !fixed; j++)
+      fixed = kernel_fixes(first->kernels[j], name, &v);
+    for (int j = 0; j < generic->nkernels && !param; j++)
+      param = kernel_has_param(generic->kernels[j], name);
+    if (!fixed && param)
+      return usage_error("--specialize '%s': the kernel parameter '%s' is not annotated `int` "
+                         "(int32 and the other typed parameters are run-time values only)",
+                         name, name);
+    if (!fixed)
+      return usage_error("--specialize '%s': no script has a kernel parameter named '%s'", name,
+                         name);
+  }
+  return -1;
+}
+
+/* The name of the entry that kernel `k` of a --specialize build is: the
+ * generic entry's name, then `__NAME_VALUE` for each parameter it fixes
+ * through --specialize, in parameter order (a negative VALUE is written
+ * `m` and its magnitude); NULL when it fixes none (it is the generic
+ * entry again). */
+static char *variant_name(Arena *ar, const Options *o, const IrKernel *generic, const IrKernel *k) {
+  char *name = NULL;
+  for (int p = 0; p < k->nparams; p++) {
+    const char *pn = k->params[p]->name;
+    int64_t v;
+    bool listed = false;
+    for (int i = 0; i < o->nspecs && !listed; i++) listed = strcmp(o->specs[i].name, pn) == 0;
+    if (!listed || !kernel_fixes(k, pn, &v)) continue;
+    name = arena_printf(ar, "%s__%s_%s%" PRId64, name ? name : generic->name, pn, v < 0 ? "m" : "",
+                        v < 0 ? -v : v);
+  }
+  return name;
+}
+
+/* Refuses two entries of one name (a script named like another's
+ * specialised entry): libtlsrt could not tell them apart. */
+static bool names_distinct(const IrModule *m, Diag *d) {
+  for (int i = 0; i < m->nkernels; i++)
+    for (int j = 0; j < i; j++)
+      if (strcmp(m->kernels[i]->name, m->kernels[j]->name) == 0) {
+        diag_plain_error(d, "two entries would be named '%s' (rename a script)",
+                         m->kernels[i]->name);
+        return false;
+      }
+  return true;
+}
+
+/* The generic module (-D applied) and, with --specialize, after each
+ * generic entry its specialised entries, one per combination of values
+ * that fixes at least one of its parameters (docs/language.md). NULL after
+ * a diagnostic, or after a usage error (*usage set). */
+static IrModule *build_module(const Options *o, Arena *ar, const Source *src, const Node *module,
+                              Diag *d, bool *usage) {
+  IrModule *m = evaluate(o, ar, src, module, d, NULL);
+  if (!m || !o->nspecs) return m;
+  if (check_spec_not_autotune(o, m) >= 0) {
+    *usage = true;
+    return NULL;
+  }
+  int ncomb = spec_combinations(o);
+  IrModule **built = arena_alloc(ar, sizeof(IrModule *) * (size_t)ncomb);
+  for (int c = 0; c < ncomb; c++) {
+    int64_t combo[MAX_SPECS];
+    char text[512];
+    spec_combination(o, c, combo, text, sizeof text);
+    built[c] = evaluate(o, ar, src, module, d, combo);
+    if (!built[c]) {
+      fprintf(d->out, "tlsc: note: in the entries specialised on %s\n", text);
+      return NULL;
+    }
+    if (c == 0 && check_spec_fixed(o, m, built[0]) >= 0) {
+      *usage = true;
+      return NULL;
+    }
+    if (built[c]->nkernels != m->nkernels) {
+      diag_plain_error(d,
+                       "--specialize: the entries specialised on %s are not those of the "
+                       "generic build",
+                       text);
+      return NULL;
+    }
+  }
+  IrKernel **all = arena_alloc(ar, sizeof(IrKernel *) * (size_t)m->nkernels * (size_t)(ncomb + 1));
+  int n = 0;
+  for (int j = 0; j < m->nkernels; j++) {
+    int first = n;
+    all[n++] = m->kernels[j];
+    for (int c = 0; c < ncomb; c++) {
+      IrKernel *k = built[c]->kernels[j];
+      char *name = variant_name(ar, o, m->kernels[j], k);
+      bool seen = !name;
+      for (int i = first; i < n && !seen; i++) seen = strcmp(all[i]->name, name) == 0;
+      if (seen) continue; /* fixes none of this script's parameters, or the same ones again */
+      k->name = name;
+      all[n++] = k;
+    }
+  }
+  if (n > MAX_ENTRIES) {
+    *usage = true;
+    usage_error("--specialize would write %d entries (libtlsrt reads at most %d)", n, MAX_ENTRIES);
+    return NULL;
+  }
+  m->kernels = all;
+  m->nkernels = n;
+  return m;
 }
 
 /* Everything after parsing: evaluate, run the passes, print IR or PTX (or
  * simulate, --verify). False after a diagnostic; *usage is set after a
- * --verify usage error. */
+ * usage error found here (--specialize names, --verify values). */
 static bool compile_module(const Options *o, Arena *ar, const Source *src, const Node *module,
                            Diag *d, FILE *out, Timer *timer, bool *usage) {
-  EvalDefine defs[MAX_DEFINES];
-  for (int i = 0; i < o->ndefines; i++)
-    defs[i] = (EvalDefine){o->defines[i].name, o->defines[i].value, false};
-  IrModule *m = eval_build(ar, module, src, defs, o->ndefines, d);
+  IrModule *m = build_module(o, ar, src, module, d, usage);
   timer_mark(timer, "evaluate");
-  if (!m) return false;
+  if (!m || !names_distinct(m, d)) return false;
   if (!ir_run_passes(m, d)) return false;
   timer_mark(timer, "passes");
   if (o->verify) {
@@ -479,5 +810,6 @@ int main(int argc, char **argv) {
   rc = run(&opts);
   for (int i = 0; i < opts.ndefines; i++) free((char *)opts.defines[i].name);
   for (int i = 0; i < opts.nparams; i++) free((char *)opts.params[i].name);
+  for (int i = 0; i < opts.nspecs; i++) free((char *)opts.specs[i].name);
   return rc;
 }

@@ -221,8 +221,10 @@ static EvalDefine *find_define(Eval *E, const char *name) {
   return NULL;
 }
 
-/* One kernel parameter from its annotation. Returns NULL and sets *fixed
- * for an `int` parameter fixed by -D. */
+/* One kernel parameter from its annotation. An `int` parameter fixed by -D
+ * (or by the driver for one --specialize combination) stays a parameter of
+ * the entry, so that every entry of a script takes the same arguments, but
+ * the body sees *fixed, its compile-time value. */
 static IrParam *make_param(Eval *E, Node *p, int index, Value **fixed) {
   if (p->op) ev_error(E, p->span, "*args in __call__ is not supported");
   if (!p->a)
@@ -249,7 +251,6 @@ static IrParam *make_param(Eval *E, Node *p, int index, Value **fixed) {
     if (d) {
       d->used = true;
       *fixed = v_int(E, d->value);
-      return NULL;
     }
     prm->type = DT_INT32;
     return prm;
@@ -274,6 +275,37 @@ static char *entry_name(Eval *E, ClassDef *c, int n, const int64_t *vals, bool s
   return s;
 }
 
+/* The fixed `int` parameters of a kernel travel in its config arrays, after
+ * the autotune names, as entries named "fixed NAME" (an autotune name never
+ * holds a space): `--emit=ir` prints them in the config, the PTX backend
+ * writes them on the entry's `fixed` metadata line (docs/format.md), and the
+ * driver names specialised entries after them. Each value must fit the
+ * int32 that the entry still takes as that parameter; checked after the
+ * body, so that errors the value causes inside it come first. */
+static void set_config(Eval *E, IrKernel *k, int n, const char **names, const int64_t *vals,
+                       int nfixed, Node **fixed_nodes, const int64_t *fixed_vals) {
+  k->nconfig = n + nfixed;
+  k->config_names = (char **)names;
+  k->config_values = (int64_t *)vals;
+  if (!nfixed) return;
+  k->config_names = arena_alloc(E->ar, sizeof(char *) * (size_t)(n + nfixed + 1));
+  k->config_values = arena_alloc(E->ar, sizeof(int64_t) * (size_t)(n + nfixed + 1));
+  for (int i = 0; i < n; i++) {
+    k->config_names[i] = (char *)names[i];
+    k->config_values[i] = vals[i];
+  }
+  for (int i = 0; i < nfixed; i++) {
+    Node *p = fixed_nodes[i];
+    if (fixed_vals[i] < INT32_MIN || fixed_vals[i] > INT32_MAX)
+      ev_error(E, p->span,
+               "-D %s=%lld does not fit in int32: an `int` parameter fixed by -D is still an "
+               "int32 parameter of the entry",
+               p->name, (long long)fixed_vals[i]);
+    k->config_names[n + i] = arena_printf(E->ar, "fixed %s", p->name);
+    k->config_values[n + i] = fixed_vals[i];
+  }
+}
+
 /* Instantiates the script for one point and inlines __call__. */
 static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, const int64_t *vals,
                               bool single) {
@@ -281,9 +313,7 @@ static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, c
   Node *call = ev_find_member(c, "__call__")->fn;
   k->name = entry_name(E, c, n, vals, single);
   k->script = (char *)c->name;
-  k->nconfig = n;
-  k->config_names = (char **)names;
-  k->config_values = (int64_t *)vals;
+  set_config(E, k, n, names, vals, 0, NULL, NULL);
   k->span = c->node->span;
   E->k = k;
   E->cur = &k->body;
@@ -319,18 +349,26 @@ static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, c
   args.pos = arena_alloc(E->ar, sizeof(Value *) * (ps->len + 1));
   args.pos_span = arena_alloc(E->ar, sizeof(Span) * (ps->len + 1));
   k->params = arena_alloc(E->ar, sizeof(IrParam *) * (ps->len + 1));
+  Node **fixed_nodes = arena_alloc(E->ar, sizeof(Node *) * (ps->len + 1));
+  int64_t *fixed_vals = arena_alloc(E->ar, sizeof(int64_t) * (ps->len + 1));
+  int nfixed = 0;
   if (ps->len == 0) ev_error(E, call->span, "__call__ needs a 'self' parameter");
   for (int i = 1; i < ps->len; i++) {
     Value *fixed = NULL;
     IrParam *p = make_param(E, ps->items[i], k->nparams, &fixed);
-    if (p) k->params[k->nparams++] = p;
+    k->params[k->nparams++] = p;
     args.pos_span[args.npos] = ps->items[i]->span;
-    args.pos[args.npos++] = p ? v_expr(E, ir_param_ref(E->ar, p)) : fixed;
+    args.pos[args.npos++] = fixed ? fixed : v_expr(E, ir_param_ref(E->ar, p));
+    if (fixed) {
+      fixed_nodes[nfixed] = ps->items[i];
+      fixed_vals[nfixed++] = fixed->i;
+    }
   }
   Value *r = ev_call_user(E, call, self, &args, none);
   if (r->kind != V_NONE) ev_error(E, call->span, "__call__ of a kernel must not return a value");
   if (!k->grid[0]) ev_error(E, call->span, "kernel '%s' does not set self.attrs.blocks", c->name);
   if (!k->warps) ev_error(E, call->span, "kernel '%s' does not set self.attrs.warps", c->name);
+  set_config(E, k, n, names, vals, nfixed, fixed_nodes, fixed_vals);
   return k;
 }
 

@@ -1,4 +1,5 @@
-/* launch.c: tls_launch: prepare (prepare.c), encode the tensor maps (each
+/* launch.c: tls_launch: prepare (prepare.c, which also picks the entry that
+ * runs: the launched one or a specialised sibling), encode the tensor maps (each
  * remembered with its inputs, so repeated launches on the same buffers skip
  * cuTensorMapEncodeTiled), and cuLaunchKernel with the user arguments then
  * the maps as kernel parameters. */
@@ -41,11 +42,12 @@ static tls_status tmap_for(tls_kernel *k, int t, const tls_tmap_params *tp,
 
 tls_status tls_launch(const tls_kernel *kernel, const tls_arg *args, int nargs, void *stream) {
   if (!kernel) return TLS_ERR_INVALID;
-  tls_kernel *k = (tls_kernel *)kernel; /* the tensor-map cache is ours to update */
-  tls_context *ctx = k->mod->ctx;
   tls_launch_plan plan;
-  tls_status st = tls_prepare_launch(k, args, nargs, &plan);
+  const tls_kernel *ran = NULL;
+  tls_status st = rt_prepare(kernel, args, nargs, &plan, &ran);
   if (st) return st;
+  tls_kernel *k = (tls_kernel *)ran; /* the tensor-map cache is ours to update */
+  tls_context *ctx = k->mod->ctx;
   if (!ctx->online || !k->fn)
     return rt_error(ctx, TLS_ERR_NO_DEVICE, "launch of '%s' refused: the context has no GPU",
                     k->name);

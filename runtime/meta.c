@@ -11,7 +11,8 @@
 
 #include "runtime/rt_internal.h"
 
-enum { MAX_FIELDS = 16, MAX_KERNELS = 256 };
+/* A `fixed` line may name every parameter of an entry. */
+enum { MAX_FIELDS = TLS_MAX_PARAMS + 8, MAX_KERNELS = 256 };
 
 /* Where the parser stands; `msg` receives the first error. */
 typedef struct MetaParser {
@@ -131,6 +132,56 @@ static int split_commas(char *s, char **items, int max) {
 
 /* ------------------------------------------------------- directives */
 
+/* The range of values of an integer parameter type; false for f32 and
+ * pointers. u64 values stop at 2^63-1, as launches do. */
+static bool int_range(ParamType t, long long *lo, long long *hi) {
+  switch (t) {
+  case PT_I32:
+    return *lo = INT32_MIN, *hi = INT32_MAX, true;
+  case PT_U32:
+    return *lo = 0, *hi = UINT32_MAX, true;
+  case PT_I64:
+    return *lo = LLONG_MIN, *hi = LLONG_MAX, true;
+  case PT_U64:
+    return *lo = 0, *hi = LLONG_MAX, true;
+  default:
+    return false;
+  }
+}
+
+/* The entry's `fixed` pairs against its parameters, now all declared: each
+ * names an integer parameter once, with a value of its type. */
+static tls_status check_fixed(MetaParser *mp, tls_kernel *k) {
+  char *copy = xstrdup(k->fixed), *save = NULL;
+  tls_status st = TLS_OK;
+  for (char *kv = strtok_r(copy, " ", &save); kv && !st; kv = strtok_r(NULL, " ", &save)) {
+    char *eq = strchr(kv, '=');
+    *eq = 0;
+    int p = 0;
+    while (p < k->nparams && strcmp(k->params[p].name, kv)) p++;
+    long long lo, hi, v = 0;
+    if (p == k->nparams)
+      st = perr(mp, k->fixed_line, "'fixed' names '%s', which is not a parameter of entry '%s'", kv,
+                k->name);
+    else if (!int_range(k->params[p].type, &lo, &hi))
+      st = perr(mp, k->fixed_line,
+                "'fixed' names '%s', a %s parameter (only integer parameters can be fixed)", kv,
+                k->params[p].type_text);
+    else if (!parse_int(eq + 1, lo, hi, &v))
+      st = perr(mp, k->fixed_line,
+                "'fixed' value of '%s' must be an integer of its type %s, not '%s'", kv,
+                k->params[p].type_text, eq + 1);
+    for (int i = 0; !st && i < k->nfixed; i++)
+      if (k->fixed_param[i] == p) st = perr(mp, k->fixed_line, "'fixed' names '%s' twice", kv);
+    if (!st) {
+      k->fixed_param[k->nfixed] = p;
+      k->fixed_value[k->nfixed++] = v;
+    }
+  }
+  free(copy);
+  return st;
+}
+
 /* Compiles the current entry's deferred expressions (they may name
  * parameters declared after them) and checks that it is complete. */
 static tls_status close_entry(MetaParser *mp) {
@@ -139,6 +190,8 @@ static tls_status close_entry(MetaParser *mp) {
   if (!k) return TLS_OK;
   mp->cur = NULL;
   if (!mp->grid_line) return perr(mp, k->line, "entry '%s' has no 'grid' line", k->name);
+  tls_status st = check_fixed(mp, k);
+  if (st) return st;
   for (int d = 0; d < 3; d++) {
     if (!expr_compile(mp->grid_text[d], k->params, k->nparams, &k->grid[d], why, sizeof why))
       return perr(mp, mp->grid_line, "bad grid expression '%s': %s", mp->grid_text[d], why);
@@ -199,6 +252,7 @@ static tls_status dir_entry(MetaParser *mp, char **f, int n) {
   if (!k->script || k->block < 0 || k->smem < 0)
     return perr(mp, mp->line, "'entry' needs script=, block= and smem=");
   k->config = xstrdup("");
+  k->fixed = xstrdup("");
   return TLS_OK;
 }
 
@@ -220,6 +274,37 @@ static tls_status dir_config(MetaParser *mp, char **f, int n) {
   }
   free(mp->cur->config);
   mp->cur->config = s;
+  return TLS_OK;
+}
+
+/* fixed NAME=VALUE ... (checked when the entry closes, against its
+ * parameters) */
+static tls_status dir_fixed(MetaParser *mp, char **f, int n) {
+  tls_kernel *k = mp->cur;
+  if (k->fixed_line)
+    return perr(mp, mp->line, "second 'fixed' line in entry '%s' (line %d has the first)", k->name,
+                k->fixed_line);
+  if (n < 2) return perr(mp, mp->line, "'fixed' needs NAME=VALUE fields");
+  size_t len = 1;
+  for (int i = 1; i < n; i++) {
+    char *eq = strchr(f[i], '=');
+    char save = eq ? *eq : 0;
+    if (eq) *eq = 0;
+    bool ok = eq && is_ident(f[i]) && eq[1];
+    if (eq) *eq = save;
+    if (!ok) return perr(mp, mp->line, "fixed field '%s' is not NAME=VALUE", f[i]);
+    len += strlen(f[i]) + 1;
+  }
+  char *s = malloc(len);
+  if (!s) return snprintf(mp->msg, mp->msglen, "out of memory"), TLS_ERR_NOMEM;
+  s[0] = 0;
+  for (int i = 1; i < n; i++) {
+    if (i > 1) strcat(s, " ");
+    strcat(s, f[i]);
+  }
+  free(k->fixed);
+  k->fixed = s;
+  k->fixed_line = mp->line;
   return TLS_OK;
 }
 
@@ -403,8 +488,8 @@ static tls_status meta_line(MetaParser *mp, char *text) {
     mp->closed = true;
     return n == 1 ? close_entry(mp) : perr(mp, mp->line, "'end' takes nothing");
   }
-  static const char *const IN_ENTRY[] = {"config", "param", "grid", "tmap"};
-  for (int i = 0; i < 4; i++) {
+  static const char *const IN_ENTRY[] = {"config", "param", "grid", "tmap", "fixed"};
+  for (int i = 0; i < 5; i++) {
     if (strcmp(f[0], IN_ENTRY[i])) continue;
     if (!mp->cur) return perr(mp, mp->line, "'%s' outside an entry", f[0]);
     switch (i) {
@@ -414,8 +499,10 @@ static tls_status meta_line(MetaParser *mp, char *text) {
       return dir_param(mp, f, n);
     case 2:
       return dir_grid(mp, f, n);
-    default:
+    case 3:
       return dir_tmap(mp, f, n);
+    default:
+      return dir_fixed(mp, f, n);
     }
   }
   return perr(mp, mp->line, "unknown metadata directive '%s'", f[0]);
@@ -659,6 +746,57 @@ static tls_status check_ptx(MetaParser *mp, const char *ptx) {
   return st;
 }
 
+/* --------------------------------------------------------- variants */
+
+/* Same script, autotune point and parameters (names and types, in order):
+ * one argument array launches either. */
+static bool same_signature(const tls_kernel *a, const tls_kernel *b) {
+  if (strcmp(a->script, b->script) || strcmp(a->config, b->config) || a->nparams != b->nparams)
+    return false;
+  for (int i = 0; i < a->nparams; i++)
+    if (strcmp(a->params[i].name, b->params[i].name) ||
+        strcmp(a->params[i].type_text, b->params[i].type_text))
+      return false;
+  return true;
+}
+
+/* Whether `b` fixes every parameter `a` fixes, to the same value. */
+static bool fixes_all_of(const tls_kernel *b, const tls_kernel *a) {
+  for (int i = 0; i < a->nfixed; i++) {
+    bool found = false;
+    for (int j = 0; j < b->nfixed && !found; j++)
+      found = b->fixed_param[j] == a->fixed_param[i] && b->fixed_value[j] == a->fixed_value[i];
+    if (!found) return false;
+  }
+  return true;
+}
+
+/* Each entry's variants: the siblings that fix more (each a superset of
+ * its fixed values), most fixed first, then in file order. */
+static tls_status link_variants(tls_module *mod, char *msg, size_t msglen) {
+  for (int i = 0; i < mod->nkernels; i++) {
+    tls_kernel *k = &mod->kernels[i];
+    for (int j = 0; j < mod->nkernels; j++) {
+      tls_kernel *e = &mod->kernels[j];
+      if (e == k || !same_signature(k, e)) continue;
+      if (e->nfixed < k->nfixed && fixes_all_of(k, e)) {
+        k->is_variant = true;
+        if (!e->nfixed && !k->generic) k->generic = e;
+      }
+      if (e->nfixed <= k->nfixed || !fixes_all_of(e, k)) continue;
+      if (!k->variants && !(k->variants = calloc((size_t)mod->nkernels, sizeof *k->variants)))
+        return snprintf(msg, msglen, "out of memory"), TLS_ERR_NOMEM;
+      int at = k->nvariants++;
+      while (at > 0 && k->variants[at - 1]->nfixed < e->nfixed) {
+        k->variants[at] = k->variants[at - 1];
+        at--;
+      }
+      k->variants[at] = e;
+    }
+  }
+  return TLS_OK;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void free_pending(MetaParser *mp) {
@@ -717,6 +855,7 @@ tls_status meta_parse(tls_module *mod, char *msg, size_t msglen) {
   const char *ptx = NULL;
   tls_status st = parse_block(&mp, &ptx);
   if (!st) st = check_ptx(&mp, ptx);
+  if (!st) st = link_variants(mod, msg, msglen);
   free_pending(&mp);
   return st;
 }
@@ -727,6 +866,8 @@ void meta_free_kernels(tls_module *mod) {
     free(k->name);
     free(k->script);
     free(k->config);
+    free(k->fixed);
+    free(k->variants);
     for (int j = 0; j < k->nparams; j++) free(k->params[j].name);
     for (int d = 0; d < 3; d++) free(k->grid[d].text);
     for (int t = 0; t < k->ntmaps; t++)

@@ -176,6 +176,7 @@ const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *scri
   if (!mod || !script) return NULL;
   for (int i = 0; i < mod->nkernels; i++) {
     const tls_kernel *k = &mod->kernels[i];
+    if (k->is_variant) continue; /* reached through its generic sibling */
     if (!strcmp(k->script, script) && config_matches(k->config, config ? config : "")) return k;
   }
   rt_error(mod->ctx, TLS_ERR_NOT_FOUND, "%s: no entry of script '%s' with config '%s'", mod->name,
@@ -186,6 +187,7 @@ const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *scri
 const char *tls_kernel_name(const tls_kernel *k) { return k->name; }
 const char *tls_kernel_script(const tls_kernel *k) { return k->script; }
 const char *tls_kernel_config(const tls_kernel *k) { return k->config; }
+const char *tls_kernel_fixed(const tls_kernel *k) { return k->fixed; }
 int tls_kernel_block(const tls_kernel *k) { return k->block; }
 int tls_kernel_smem(const tls_kernel *k) { return k->smem; }
 int tls_kernel_num_params(const tls_kernel *k) { return k->nparams; }

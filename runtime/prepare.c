@@ -1,7 +1,9 @@
 /* prepare.c: everything a launch checks and computes before the driver is
- * called: argument count and types, pointers, the grid, and each tensor
- * map's shape against the TMA rules of cuTensorMapEncodeTiled. Runs without
- * a GPU, so every refusal is testable on the CPU. */
+ * called: argument count and types, pointers, the entry that runs (a
+ * specialised sibling whose fixed values the arguments have, or a refusal
+ * when the launched entry's own fixed values differ), the grid, and each
+ * tensor map's shape against the TMA rules of cuTensorMapEncodeTiled. Runs
+ * without a GPU, so every refusal is testable on the CPU. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,8 +41,10 @@ static void signature(const tls_kernel *k, char *out, size_t len) {
   }
 }
 
-/* Count, types, pointer rules; integer values (for the expressions). */
-static tls_status check_args(const tls_kernel *k, const tls_arg *args, int nargs, int64_t *values) {
+/* Count, types, pointer rules (unless !pointers); integer values (for the
+ * expressions and the fixed values). */
+static tls_status check_args(const tls_kernel *k, const tls_arg *args, int nargs, bool pointers,
+                             int64_t *values) {
   if (nargs != k->nparams || (nargs && !args)) {
     char sig[512];
     signature(k, sig, sizeof sig);
@@ -74,6 +78,7 @@ static tls_status check_args(const tls_kernel *k, const tls_arg *args, int nargs
     case PT_F32:
       break;
     case PT_PTR: {
+      if (!pointers) break;
       uint64_t align = p->used_by_tmap ? 16 : (uint64_t)p->elem_bytes;
       if (!a->v.ptr)
         return refuse(k, TLS_ERR_ARG_VALUE, "argument %d (%s) is a null pointer", i, p->name);
@@ -226,16 +231,73 @@ static tls_status eval_tmap(const tls_kernel *k, int t, const tls_arg *args, con
   return st ? st : check_extent(k, t, tp);
 }
 
-tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int nargs,
-                              tls_launch_plan *plan) {
-  if (!k || !plan) return TLS_ERR_INVALID;
+/* ---------------------------------------------------------- variants */
+
+/* Whether the arguments have every value that `k` fixes; else the index
+ * into k->fixed_param of the first that differs. */
+static bool fixed_match(const tls_kernel *k, const int64_t *values, int *differs) {
+  for (int i = 0; i < k->nfixed; i++)
+    if (values[k->fixed_param[i]] != k->fixed_value[i]) {
+      if (differs) *differs = i;
+      return false;
+    }
+  return true;
+}
+
+/* The entry that runs: `k` itself, or its most specialised variant whose
+ * fixed values the arguments have. A launch of an entry whose own fixed
+ * values differ is refused: its constants would be wrong. */
+static tls_status resolve(const tls_kernel *k, const int64_t *values, const tls_kernel **ran) {
+  int i = 0;
+  if (!fixed_match(k, values, &i)) {
+    const Param *p = &k->params[k->fixed_param[i]];
+    char other[160];
+    if (k->generic)
+      snprintf(other, sizeof other, "launch '%s', the generic entry, for other values",
+               k->generic->name);
+    else
+      snprintf(other, sizeof other, "the file has no entry for other values");
+    return refuse(k, TLS_ERR_ARG_VALUE,
+                  "argument %d (%s) is %" PRId64 " but the entry is compiled for %s=%" PRId64
+                  " (fixed %s); %s",
+                  k->fixed_param[i], p->name, values[k->fixed_param[i]], p->name, k->fixed_value[i],
+                  k->fixed, other);
+  }
+  *ran = k;
+  for (int v = 0; v < k->nvariants; v++)
+    if (fixed_match(k->variants[v], values, NULL)) {
+      *ran = k->variants[v];
+      break;
+    }
+  return TLS_OK;
+}
+
+const tls_kernel *tls_kernel_resolve(const tls_kernel *k, const tls_arg *args, int nargs) {
+  if (!k) return NULL;
   int64_t values[TLS_MAX_PARAMS];
-  tls_status st = check_args(k, args, nargs, values);
+  const tls_kernel *ran = NULL;
+  if (check_args(k, args, nargs, false, values) || resolve(k, values, &ran)) return NULL;
+  return ran;
+}
+
+tls_status rt_prepare(const tls_kernel *launched, const tls_arg *args, int nargs,
+                      tls_launch_plan *plan, const tls_kernel **ran) {
+  if (!launched || !plan) return TLS_ERR_INVALID;
+  int64_t values[TLS_MAX_PARAMS];
+  const tls_kernel *k = launched;
+  tls_status st = check_args(launched, args, nargs, true, values);
+  if (!st) st = resolve(launched, values, &k);
   if (!st) st = eval_grid(k, values, plan);
   if (st) return st;
   plan->block = (uint32_t)k->block;
   plan->smem = (uint32_t)k->smem;
   plan->num_tmaps = k->ntmaps;
   for (int t = 0; t < k->ntmaps && !st; t++) st = eval_tmap(k, t, args, values, &plan->tmaps[t]);
+  if (!st && ran) *ran = k;
   return st;
+}
+
+tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int nargs,
+                              tls_launch_plan *plan) {
+  return rt_prepare(k, args, nargs, plan, NULL);
 }

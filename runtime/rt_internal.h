@@ -84,6 +84,21 @@ struct tls_kernel {
   int ntmaps;
   TmapDesc tmaps[TLS_MAX_TMAPS];
   CUfunction fn;
+  /* `fixed` (docs/format.md): parameters compiled as constants, which a
+   * launch must pass with exactly these values. */
+  char *fixed; /* "n_size=8192 k_size=8192" as written; "" when none */
+  int fixed_line;
+  int nfixed;
+  int fixed_param[TLS_MAX_PARAMS]; /* parameter indices */
+  int64_t fixed_value[TLS_MAX_PARAMS];
+  /* Siblings (same script, config and parameters) that fix every value
+   * this entry fixes and more: what a launch of it runs instead when the
+   * arguments have their values, most fixed first, file order among equals
+   * (meta_link_variants). */
+  int nvariants;
+  struct tls_kernel **variants;
+  const struct tls_kernel *generic; /* the sibling fixing nothing, or NULL */
+  bool is_variant;                  /* a sibling fixes a subset of its values */
 };
 
 struct tls_module {
@@ -137,6 +152,12 @@ tls_status meta_parse(tls_module *mod, char *msg, size_t msglen);
 void meta_free_kernels(tls_module *mod);
 /* "f16" -> CUtensorMapDataType and size; false when unknown. */
 bool meta_dtype(const char *name, int *cu_dtype, int *bytes);
+
+/* prepare.c: the checks of tls_prepare_launch, and the entry that runs:
+ * `*ran` is `k` or the most specialised sibling whose fixed values the
+ * arguments have (tls_kernel_resolve); the plan is that entry's. */
+tls_status rt_prepare(const tls_kernel *k, const tls_arg *args, int nargs, tls_launch_plan *plan,
+                      const tls_kernel **ran);
 
 /* compile.c: turns the module's PTX into a CUmodule (ptxas + cache, or
  * the driver JIT). */

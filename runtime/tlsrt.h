@@ -139,13 +139,18 @@ const tls_kernel *tls_module_kernel(const tls_module *mod, int index);
 /* NULL (and the context's last error set) when there is none. */
 const tls_kernel *tls_kernel_find(const tls_module *mod, const char *name);
 /* By script name and a config subset "num_stages=4,block_k=64" ("" = the
- * first entry of that script). */
+ * first entry of that script). Specialised entries (below) are not
+ * returned: their generic sibling is, which launches them. */
 const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *script,
                                          const char *config);
 
 const char *tls_kernel_name(const tls_kernel *k);
 const char *tls_kernel_script(const tls_kernel *k);
 const char *tls_kernel_config(const tls_kernel *k); /* "k=v k=v" */
+/* Parameters the entry was compiled with as constants (tlsc --specialize
+ * or -D): "n_size=8192 k_size=8192", "" when none. A launch of it with
+ * other values is refused (TLS_ERR_ARG_VALUE). */
+const char *tls_kernel_fixed(const tls_kernel *k);
 int tls_kernel_block(const tls_kernel *k);
 int tls_kernel_smem(const tls_kernel *k);
 int tls_kernel_num_params(const tls_kernel *k);
@@ -224,20 +229,37 @@ typedef struct tls_launch_plan {
   tls_tmap_params tmaps[TLS_MAX_TMAPS];
 } tls_launch_plan;
 
-/* Checks the arguments (count, types, pointers, sizes), evaluates the grid
- * and the tensor-map shapes, and checks them against the TMA rules. Makes
- * no driver call: runs on a machine without a GPU. */
+/* Specialised entries. A file from `tlsc --specialize` holds, beside each
+ * generic entry, entries of the same script, autotune point and parameters
+ * that fix some `int` parameters (tls_kernel_fixed). Launching an entry
+ * (tls_prepare_launch, tls_launch) runs, among it and its siblings fixing
+ * every value it fixes and more, the one fixing the most parameters whose
+ * fixed values all equal the arguments (the first in the file among
+ * equals); an entry whose own fixed values differ from the arguments is
+ * refused. tls_kernel_resolve says which entry a launch with these
+ * arguments runs (only their count, types and integer values are read);
+ * NULL, with the last error set, when the launch would be refused for
+ * them. */
+const tls_kernel *tls_kernel_resolve(const tls_kernel *k, const tls_arg *args, int nargs);
+
+/* Checks the arguments (count, types, pointers, sizes), picks the entry
+ * that runs (tls_kernel_resolve), evaluates its grid and tensor-map
+ * shapes, and checks them against the TMA rules. Makes no driver call:
+ * runs on a machine without a GPU. */
 tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int nargs,
                               tls_launch_plan *plan);
 /* Prepares, encodes the tensor maps (cached by their inputs), and launches
- * on `stream` (a CUstream; NULL = the default stream). Asynchronous. */
+ * the entry that tls_kernel_resolve names on `stream` (a CUstream; NULL =
+ * the default stream). Asynchronous. */
 tls_status tls_launch(const tls_kernel *k, const tls_arg *args, int nargs, void *stream);
 
 /* Autotuning: times every entry of `script` (its autotune points, which
  * share one signature) on these arguments, `reps` runs each after one
  * warm-up, with CUDA events on `stream`, and returns the fastest with its
- * median time. ms_each (may be NULL) receives each entry's median, in
- * module order, -1 for entries of other scripts. */
+ * median time. Specialised entries are not timed on their own: each
+ * generic entry runs its specialised sibling when the arguments match.
+ * ms_each (may be NULL) receives each entry's median, in module order, -1
+ * for entries of other scripts and for specialised entries. */
 tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg *args, int nargs,
                         void *stream, int reps, const tls_kernel **best, float *best_ms,
                         float *ms_each);

@@ -10,6 +10,9 @@
  * --config picks an autotune point: the entry of script NAME (--kernel, else
  * the first entry's script) whose config holds every k=v given. --autotune
  * times every point of that script (tls_autotune) and names the fastest.
+ * A launch runs a specialised entry (tlsc --specialize) when the sizes are
+ * its fixed values: each result line names the entry that ran, as
+ * "SPECIALISED (for GENERIC)" then (tls_kernel_resolve).
  *
  * Known entry shapes: matmul (m_size n_size k_size a_ptr b_ptr c_ptr, fp16,
  * C[M,N] = A[M,K] . B[N,K]^T row-major), vector add (n a_ptr b_ptr c_ptr
@@ -125,7 +128,7 @@ static bool parse_sizes(Options *o, const char *list) {
     if (next) *next++ = 0;
     if (o->nsizes == MAX_SIZES) return option_fail("'--sizes' takes at most %d sizes", MAX_SIZES);
     char shown[64];
-    snprintf(shown, sizeof shown, "%s", item);
+    snprintf(shown, sizeof shown, "%.63s", item);
     char *x1 = strchr(item, 'x'), *x2 = x1 ? strchr(x1 + 1, 'x') : NULL;
     bool ok = x2 != NULL;
     if (ok) *x1 = *x2 = 0;
@@ -216,9 +219,11 @@ static int list_entries(const Options *o) {
   }
   for (int i = 0; i < tls_module_num_kernels(mod); i++) {
     const tls_kernel *k = tls_module_kernel(mod, i);
-    printf("%s script=%s block=%d smem=%d tmaps=%d config=[%s]\n", tls_kernel_name(k),
+    printf("%s script=%s block=%d smem=%d tmaps=%d config=[%s]", tls_kernel_name(k),
            tls_kernel_script(k), tls_kernel_block(k), tls_kernel_smem(k), tls_kernel_num_tmaps(k),
            tls_kernel_config(k));
+    if (*tls_kernel_fixed(k)) printf(" fixed=[%s]", tls_kernel_fixed(k));
+    putchar('\n');
     for (int p = 0; p < tls_kernel_num_params(k); p++)
       printf("  param %s %s\n", tls_kernel_param_name(k, p), tls_kernel_param_type(k, p));
   }
@@ -328,6 +333,17 @@ static const char *vadd_dtype(const tls_kernel *k) {
   return t + 4;
 }
 
+/* The entry that a launch with r->args runs: "NAME", or "RAN (for NAME)"
+ * when the chosen entry runs a specialised sibling (tls_kernel_resolve).
+ * Valid until the next call. */
+static const char *entry_label(const Run *r) {
+  static char label[1024];
+  const tls_kernel *ran = tls_kernel_resolve(r->k, r->args, r->nargs);
+  if (!ran || ran == r->k) return tls_kernel_name(r->k);
+  snprintf(label, sizeof label, "%s (for %s)", tls_kernel_name(ran), tls_kernel_name(r->k));
+  return label;
+}
+
 /* ------------------------------------------------------------ matmul */
 
 static bool launch_entry(void *arg) {
@@ -421,8 +437,8 @@ static int check_matmul(Run *r, const uint16_t *a, const uint16_t *b) {
   if (!ok) return free(c), free(cref), failure_code(r);
   int64_t sample = r->cb ? 4 : HOST_SAMPLE_ROWS;
   Compare host = host_check(r, a, b, c, sample), blas = {0, 0, 0};
-  printf("check %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": rel_err", tls_kernel_name(r->k), s.m,
-         s.n, s.k);
+  printf("check %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": rel_err", entry_label(r), s.m, s.n,
+         s.k);
   if (r->cb) {
     blas = compare_rows(c, cref, NULL, s.n, NULL, s.m);
     printf(" %.3e vs cuBLAS,", blas.rel_err);
@@ -462,7 +478,7 @@ static int bench_matmul(Run *r) {
   if (nruns == 3 && t[2].median_ms < t[1].median_ms) row->ref = t[2], which = "cublasLt";
   printf("bench %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64
          ": tlsc %.3f ms (min %.3f max %.3f) %.1f TFLOPS",
-         tls_kernel_name(r->k), r->s.m, r->s.n, r->s.k, row->mine.median_ms, row->mine.min_ms,
+         entry_label(r), r->s.m, r->s.n, r->s.k, row->mine.median_ms, row->mine.min_ms,
          row->mine.max_ms, tflops(r->s, row->mine.median_ms));
   if (row->have_ref)
     printf(" | cuBLAS (%s) %.3f ms (min %.3f max %.3f) %.1f TFLOPS | tlsc/cuBLAS %.3f\n", which,
@@ -483,12 +499,19 @@ static int autotune_matmul(Run *r) {
     fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
     return EXIT_CHECK;
   }
-  for (int i = 0; i < tls_module_num_kernels(mod) && i < 256; i++)
+  for (int i = 0; i < tls_module_num_kernels(mod) && i < 256; i++) {
+    const tls_kernel *k = tls_module_kernel(mod, i);
+    const tls_kernel *ran = tls_kernel_resolve(k, r->args, r->nargs);
+    char label[1024];
+    if (ran && ran != k)
+      snprintf(label, sizeof label, "%s (for %s)", tls_kernel_name(ran), tls_kernel_name(k));
+    else
+      snprintf(label, sizeof label, "%s", tls_kernel_name(k));
     if (ms[i] >= 0)
       printf("autotune %s [%s] M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": %.3f ms %.1f TFLOPS%s\n",
-             tls_kernel_name(tls_module_kernel(mod, i)),
-             tls_kernel_config(tls_module_kernel(mod, i)), r->s.m, r->s.n, r->s.k, ms[i],
-             tflops(r->s, ms[i]), tls_module_kernel(mod, i) == best ? "  <- fastest" : "");
+             label, tls_kernel_config(k), r->s.m, r->s.n, r->s.k, ms[i], tflops(r->s, ms[i]),
+             k == best ? "  <- fastest" : "");
+  }
   return EXIT_OK;
 }
 
@@ -532,8 +555,8 @@ static int run_matmul(Run *r, const Options *o, Size s) {
     if (!launch_entry(r) || tls_synchronize(r->ctx))
       rc = (fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx)), failure_code(r));
     else
-      printf("ran %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " grid=%u\n", tls_kernel_name(r->k),
-             s.m, s.n, s.k, plan.grid[0]);
+      printf("ran %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " grid=%u\n", entry_label(r), s.m, s.n,
+             s.k, plan.grid[0]);
   }
   free(a), free(b);
   free_buffers(r);
@@ -605,7 +628,7 @@ static int run_vadd(Run *r, const Options *o, const char *dtype, int64_t n) {
   }
   if (!rc && o->check) {
     printf("check %s n=%" PRId64 " (%s): %" PRId64 " wrong elements, max abs error %.3e: %s\n",
-           tls_kernel_name(r->k), n, dtype, wrong, worst, wrong ? "FAIL" : "PASS");
+           entry_label(r), n, dtype, wrong, worst, wrong ? "FAIL" : "PASS");
     if (wrong) rc = EXIT_CHECK;
   }
   if (!rc && o->bench) {
@@ -613,11 +636,10 @@ static int run_vadd(Run *r, const Options *o, const char *dtype, int64_t n) {
     if (!bench_time(r->ctx, r->stream, launch_entry, r, r->reps, &t))
       rc = EXIT_CHECK;
     else
-      printf("bench %s n=%" PRId64 ": %.4f ms (min %.4f max %.4f) %.1f GB/s\n",
-             tls_kernel_name(r->k), n, t.median_ms, t.min_ms, t.max_ms,
-             3.0 * (double)bytes / (t.median_ms * 1e-3) / 1e9);
+      printf("bench %s n=%" PRId64 ": %.4f ms (min %.4f max %.4f) %.1f GB/s\n", entry_label(r), n,
+             t.median_ms, t.min_ms, t.max_ms, 3.0 * (double)bytes / (t.median_ms * 1e-3) / 1e9);
   }
-  if (!rc && !o->check && !o->bench) printf("ran %s n=%" PRId64 "\n", tls_kernel_name(r->k), n);
+  if (!rc && !o->check && !o->bench) printf("ran %s n=%" PRId64 "\n", entry_label(r), n);
   free(a), free(b), free(c);
   free_buffers(r);
   return rc;
@@ -675,8 +697,8 @@ static int run_copy(Run *r, const Options *o, size_t esz, Size s) {
   int64_t wrong = 0;
   for (size_t i = 0; !rc && i < count; i++) wrong += memcmp(src + i * esz, dst + i * esz, esz) != 0;
   if (!rc && o->check) {
-    printf("check %s M=%" PRId64 " N=%" PRId64 ": %" PRId64 " wrong elements: %s\n",
-           tls_kernel_name(r->k), s.m, s.n, wrong, wrong ? "FAIL" : "PASS");
+    printf("check %s M=%" PRId64 " N=%" PRId64 ": %" PRId64 " wrong elements: %s\n", entry_label(r),
+           s.m, s.n, wrong, wrong ? "FAIL" : "PASS");
     if (wrong) rc = EXIT_CHECK;
   }
   if (!rc && o->bench) {
@@ -685,11 +707,11 @@ static int run_copy(Run *r, const Options *o, size_t esz, Size s) {
       rc = EXIT_CHECK;
     else
       printf("bench %s M=%" PRId64 " N=%" PRId64 ": %.4f ms (min %.4f max %.4f) %.1f GB/s\n",
-             tls_kernel_name(r->k), s.m, s.n, t.median_ms, t.min_ms, t.max_ms,
+             entry_label(r), s.m, s.n, t.median_ms, t.min_ms, t.max_ms,
              2.0 * (double)bytes / (t.median_ms * 1e-3) / 1e9);
   }
   if (!rc && !o->check && !o->bench)
-    printf("ran %s M=%" PRId64 " N=%" PRId64 "\n", tls_kernel_name(r->k), s.m, s.n);
+    printf("ran %s M=%" PRId64 " N=%" PRId64 "\n", entry_label(r), s.m, s.n);
   free(src), free(dst);
   free_buffers(r);
   return rc;
