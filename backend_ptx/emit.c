@@ -25,6 +25,16 @@ void emit(Emitter *e, const char *fmt, ...) {
   va_end(ap);
 }
 
+void emit_effect(Emitter *e, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputc('\t', e->out);
+  if (e->guard) fprintf(e->out, "@%s ", e->guard);
+  vfprintf(e->out, fmt, ap);
+  fputc('\n', e->out);
+  va_end(ap);
+}
+
 int new_label(Emitter *e) { return e->nlabels++; }
 
 void emit_label(Emitter *e, int label) { fprintf(e->out, "$L%d:\n", label); }
@@ -73,7 +83,7 @@ static void emit_reg_decls(Emitter *e, FILE *out) {
                                           {".b64", "%rd"}, {".f32", "%f"}, {".f64", "%fd"}};
   for (int c = 0; c < RC_COUNT; c++)
     if (e->nregs[c]) fprintf(out, "\t.reg %s %s<%d>;\n", decl[c][0], decl[c][1], e->nregs[c]);
-  fprintf(out, "\t.reg .b32 %%tidx, %%warp, %%smem;\n\t.reg .pred %%ptrue;\n");
+  fprintf(out, "\t.reg .b32 %%tidx, %%warp, %%smem, %%sdesc;\n\t.reg .pred %%ptrue;\n");
   for (int i = 0; i < e->k->nparams; i++) {
     const IrParam *p = e->k->params[i];
     fprintf(out, "\t.reg %s %%arg%d;\n", p->is_ptr ? ".b64" : ptx_btype(p->type), i);
@@ -109,8 +119,12 @@ static void emit_prologue(Emitter *e) {
     emit(e, "mov.u32 %s, tls_smem;", raw.s);
     emit(e, "add.u32 %s, %s, 1023;", raw.s, raw.s);
     emit(e, "and.b32 %%smem, %s, -1024;", raw.s);
+    /* the low word of a WGMMA descriptor of the base (emit_wgmma.c) */
+    emit(e, "shr.u32 %%sdesc, %%smem, 4;");
+    emit(e, "or.b32 %%sdesc, %%sdesc, 0x10000;");
   } else {
     emit(e, "mov.u32 %%smem, 0;");
+    emit(e, "mov.u32 %%sdesc, 0x10000;");
   }
   emit_mbar_init(e);
 }
@@ -137,6 +151,7 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   for (int i = 0; i < k->nparams; i++) regs[i] = arena_printf(m->ar, "%%arg%d", i);
   e.param_regs = (const char **)regs;
   e.group = (Group){.begin = 0, .size = (int64_t)k->warps * 32, .single = false};
+  e.ranges = ir_var_ranges(m->ar, k);
   emit_prologue(&e);
   emit_block(&e, &k->body);
   fprintf(e.out, "\tret;\n");

@@ -86,10 +86,10 @@ void emit_mbar_stmt(Emitter *e, const IrStmt *s) {
   }
   Val addr = emit_smem_addr(e, &s->mbar.barrier);
   if (s->kind == S_MBAR_ARRIVE) {
-    emit(e, "mbarrier.arrive.shared::cta.b64 _, [%s];", addr.s);
+    emit_effect(e, "mbarrier.arrive.shared::cta.b64 _, [%s];", addr.s);
   } else {
     Val bytes = val_convert(e, emit_expr(e, s->mbar.tx_bytes), DT_UINT32);
-    emit(e, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%s], %s;", addr.s, bytes.s);
+    emit_effect(e, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%s], %s;", addr.s, bytes.s);
   }
 }
 
@@ -118,10 +118,10 @@ static void tma_load_body(Emitter *e, const void *arg) {
   Val bar = emit_smem_addr(e, &c->barrier);
   Val map = tmap_addr(e, c->tmap);
   tma_coords(e, c, coords, sizeof coords);
-  emit(e,
-       "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes "
-       "[%s], [%s, {%s}], [%s];",
-       c->noffsets, dst.s, map.s, coords, bar.s);
+  emit_effect(e,
+              "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes "
+              "[%s], [%s, {%s}], [%s];",
+              c->noffsets, dst.s, map.s, coords, bar.s);
 }
 
 /* shared -> global in a bulk async-group (runs in one thread). */
@@ -131,8 +131,8 @@ static void tma_store_body(Emitter *e, const void *arg) {
   Val src = emit_smem_addr(e, &c->shared);
   Val map = tmap_addr(e, c->tmap);
   tma_coords(e, c, coords, sizeof coords);
-  emit(e, "cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%s, {%s}], [%s];", c->noffsets,
-       map.s, coords, src.s);
+  emit_effect(e, "cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%s, {%s}], [%s];",
+              c->noffsets, map.s, coords, src.s);
 }
 
 static bool tma_checks(Emitter *e, const IrStmt *s) {
@@ -157,16 +157,16 @@ void emit_tma_stmt(Emitter *e, const IrStmt *s) {
   case S_TMA_LOAD:
   case S_TMA_STORE:
     if (tma_checks(e, s))
-      emit_one_thread(e, s->kind == S_TMA_LOAD ? tma_load_body : tma_store_body, s);
+      emit_one_thread(e, s->kind == S_TMA_LOAD ? tma_load_body : tma_store_body, s, true);
     break;
   case S_TMA_FENCE:
-    emit(e, "fence.proxy.async.shared::cta;");
+    emit_effect(e, "fence.proxy.async.shared::cta;");
     break;
   case S_TMA_COMMIT:
-    emit(e, "cp.async.bulk.commit_group;");
+    emit_effect(e, "cp.async.bulk.commit_group;");
     break;
   case S_TMA_WAIT:
-    emit(e, "cp.async.bulk.wait_group.read %" PRId64 ";", s->wait.max_pending);
+    emit_effect(e, "cp.async.bulk.wait_group.read %" PRId64 ";", s->wait.max_pending);
     break;
   default:
     break;

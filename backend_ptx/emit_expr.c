@@ -2,8 +2,8 @@
  *
  * Every expression is evaluated into a fresh virtual register of its class
  * (or folded into an immediate operand); ptxas does register allocation.
- * Integer division and remainder are C's (div/rem .s32 truncate toward
- * zero), as ir.h specifies.
+ * Integer division and remainder are C's (truncating toward zero), as
+ * ir.h specifies: emit_divmod.c emits them.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -290,6 +290,7 @@ static Val emit_arith(Emitter *e, IrOp op, Val a, Val b, DType t) {
   bool fl = dtype_is_float(t);
   const char *ty = ptx_type(t), *bt = ptx_btype(t);
   if (fl && op == OP_DIV && dtype_bytes(t) == 2) return emit_half_div(e, a, b, t);
+  if (!fl && (op == OP_DIV || op == OP_MOD)) return emit_int_divmod(e, op, a, b, t, NULL, NULL);
   if (is_imm(a) && (fl || op == OP_SHL || op == OP_SHR)) a = val_to_reg(e, a);
   Val r = new_reg(e, t);
   switch (op) {
@@ -357,6 +358,11 @@ static Val emit_binary(Emitter *e, const IrExpr *x) {
   a = val_convert(e, a, x->type);
   if (x->op != OP_SHL && x->op != OP_SHR) b = val_convert(e, b, x->type);
   if (is_imm(a) && is_imm(b)) a = val_to_reg(e, a);
+  if ((x->op == OP_DIV || x->op == OP_MOD) && !dtype_is_float(x->type)) {
+    IrRange ra, rb;
+    bool ka = ir_expr_range(x->a, e->ranges, &ra), kb = ir_expr_range(x->b, e->ranges, &rb);
+    return emit_int_divmod(e, x->op, a, b, x->type, ka ? &ra : NULL, kb ? &rb : NULL);
+  }
   return emit_arith(e, x->op, a, b, x->type);
 }
 

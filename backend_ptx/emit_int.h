@@ -43,6 +43,10 @@ typedef struct Emitter {
   int last_line, last_col; /* last .loc printed */
   Span span;               /* the statement being emitted (for errors) */
   Group group;
+  const IrRange *ranges;   /* of the kernel's variables (ir_var_ranges) */
+  const char *guard;       /* inside a predicated single_thread(): the
+                              predicate register of the thread that runs it;
+                              its side effects are emitted under @guard */
   const char **param_regs; /* register holding each user parameter */
   FILE *globals;           /* module-scope declarations the kernel needs */
   bool *vprintf_declared;  /* module-wide: `.extern .func vprintf` printed */
@@ -51,6 +55,9 @@ typedef struct Emitter {
 
 /* ---- emit.c: printing helpers */
 void emit(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An instruction with a side effect: under `@guard` inside a predicated
+ * single-thread region, plain elsewhere. */
+void emit_effect(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void emit_label(Emitter *e, int label);
 int new_label(Emitter *e);
 void emit_loc(Emitter *e, Span sp);
@@ -76,10 +83,19 @@ Val emit_smem_addr(Emitter *e, const IrRef *r);
 /* The thread index inside the current group (tid - group begin). */
 Val emit_group_tid(Emitter *e);
 
+/* ---- emit_divmod.c: a / b and a % b of integer type t (C's), ranges of
+ * the operands where known (NULL: nothing known) */
+Val emit_int_divmod(Emitter *e, IrOp op, Val a, Val b, DType t, const IrRange *ra,
+                    const IrRange *rb);
+
 /* ---- emit_stmt.c: statements and control flow */
 void emit_block(Emitter *e, const IrBlock *b);
-/* Runs body(e, arg) in exactly one thread of the current group (elected). */
-void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const void *arg);
+/* Runs body(e, arg) in exactly one thread of the current group (elected).
+ * predicable: body's only side effects are emit_effect instructions (its
+ * other instructions compute fresh registers), so every thread may run it
+ * with those under the election's predicate, without a branch. */
+void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const void *arg,
+                     bool predicable);
 
 /* ---- async.c: mbarrier and TMA */
 void emit_mbar_init(Emitter *e);

@@ -215,15 +215,16 @@ static void spatial_coords(Emitter *e, const IrStmt *s, const IrTensor *t, int g
   Val inner[IR_MAX_RANK];
   Val rest = flat;
   for (int i = t->rank - 1; i >= 0; i--) {
-    inner[i] = new_reg(e, DT_INT32);
     if (i == 0) {
-      emit(e, "mov.b32 %s, %s;", inner[i].s, rest.s);
+      inner[i] = rest;
       break;
     }
-    Val q = new_reg(e, DT_INT32);
-    emit(e, "rem.u32 %s, %s, %" PRId64 ";", inner[i].s, rest.s, t->shape[i]);
-    emit(e, "div.u32 %s, %s, %" PRId64 ";", q.s, rest.s, t->shape[i]);
-    rest = q;
+    /* unsigned (the index is non-negative): by constants, without div */
+    Val u = rest, n = val_imm(DT_UINT32, t->shape[i]);
+    u.type = DT_UINT32;
+    inner[i] = emit_int_divmod(e, OP_MOD, u, n, DT_UINT32, NULL, NULL);
+    rest = emit_int_divmod(e, OP_DIV, u, n, DT_UINT32, NULL, NULL);
+    inner[i].type = rest.type = DT_INT32;
   }
   for (int d = 0; d < grank; d++) {
     Val off = d < s->gmem.noffsets ? val_convert(e, emit_expr(e, s->gmem.offsets[d]), DT_INT32)
@@ -441,10 +442,10 @@ static void spatial_shared(Emitter *e, const IrStmt *s, const IrTensor *t, bool 
     Val flat = new_reg(e, DT_UINT32), el = new_reg(e, DT_UINT32);
     emit(e, "add.u32 %s, %s, %" PRId64 ";", flat.s, tid.s, i * nthr);
     if (ref->transposed && rank >= 2) {
-      Val c = new_reg(e, DT_UINT32), rr = new_reg(e, DT_UINT32), q = new_reg(e, DT_UINT32);
-      emit(e, "rem.u32 %s, %s, %" PRId64 ";", c.s, flat.s, cols);
-      emit(e, "div.u32 %s, %s, %" PRId64 ";", q.s, flat.s, cols);
-      emit(e, "rem.u32 %s, %s, %" PRId64 ";", rr.s, q.s, rows);
+      Val ncols = val_imm(DT_UINT32, cols), nrows = val_imm(DT_UINT32, rows);
+      Val c = emit_int_divmod(e, OP_MOD, flat, ncols, DT_UINT32, NULL, NULL);
+      Val q = emit_int_divmod(e, OP_DIV, flat, ncols, DT_UINT32, NULL, NULL);
+      Val rr = emit_int_divmod(e, OP_MOD, q, nrows, DT_UINT32, NULL, NULL);
       /* underlying [cols, rows] tile: outer*rows*cols + c*rows + r */
       emit(e, "sub.u32 %s, %s, %s;", el.s, q.s, rr.s); /* outer * rows */
       emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", el.s, el.s, cols);

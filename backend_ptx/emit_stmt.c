@@ -16,13 +16,16 @@ void emit_block(Emitter *e, const IrBlock *b) {
 static void emit_assign(Emitter *e, const IrStmt *s) {
   Val dst = var_reg(s->assign.var);
   Val v = val_convert(e, emit_expr(e, s->assign.value), dst.type);
-  emit(e, "mov%s %s, %s;", ptx_btype(dst.type), dst.s, v.s);
+  emit_effect(e, "mov%s %s, %s;", ptx_btype(dst.type), dst.s, v.s);
 }
 
-/* for var in range(start, stop, step) unroll U: the body is repeated U
- * times per trip, each copy preceded by the exit test, so any run-time trip
- * count is right. stop is evaluated once (Python's range); the step must be
- * a compile-time constant so the test's direction is known. */
+/* for var in range(start, stop, step) unroll U. stop is evaluated once
+ * (Python's range); the step must be a compile-time constant so the test's
+ * direction is known. A loop run once per trip (the IR's unroll pass has
+ * rewritten the unrolled loops it can) is rotated: one test before it,
+ * then the body and the test at its bottom, a single branch per trip. A
+ * loop still marked unroll U > 1 repeats its body U times per trip, each
+ * copy preceded by the exit test, so any run-time trip count is right. */
 static void emit_for(Emitter *e, const IrStmt *s) {
   const IrForStmt *l = &s->loop;
   int64_t step;
@@ -35,13 +38,27 @@ static void emit_for(Emitter *e, const IrStmt *s) {
   emit(e, "mov%s %s, %s;", ptx_btype(var.type), var.s, start.s);
   Val stop = val_to_reg(e, val_convert(e, emit_expr(e, l->stop), var.type));
   int top = new_label(e), end = new_label(e);
-  int copies = l->unroll > 1 ? (int)l->unroll : 1;
+  const char *exit_cmp = step > 0 ? "ge" : "le", *stay_cmp = step > 0 ? "lt" : "gt";
+  if (l->unroll <= 1) {
+    Val done = new_reg(e, DT_BOOL);
+    emit(e, "setp.%s%s %s, %s, %s;", exit_cmp, ptx_type(var.type), done.s, var.s, stop.s);
+    emit(e, "@%s bra $L%d;", done.s, end);
+    emit_label(e, top);
+    emit_block(e, &s->body);
+    emit_loc(e, s->span); /* back at the loop's line after the body */
+    emit(e, "add%s %s, %s, %s;", ptx_type(var.type), var.s, var.s, val_imm(var.type, step).s);
+    Val more = new_reg(e, DT_BOOL);
+    emit(e, "setp.%s%s %s, %s, %s;", stay_cmp, ptx_type(var.type), more.s, var.s, stop.s);
+    emit(e, "@%s bra $L%d;", more.s, top);
+    emit_label(e, end);
+    return;
+  }
+  int copies = (int)l->unroll;
   emit_label(e, top);
   for (int u = 0; u < copies && !e->failed; u++) {
     emit_loc(e, s->span); /* back at the loop's line after the body */
     Val done = new_reg(e, DT_BOOL);
-    emit(e, "setp.%s%s %s, %s, %s;", step > 0 ? "ge" : "le", ptx_type(var.type), done.s, var.s,
-         stop.s);
+    emit(e, "setp.%s%s %s, %s, %s;", exit_cmp, ptx_type(var.type), done.s, var.s, stop.s);
     emit(e, "@%s bra $L%d;", done.s, end);
     emit_block(e, &s->body);
     emit_loc(e, s->span); /* back at the loop's line after the body */
@@ -111,14 +128,48 @@ static void emit_thread_group(Emitter *e, const IrStmt *s) {
   emit_label(e, skip);
 }
 
+/* The predicate of the one thread that runs a single-thread region: in a
+ * group of whole warps, lane elect.sync picks in the group's first warp
+ * (the warp test is uniform; every warp runs elect.sync, converged);
+ * otherwise the group's first thread. */
+static Val one_thread_pred(Emitter *e) {
+  Group g = e->group;
+  Val p = new_reg(e, DT_BOOL);
+  if (g.begin % 32 == 0 && g.size % 32 == 0) {
+    emit(e, "elect.sync _|%s, -1;", p.s);
+    if (g.size > 32) {
+      Val w = new_reg(e, DT_BOOL);
+      emit(e, "setp.eq.u32 %s, %%warp, %" PRId64 ";", w.s, g.begin / 32);
+      emit(e, "and.pred %s, %s, %s;", p.s, p.s, w.s);
+    }
+  } else {
+    emit(e, "setp.eq.u32 %s, %%tidx, %" PRId64 ";", p.s, g.begin);
+  }
+  return p;
+}
+
 /* Exactly one thread of the current group runs body: groups of whole warps
  * keep their first warp (a uniform test) and elect one lane in it with
- * elect.sync; other groups keep their first thread. Inside a single-thread
- * region the body runs as it is. */
-void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const void *arg) {
+ * elect.sync; other groups keep their first thread. A predicable body is
+ * emitted for every thread with its side effects under that predicate (no
+ * branch: as one predicated SYNCS.ARRIVE in SASS); another is branched
+ * around. Inside a single-thread region the body runs as it is. */
+void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const void *arg,
+                     bool predicable) {
   Group g = e->group;
   if (g.single) {
     body(e, arg);
+    return;
+  }
+  if (predicable) {
+    Val p = one_thread_pred(e);
+    char guard[sizeof p.s];
+    snprintf(guard, sizeof guard, "%s", p.s);
+    e->guard = guard;
+    e->group.single = true;
+    body(e, arg);
+    e->group = g;
+    e->guard = NULL;
     return;
   }
   int skip = new_label(e);
@@ -135,6 +186,30 @@ void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const vo
   body(e, arg);
   e->group = g;
   emit_label(e, skip);
+}
+
+/* Whether a single_thread() body can run predicated: a few statements,
+ * each of which computes into fresh registers and ends in one instruction
+ * with a side effect (an assignment's mov, an mbarrier arrive, a TMA copy,
+ * a bulk-group fence, commit or wait). */
+static bool predicable(const IrBlock *b) {
+  if (b->len == 0 || b->len > 4) return false;
+  for (int i = 0; i < b->len; i++) {
+    switch (b->items[i]->kind) {
+    case S_ASSIGN:
+    case S_MBAR_ARRIVE:
+    case S_MBAR_EXPECT_TX:
+    case S_TMA_LOAD:
+    case S_TMA_STORE:
+    case S_TMA_FENCE:
+    case S_TMA_COMMIT:
+    case S_TMA_WAIT:
+      break;
+    default:
+      return false;
+    }
+  }
+  return true;
 }
 
 static void block_body(Emitter *e, const void *block) { emit_block(e, block); }
@@ -180,7 +255,7 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
     emit_thread_group(e, s);
     break;
   case S_SINGLE_THREAD:
-    emit_one_thread(e, block_body, &s->body);
+    emit_one_thread(e, block_body, &s->body, predicable(&s->body));
     break;
   case S_SYNC:
     emit_sync(e, s);

@@ -24,7 +24,9 @@
  *   bits 62-63  swizzle mode: 1 = 128B, 2 = 64B, 3 = 32B
  * The row of a K-major tile is exactly one swizzle width (64 f16 for
  * 128B); a k16 step is +32 bytes of start address inside it (the hardware
- * applies the swizzle), i.e. +2 in the descriptor's low field.
+ * applies the swizzle), i.e. +2 in the descriptor's low field. The low
+ * word is built from %sdesc, the base's, with 32-bit adds (desc_lo); the
+ * high word is an immediate.
  */
 #include <inttypes.h>
 
@@ -67,15 +69,49 @@ static bool operand_ok(Emitter *e, const IrRef *r, int kdim, const char *what) {
   return true;
 }
 
-/* The descriptor of a tile starting at addr (a shared address). */
-static Val make_desc(Emitter *e, Val addr, int swizzle_bytes) {
-  Val lo = new_reg(e, DT_UINT32), hi = new_reg(e, DT_UINT32), d = new_reg(e, DT_UINT64);
+/* The low word of the descriptor of the view r: the start address >> 4 in
+ * bits 0-13 and LBO = 1 (bit 16). Shared addresses are below 2^18 (228 KB
+ * at most on sm_90), so the 14-bit field is the address >> 4 itself and the
+ * word is %sdesc (the dynamic shared memory base's, from the prologue) plus
+ * the tile's byte offset >> 4: one add, or none for a constant offset
+ * folded into the immediate. */
+static Val desc_lo(Emitter *e, const IrRef *r) {
+  IrExpr *off = ir_ref_byte_offset(e->m->ar, r);
+  int64_t c;
+  Val lo = new_reg(e, DT_UINT32);
+  if (ir_is_const(off, &c)) {
+    emit(e, "add.u32 %s, %%sdesc, %" PRId64 ";", lo.s, (c + r->t->smem_offset) >> 4);
+    return lo;
+  }
+  Val o = val_to_reg(e, val_convert(e, emit_expr(e, off), DT_UINT32));
+  if (r->t->smem_offset) {
+    Val t = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %" PRId64 ";", t.s, o.s, r->t->smem_offset);
+    o = t;
+  }
+  Val sh = new_reg(e, DT_UINT32);
+  emit(e, "shr.u32 %s, %s, 4;", sh.s, o.s);
+  emit(e, "add.u32 %s, %%sdesc, %s;", lo.s, sh.s);
+  return lo;
+}
+
+/* The high word: stride byte offset (8 rows of one swizzle width) and the
+ * swizzle mode. */
+static uint32_t desc_hi(int swizzle_bytes) {
   uint32_t sbo = (uint32_t)(8 * swizzle_bytes) >> 4;
-  uint32_t hi_bits = sbo | ((uint32_t)swizzle_mode(swizzle_bytes) << 30);
-  emit(e, "bfe.u32 %s, %s, 4, 14;", lo.s, addr.s);
-  emit(e, "or.b32 %s, %s, 0x10000;", lo.s, lo.s); /* LBO = 1 */
-  emit(e, "mov.b32 %s, 0x%08" PRIX32 ";", hi.s, hi_bits);
-  emit(e, "mov.b64 %s, {%s, %s};", d.s, lo.s, hi.s);
+  return sbo | ((uint32_t)swizzle_mode(swizzle_bytes) << 30);
+}
+
+/* The descriptor {lo + add, hi}: a k16 step or a 64-row fragment moves the
+ * start address, which only the low word holds (no 64-bit add). */
+static Val make_desc(Emitter *e, Val lo, int64_t add, uint32_t hi) {
+  Val d = new_reg(e, DT_UINT64);
+  if (add) {
+    Val l = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %" PRId64 ";", l.s, lo.s, add);
+    lo = l;
+  }
+  emit(e, "mov.b64 %s, {%s, 0x%08" PRIX32 "};", d.s, lo.s, hi);
   return d;
 }
 
@@ -130,8 +166,8 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
                 ir_ref_dim(a, 0), k, ir_ref_dim(b, 0), ir_ref_dim(b, 1), m, n);
     return;
   }
-  Val da = make_desc(e, emit_smem_addr(e, a), a->t->swizzle_bytes);
-  Val db = make_desc(e, emit_smem_addr(e, b), b->t->swizzle_bytes);
+  Val alo = desc_lo(e, a), blo = desc_lo(e, b);
+  uint32_t ahi = desc_hi(a->t->swizzle_bytes), bhi = desc_hi(b->t->swizzle_bytes);
   int64_t row_bytes = a->t->swizzle_bytes;
   /* registers per fragment: one per f32 element, one per f16 pair */
   int64_t nregs = acc->dtype == DT_FLOAT16 ? n / 4 : n / 2;
@@ -139,16 +175,8 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   for (int64_t r = 0; r < m / 64; r++) {
     acc_list(acc, r * nregs, nregs, regs, sizeof regs);
     for (int64_t kk = 0; kk < k / 16; kk++) {
-      Val dak = da, dbk = db;
       int64_t aoff = (64 * r * row_bytes + 32 * kk) >> 4, boff = (32 * kk) >> 4;
-      if (aoff) {
-        dak = new_reg(e, DT_UINT64);
-        emit(e, "add.s64 %s, %s, %" PRId64 ";", dak.s, da.s, aoff);
-      }
-      if (boff) {
-        dbk = new_reg(e, DT_UINT64);
-        emit(e, "add.s64 %s, %s, %" PRId64 ";", dbk.s, db.s, boff);
-      }
+      Val dak = make_desc(e, alo, aoff, ahi), dbk = make_desc(e, blo, boff, bhi);
       emit(e,
            "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k16%s%s%s %s, %s, %s, %%ptrue, 1, 1, 0, 0;",
            n, dtype, ab_type(a->t->dtype), ab_type(b->t->dtype), regs, dak.s, dbk.s);

@@ -452,8 +452,50 @@ bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */
  * group past IR_MAX_NAMED_BARRIERS at its first sync(). */
 void ir_assign_barriers(IrModule *m);
 
+/* rewrite.c: what the transforming passes share. ir_stmt_map_exprs
+ * replaces each expression slot of s (not of its nested blocks) by
+ * fn(ctx, slot); ir_stmt_clone copies s and its blocks (expressions are
+ * shared: they are never changed in place); ir_expr_substitute rebuilds e
+ * with each variable node x replaced by leaf(ctx, x) (x itself to keep
+ * it), folding through the constructors; ir_expr_reads says whether e
+ * reads v. Each costs the distinct nodes of e (a DAG), not its tree. */
+typedef IrExpr *(*IrExprFn)(void *ctx, IrExpr *e);
+void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx);
+IrStmt *ir_stmt_clone(Arena *ar, const IrStmt *s);
+IrExpr *ir_expr_substitute(Arena *ar, IrExpr *e, IrExpr *(*leaf)(void *ctx, IrExpr *var),
+                           void *ctx);
+bool ir_expr_reads(const IrExpr *e, const IrVar *v);
+/* Sets read[id] for every variable e reads. */
+void ir_expr_mark_vars(const IrExpr *e, bool *read);
+
+/* unroll.c: each run-time loop with an unroll factor U > 1 (and a constant
+ * step) becomes a main loop of U copies of its body with one exit test per
+ * trip, then a remainder of at most U - 1 copies, each under a test (nested:
+ * a failed test skips the rest). The loops left have unroll 0 or 1, except
+ * those it cannot rewrite (their variable read after the loop, a step that
+ * is not a constant): the backend still emits those with a test per copy. */
+void ir_unroll_loops(IrModule *m);
+/* constprop.c: constant propagation over the structured body (a loop
+ * variable that comes back to its entry value after the main loop's copies
+ * is a constant in each copy; thread groups of disjoint threads do not see
+ * each other's assignments), folding, and the removal of assignments to
+ * variables nothing reads. */
+void ir_propagate_constants(IrModule *m);
+
+/* ranges.c: value ranges of integer expressions. */
+typedef struct IrRange {
+  int64_t lo, hi; /* every value v of the expression has lo <= v <= hi */
+} IrRange;
+/* One range per variable (indexed by id) holding every value the variable
+ * is assigned anywhere in the kernel (flow-insensitive, optimistic). */
+IrRange *ir_var_ranges(Arena *ar, const IrKernel *k);
+/* The range of an integer expression over those variable ranges (NULL:
+ * nothing known of variables); false for a non-integer or a uint64 that
+ * may pass 2^63. */
+bool ir_expr_range(const IrExpr *e, const IrRange *vars, IrRange *out);
+
 /* Runs barrier assignment, verify, layouts, verify, smem planning,
- * verify. */
+ * verify, then loop unrolling and constant propagation, verify. */
 bool ir_run_passes(IrModule *m, Diag *d);
 
 /* Stable text form (`tlsc --emit=ir`). */

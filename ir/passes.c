@@ -7,11 +7,21 @@
  * of thread groups, so the first check already sees every barrier_id and
  * reports a sync() in one thread group too many at that group's first
  * sync(), before any other pass runs.
+ *
+ * Unrolling and constant propagation come last, on checked and planned
+ * IR: they only copy and simplify statements (the copies keep their
+ * barrier IDs, tensor maps and layouts), and the check after them holds
+ * them to the same rules. The simulator (--verify) and the backend both
+ * see their result.
  */
 #include "ir/ir.h"
 
 bool ir_run_passes(IrModule *m, Diag *d) {
   ir_assign_barriers(m); /* first: the checker reads what it assigns */
-  return ir_check(m, d) && ir_infer_layouts(m, d) && ir_check(m, d) && ir_plan_smem(m, d) &&
-         ir_check(m, d);
+  if (!(ir_check(m, d) && ir_infer_layouts(m, d) && ir_check(m, d) && ir_plan_smem(m, d) &&
+        ir_check(m, d)))
+    return false;
+  ir_unroll_loops(m);
+  ir_propagate_constants(m);
+  return ir_check(m, d);
 }

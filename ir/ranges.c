@@ -1,0 +1,312 @@
+/* ranges.c: value ranges of integer expressions and variables.
+ *
+ * A range [lo, hi] bounds every value an integer expression can take,
+ * with the IR's wrapping semantics: an operation whose exact result may
+ * leave its type's range gets the whole range of the type (it may wrap).
+ * Values are int64_t; uint64 values past INT64_MAX are not representable,
+ * so a uint64 range is known only while it stays under 2^63.
+ *
+ * Variable ranges are flow-insensitive: one range per variable that holds
+ * every value the variable is ever assigned (assignments, and the values a
+ * range() loop gives its variable), computed optimistically: every
+ * variable starts empty, each round joins the ranges of all its
+ * assignments evaluated over the current ranges, until nothing changes; a
+ * variable still growing after WIDEN_ROUNDS rounds is given its type's
+ * whole range. The checker makes every read follow an assignment, so a
+ * read sees one of the assigned values. The PTX backend reads these facts
+ * (a `%` by a power of two of a non-negative value is an `and`).
+ */
+#include "ir/ir.h"
+
+#include <stdint.h>
+
+typedef __int128 i128;
+
+#define WIDEN_ROUNDS 16
+
+static bool is_int_type(DType t) {
+  return t == DT_BOOL || t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64;
+}
+
+/* The values of type t; false for non-integers. */
+static bool type_range(DType t, IrRange *r) {
+  switch (t) {
+  case DT_BOOL:
+    *r = (IrRange){0, 1};
+    return true;
+  case DT_INT32:
+    *r = (IrRange){INT32_MIN, INT32_MAX};
+    return true;
+  case DT_UINT32:
+    *r = (IrRange){0, UINT32_MAX};
+    return true;
+  case DT_INT64:
+    *r = (IrRange){INT64_MIN, INT64_MAX};
+    return true;
+  case DT_UINT64:
+    *r = (IrRange){0, INT64_MAX}; /* only while it stays representable */
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* What is known of a value of type t with no other fact: its type's range;
+ * for uint64 the marker [INT64_MIN, INT64_MAX] (values past 2^63 possible). */
+static IrRange whole(DType t) {
+  IrRange r;
+  if (t == DT_UINT64 || !type_range(t, &r)) return (IrRange){INT64_MIN, INT64_MAX};
+  return r;
+}
+
+static bool empty(IrRange r) { return r.lo > r.hi; }
+static const IrRange EMPTY = {1, 0};
+
+static IrRange join(IrRange a, IrRange b) {
+  if (empty(a)) return b;
+  if (empty(b)) return a;
+  return (IrRange){a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+}
+
+/* [lo, hi] of exact values as a range of type t: the whole type where any
+ * value is outside it (the operation may wrap). */
+static IrRange fit(DType t, i128 lo, i128 hi) {
+  IrRange full;
+  if (!type_range(t, &full)) return EMPTY;
+  if (lo < full.lo || hi > full.hi) return whole(t);
+  return (IrRange){(int64_t)lo, (int64_t)hi};
+}
+
+/* Whether a uint64 range lost its meaning (marked as the whole int64). */
+static bool unknown_u64(DType t, IrRange r) { return t == DT_UINT64 && r.lo < 0; }
+
+static i128 max128(i128 a, i128 b) { return a > b ? a : b; }
+static i128 min128(i128 a, i128 b) { return a < b ? a : b; }
+static i128 abs128(i128 a) { return a < 0 ? -a : a; }
+
+/* C's truncating division of exact values (b != 0). */
+static i128 tdiv(i128 a, i128 b) { return a / b; }
+
+static IrRange range_of(const IrExpr *e, const IrRange *vars);
+
+static IrRange binary_range(const IrExpr *e, const IrRange *vars) {
+  DType t = e->type;
+  IrRange full = whole(t);
+  if (e->op >= OP_EQ && e->op <= OP_LOR) return (IrRange){0, 1};
+  IrRange a = range_of(e->a, vars), b = range_of(e->b, vars);
+  if (empty(a) || empty(b)) return EMPTY;
+  if (unknown_u64(e->a->type, a) || unknown_u64(e->b->type, b)) return full;
+  i128 al = a.lo, ah = a.hi, bl = b.lo, bh = b.hi;
+  switch (e->op) {
+  case OP_ADD:
+    return fit(t, al + bl, ah + bh);
+  case OP_SUB:
+    return fit(t, al - bh, ah - bl);
+  case OP_MUL: {
+    i128 p[4] = {al * bl, al * bh, ah * bl, ah * bh};
+    i128 lo = p[0], hi = p[0];
+    for (int i = 1; i < 4; i++) lo = min128(lo, p[i]), hi = max128(hi, p[i]);
+    return fit(t, lo, hi);
+  }
+  case OP_DIV:
+    if (bl == bh && bl != 0) { /* monotone in a for a constant divisor */
+      i128 x = tdiv(al, bl), y = tdiv(ah, bl);
+      return fit(t, min128(x, y), max128(x, y));
+    }
+    if (al >= 0 && bl > 0) return fit(t, 0, ah);
+    { /* |a / b| <= |a| for any b != 0 */
+      i128 m = max128(abs128(al), abs128(ah));
+      return fit(t, al >= 0 ? 0 : -m, ah <= 0 ? 0 : m);
+    }
+  case OP_MOD: {
+    /* the dividend's sign, |r| < |b| and |r| <= |a| */
+    i128 mb = max128(abs128(bl), abs128(bh));
+    if (mb == 0) return full;
+    i128 ma = max128(abs128(al), abs128(ah));
+    if (al >= 0 && ah < min128(abs128(bl), abs128(bh)) && (bl > 0 || bh < 0))
+      return fit(t, al, ah); /* a % b == a */
+    i128 m = min128(ma, mb - 1);
+    return fit(t, al >= 0 ? 0 : -m, ah <= 0 ? 0 : m);
+  }
+  case OP_AND:
+    if (al >= 0 && bl >= 0) return fit(t, 0, min128(ah, bh));
+    if (al >= 0) return fit(t, 0, ah);
+    if (bl >= 0) return fit(t, 0, bh);
+    return full;
+  case OP_OR:
+  case OP_XOR:
+    if (al >= 0 && bl >= 0) {
+      i128 m = max128(ah, bh), p = 1;
+      while (p <= m) p <<= 1;
+      return fit(t, e->op == OP_OR ? max128(al, bl) : 0, p - 1);
+    }
+    return full;
+  case OP_SHL:
+    if (bl == bh && bl >= 0 && bl < dtype_bytes(t) * 8)
+      return fit(t, al * ((i128)1 << bl), ah * ((i128)1 << bl));
+    return full;
+  case OP_SHR:
+    if (bl == bh && bl >= 0 && bl < dtype_bytes(t) * 8) {
+      if (al < 0 && !dtype_is_signed(t)) return full; /* a logical shift of a wrapped value */
+      return fit(t, al >> bl, ah >> bl);              /* floor, as the arithmetic shift */
+    }
+    if (al >= 0) return fit(t, 0, ah);
+    return full;
+  case OP_MIN:
+    return fit(t, min128(al, bl), min128(ah, bh));
+  case OP_MAX:
+    return fit(t, max128(al, bl), max128(ah, bh));
+  default:
+    return full;
+  }
+}
+
+static IrRange special_range(SpecialReg r) {
+  switch (r) {
+  case SR_TID_X:
+    return (IrRange){0, 1023};
+  case SR_NCTAID_X:
+    return (IrRange){1, INT32_MAX};
+  default:
+    return (IrRange){0, INT32_MAX};
+  }
+}
+
+/* The range of e (EMPTY while an operand variable has no value yet). */
+static IrRange range_of(const IrExpr *e, const IrRange *vars) {
+  IrRange full = whole(e->type);
+  switch (e->kind) {
+  case X_CONST:
+    return fit(e->type, e->ival, e->ival);
+  case X_VAR:
+    if (!vars || e->var->id < 0) return full;
+    return vars[e->var->id];
+  case X_PARAM:
+    return full;
+  case X_SPECIAL: {
+    IrRange s = special_range(e->sreg);
+    return fit(e->type, s.lo, s.hi);
+  }
+  case X_CAST: {
+    if (!is_int_type(e->a->type)) return full;
+    IrRange a = range_of(e->a, vars);
+    if (empty(a)) return EMPTY;
+    if (e->type == DT_BOOL) return (IrRange){0, 1};
+    if (unknown_u64(e->a->type, a)) return full;
+    return fit(e->type, a.lo, a.hi);
+  }
+  case X_UNARY: {
+    if (e->op == OP_LNOT) return (IrRange){0, 1};
+    IrRange a = range_of(e->a, vars);
+    if (empty(a)) return EMPTY;
+    if (unknown_u64(e->a->type, a)) return full;
+    if (e->op == OP_NEG) return fit(e->type, -(i128)a.hi, -(i128)a.lo);
+    if (e->op == OP_BNOT && dtype_is_signed(e->type))
+      return fit(e->type, -(i128)a.hi - 1, -(i128)a.lo - 1);
+    if (e->op == OP_BNOT && e->type == DT_UINT32)
+      return fit(e->type, (i128)UINT32_MAX - a.hi, (i128)UINT32_MAX - a.lo);
+    return full;
+  }
+  case X_BINARY:
+    return binary_range(e, vars);
+  case X_SELECT: {
+    IrRange b = range_of(e->b, vars), c = range_of(e->c, vars);
+    if (empty(b) || empty(c)) return EMPTY;
+    return join(b, c);
+  }
+  }
+  return full;
+}
+
+bool ir_expr_range(const IrExpr *e, const IrRange *vars, IrRange *out) {
+  if (!e || !is_int_type(e->type)) return false;
+  IrRange r = range_of(e, vars);
+  if (empty(r)) r = whole(e->type);
+  if (unknown_u64(e->type, r)) return false;
+  *out = r;
+  return true;
+}
+
+/* ---------------------------------------------------------- variables */
+
+typedef struct Ranges {
+  const IrKernel *k;
+  IrRange *cur;
+  bool changed;
+  bool *grew; /* this round */
+} Ranges;
+
+static void def(Ranges *R, const IrVar *v, IrRange r) {
+  if (empty(r)) return;
+  IrRange old = R->cur[v->id], now = join(old, r);
+  if (now.lo != old.lo || now.hi != old.hi) {
+    R->cur[v->id] = now;
+    R->changed = true;
+    R->grew[v->id] = true;
+  }
+}
+
+/* Whether b assigns v (a loop body that moves its own counter). */
+static bool assigns(const IrBlock *b, const IrVar *v) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    if ((s->kind == S_ASSIGN && s->assign.var == v) || assigns(&s->body, v) ||
+        assigns(&s->orelse, v))
+      return true;
+  }
+  return false;
+}
+
+/* The values range(start, stop, step) gives its variable, the value past
+ * the last iteration included (it is what the variable holds after the
+ * loop): start, and up to stop - 1 + step for a positive step, as long as
+ * that cannot wrap. */
+static IrRange loop_range(Ranges *R, const IrStmt *s) {
+  const IrForStmt *l = &s->loop;
+  IrRange full = whole(l->var->type);
+  int64_t step;
+  if (assigns(&s->body, l->var) || !ir_is_const(l->step, &step) || step == 0) return full;
+  IrRange a = range_of(l->start, R->cur), b = range_of(l->stop, R->cur);
+  if (empty(a) || empty(b)) return EMPTY;
+  if (unknown_u64(l->start->type, a) || unknown_u64(l->stop->type, b)) return full;
+  if (step > 0) {
+    i128 last = (i128)b.hi - 1 + step; /* the largest value past a run */
+    if (last > full.hi) return full;
+    return fit(l->var->type, a.lo, max128(a.hi, last));
+  }
+  i128 last = (i128)b.lo + 1 + step;
+  if (last < full.lo) return full;
+  return fit(l->var->type, min128(a.lo, last), a.hi);
+}
+
+static void walk(Ranges *R, const IrBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    if (s->kind == S_ASSIGN && is_int_type(s->assign.var->type))
+      def(R, s->assign.var, range_of(s->assign.value, R->cur));
+    if (s->kind == S_FOR) def(R, s->loop.var, loop_range(R, s));
+    walk(R, &s->body);
+    walk(R, &s->orelse);
+  }
+}
+
+IrRange *ir_var_ranges(Arena *ar, const IrKernel *k) {
+  int n = k->nvars;
+  Ranges R = {.k = k};
+  R.cur = arena_alloc(ar, sizeof(IrRange) * (size_t)(n + 1));
+  R.grew = arena_alloc(ar, (size_t)n + 1);
+  for (int i = 0; i < n; i++) R.cur[i] = EMPTY;
+  for (int round = 0;; round++) {
+    R.changed = false;
+    for (int i = 0; i < n; i++) R.grew[i] = false;
+    walk(&R, &k->body);
+    if (!R.changed) break;
+    if (round >= WIDEN_ROUNDS)
+      for (int i = 0; i < n; i++)
+        if (R.grew[i]) R.cur[i] = whole(k->vars[i]->type);
+  }
+  /* never assigned (or not an integer): nothing is known */
+  for (int i = 0; i < n; i++)
+    if (empty(R.cur[i]) || !is_int_type(k->vars[i]->type)) R.cur[i] = whole(k->vars[i]->type);
+  return R.cur;
+}

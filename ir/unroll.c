@@ -1,0 +1,267 @@
+/* unroll.c: run-time loops with an unroll factor, unrolled in the IR.
+ *
+ *   for v in range(start, stop, s) unroll U: BODY
+ *
+ * becomes (S the stop, saved in a variable first when it reads variables,
+ * since range() evaluates it once; MIN the type's least value):
+ *
+ *   v = start
+ *   for v in range(start, max(S, MIN + (U-1)s) - (U-1)s, U*s):
+ *     BODY[v]  BODY[v + s]  ...  BODY[v + (U-1)s]
+ *   if v < S:
+ *     BODY[v]
+ *     if v < max(S, MIN + s) - s:
+ *       BODY[v + s]
+ *       ...                                  (U - 1 copies at most)
+ *
+ * The main loop tests once per trip, that all U copies are in range: its
+ * bound saturates instead of wrapping below MIN (a stop that close to MIN
+ * leaves every iteration to the remainder, as it must). The remainder's
+ * tests are nested, so the first that fails skips the rest; after the main
+ * loop v is its exit value, the first iteration it did not run. For a
+ * negative step the comparisons turn and max becomes min with the type's
+ * greatest value. With a constant start and stop the trip count is known:
+ * the remainder is its exact number of copies, without tests, and a loop
+ * of one trip (U to 2U - 1 iterations) is its copies alone. The
+ * assignment v = start before the main loop only says that v has a value
+ * after it (the checker's rule); the loop sets it again.
+ *
+ * A loop is left as it is (the backend then emits its copies, each with
+ * its own test) when its step is not a constant, when (U-1)*|s| is large
+ * for its type, or when its variable is read outside its body or written
+ * by anything but the loop: the rewrite changes the value v has after the
+ * loop.
+ */
+#include "ir/ir.h"
+
+#include <string.h>
+
+typedef struct Unroller {
+  Arena *ar;
+  IrKernel *k;
+} Unroller;
+
+/* ------------------------------------------------------------ uses */
+
+typedef struct ReadCheck {
+  const IrVar *v;
+  bool hit;
+} ReadCheck;
+
+static IrExpr *check_read(void *ctx, IrExpr *e) {
+  ReadCheck *c = ctx;
+  if (!c->hit && ir_expr_reads(e, c->v)) c->hit = true;
+  return e;
+}
+
+static bool stmt_reads(IrStmt *s, const IrVar *v) {
+  ReadCheck c = {v, false};
+  ir_stmt_map_exprs(s, check_read, &c);
+  return c.hit;
+}
+
+/* Whether v is read, assigned or another loop's variable anywhere in b
+ * outside the body of `loop`. */
+static bool used_elsewhere(IrBlock *b, const IrStmt *loop, const IrVar *v) {
+  for (int i = 0; i < b->len; i++) {
+    IrStmt *s = b->items[i];
+    if (stmt_reads(s, v)) return true;
+    if (s == loop) continue;
+    if ((s->kind == S_ASSIGN && s->assign.var == v) || (s->kind == S_FOR && s->loop.var == v))
+      return true;
+    if (used_elsewhere(&s->body, loop, v) || used_elsewhere(&s->orelse, loop, v)) return true;
+  }
+  return false;
+}
+
+/* Whether b assigns v. */
+static bool assigns(const IrBlock *b, const IrVar *v) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    if ((s->kind == S_ASSIGN && s->assign.var == v) || (s->kind == S_FOR && s->loop.var == v))
+      return true;
+    if (assigns(&s->body, v) || assigns(&s->orelse, v)) return true;
+  }
+  return false;
+}
+
+static bool has_vars(const IrExpr *e) {
+  if (!e) return false;
+  if (e->kind == X_VAR) return true;
+  return has_vars(e->a) || has_vars(e->b) || has_vars(e->c);
+}
+
+/* ------------------------------------------------------------ copies */
+
+typedef struct Shift {
+  Arena *ar;
+  const IrVar *v;
+  IrExpr *with; /* v + i*s */
+} Shift;
+
+static IrExpr *shift_leaf(void *ctx, IrExpr *x) {
+  Shift *sh = ctx;
+  return x->var == sh->v ? sh->with : x;
+}
+
+static IrExpr *shift_slot(void *ctx, IrExpr *e) {
+  Shift *sh = ctx;
+  return ir_expr_substitute(sh->ar, e, shift_leaf, sh);
+}
+
+static void shift_block(Shift *sh, IrBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    ir_stmt_map_exprs(b->items[i], shift_slot, sh);
+    shift_block(sh, &b->items[i]->body);
+    shift_block(sh, &b->items[i]->orelse);
+  }
+}
+
+/* Appends a copy of body to out with v replaced by v + offset. */
+static void push_copy(Unroller *U, IrBlock *out, const IrBlock *body, IrVar *v, int64_t offset) {
+  IrBlock copy = {0};
+  for (int i = 0; i < body->len; i++)
+    ir_block_push(U->ar, &copy, ir_stmt_clone(U->ar, body->items[i]));
+  if (offset) {
+    Shift sh = {U->ar, v,
+                ir_binary(U->ar, OP_ADD, ir_var_ref(U->ar, v), ir_const(U->ar, v->type, offset))};
+    shift_block(&sh, &copy);
+  }
+  for (int i = 0; i < copy.len; i++) ir_block_push(U->ar, out, copy.items[i]);
+}
+
+/* ------------------------------------------------------------ bounds */
+
+static int type_bits(DType t) { return dtype_bytes(t) * 8; }
+
+static int64_t type_min(DType t) {
+  if (!dtype_is_signed(t)) return 0;
+  return type_bits(t) == 32 ? INT32_MIN : INT64_MIN;
+}
+
+static int64_t type_max(DType t) {
+  if (t == DT_UINT32) return UINT32_MAX;
+  if (t == DT_INT32) return INT32_MAX;
+  return INT64_MAX; /* uint64 steps are kept far below it */
+}
+
+/* The bound v must be below (above, for a negative step) for v + j*s to
+ * be in range: S - j*s, saturating at the type's end instead of wrapping. */
+static IrExpr *bound(Unroller *U, DType t, IrExpr *stop, int64_t j, int64_t step) {
+  if (j == 0) return stop;
+  int64_t js = j * step;
+  IrExpr *lim =
+      step > 0 ? ir_const(U->ar, t, type_min(t) + js) : ir_const(U->ar, t, type_max(t) + js);
+  IrExpr *sat = ir_binary(U->ar, step > 0 ? OP_MAX : OP_MIN, stop, lim);
+  return ir_binary(U->ar, OP_SUB, sat, ir_const(U->ar, t, js));
+}
+
+static IrStmt *new_assign(Unroller *U, Span sp, IrVar *v, IrExpr *value) {
+  IrStmt *s = ir_stmt_new(U->ar, S_ASSIGN, sp);
+  s->assign.var = v;
+  s->assign.value = value;
+  return s;
+}
+
+/* Whether the loop can be rewritten; *step its step. */
+static bool eligible(Unroller *U, IrStmt *s, int64_t *step) {
+  const IrForStmt *l = &s->loop;
+  DType t = l->var->type;
+  if (l->unroll <= 1 || !ir_is_const(l->step, step) || *step == 0) return false;
+  if (t != DT_INT32 && t != DT_UINT32 && t != DT_INT64 && t != DT_UINT64) return false;
+  if (!dtype_is_signed(t) && *step < 0) return false;
+  /* U * |s| far from the type's range: the bounds and offsets never wrap */
+  int64_t limit = type_bits(t) == 32 ? (int64_t)1 << 29 : (int64_t)1 << 61;
+  int64_t as = *step < 0 ? -*step : *step;
+  if (as > limit || l->unroll > limit / as) return false;
+  if (assigns(&s->body, l->var)) return false;
+  return !used_elsewhere(&U->k->body, s, l->var);
+}
+
+/* The trip count of range(start, stop, s) with constants; false when the
+ * loop would wrap (its count is then not what the rewrite assumes). */
+static bool const_trips(DType t, int64_t start, int64_t stop, int64_t step, int64_t *n) {
+  __int128 a = start, b = stop, s = step;
+  if (step > 0 ? a >= b : a <= b) {
+    *n = 0;
+    return true;
+  }
+  __int128 span = step > 0 ? b - a : a - b, as = step > 0 ? s : -s;
+  __int128 trips = (span + as - 1) / as;
+  __int128 past = a + trips * s; /* the value after the last iteration */
+  if (past > type_max(t) || past < type_min(t) || trips > INT64_MAX) return false;
+  *n = (int64_t)trips;
+  return true;
+}
+
+/* The statements that replace loop s. */
+static void rewrite(Unroller *U, IrStmt *s, int64_t step, IrBlock *out) {
+  IrForStmt *l = &s->loop;
+  IrVar *v = l->var;
+  DType t = v->type;
+  int64_t nu = l->unroll;
+  Span sp = s->span;
+  IrExpr *start = ir_cast(U->ar, t, l->start), *stop = ir_cast(U->ar, t, l->stop);
+  int64_t cstart, cstop, trips = -1;
+  bool known = ir_is_const(start, &cstart) && ir_is_const(stop, &cstop) &&
+               const_trips(t, cstart, cstop, step, &trips);
+  if (has_vars(stop)) {
+    char *name = arena_printf(U->ar, "%s_stop", v->name);
+    IrVar *sv = ir_new_var(U->ar, U->k, name, t);
+    ir_block_push(U->ar, out, new_assign(U, sp, sv, stop));
+    stop = ir_var_ref(U->ar, sv);
+  }
+  ir_block_push(U->ar, out, new_assign(U, sp, v, start));
+  if (known && trips / nu == 1) { /* one trip: its copies, without a loop */
+    for (int64_t u = 0; u < trips; u++) push_copy(U, out, &s->body, v, u * step);
+    return;
+  }
+  if (!known || trips >= nu) {
+    IrStmt *main = ir_stmt_new(U->ar, S_FOR, sp);
+    main->loop = (IrForStmt){.var = v,
+                             .start = start,
+                             .stop = bound(U, t, stop, nu - 1, step),
+                             .step = ir_const(U->ar, t, nu * step),
+                             .unroll = 0};
+    for (int64_t u = 0; u < nu; u++) push_copy(U, &main->body, &s->body, v, u * step);
+    ir_block_push(U->ar, out, main);
+  }
+  if (known) { /* the remainder's size is known: its copies, untested */
+    for (int64_t u = 0; u < trips % nu; u++) push_copy(U, out, &s->body, v, u * step);
+    return;
+  }
+  IrBlock *at = out;
+  for (int64_t u = 0; u < nu - 1; u++) {
+    IrStmt *test = ir_stmt_new(U->ar, S_IF, sp);
+    test->branch.cond = ir_binary(U->ar, step > 0 ? OP_LT : OP_GT, ir_var_ref(U->ar, v),
+                                  bound(U, t, stop, u, step));
+    ir_block_push(U->ar, at, test);
+    push_copy(U, &test->body, &s->body, v, u * step);
+    at = &test->body;
+  }
+}
+
+static void unroll_block(Unroller *U, IrBlock *b) {
+  IrBlock out = {0};
+  bool changed = false;
+  for (int i = 0; i < b->len; i++) {
+    IrStmt *s = b->items[i];
+    unroll_block(U, &s->body); /* inner loops first: the copies hold them unrolled */
+    unroll_block(U, &s->orelse);
+    int64_t step;
+    if (s->kind == S_FOR && eligible(U, s, &step)) {
+      rewrite(U, s, step, &out);
+      changed = true;
+    } else {
+      ir_block_push(U->ar, &out, s);
+    }
+  }
+  if (changed) *b = out;
+}
+
+void ir_unroll_loops(IrModule *m) {
+  for (int i = 0; i < m->nkernels; i++) {
+    Unroller U = {m->ar, m->kernels[i]};
+    unroll_block(&U, &m->kernels[i]->body);
+  }
+}
