@@ -63,7 +63,10 @@ void unsupported(Emitter *e, const char *fmt, ...) {
 /* ------------------------------------------------------------ entry */
 
 /* PTX parameter type of a user parameter. */
-static const char *param_type(const IrParam *p) { return p->is_ptr ? ".u64" : ptx_type(p->type); }
+static const char *param_type(const IrParam *p) {
+  if (p->is_ptr) return ".u64";
+  return p->type == DT_BOOL ? ".u32" : ptx_type(p->type); /* a bool is passed as 0 or 1 */
+}
 
 static void emit_entry_params(FILE *out, const IrKernel *k) {
   fprintf(out, ".visible .entry %s(", k->name);
@@ -102,6 +105,12 @@ static void emit_prologue(Emitter *e) {
   emit_loc(e, k->span);
   for (int i = 0; i < k->nparams; i++) {
     const IrParam *p = k->params[i];
+    if (!p->is_ptr && p->type == DT_BOOL) { /* a .u32 0 or 1 into a predicate */
+      Val w = new_reg(e, DT_UINT32);
+      emit(e, "ld.param.u32 %s, [%s_param_%s];", w.s, k->name, p->name);
+      emit(e, "setp.ne.u32 %%arg%d, %s, 0;", i, w.s);
+      continue;
+    }
     emit(e, "ld.param%s %%arg%d, [%s_param_%s];", param_type(p), i, k->name, p->name);
   }
   emit(e, "mov.u32 %%tidx, %%tid.x;");

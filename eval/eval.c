@@ -1,5 +1,5 @@
 /* eval.c: the evaluator's driver (eval_build). Runs the module's top level at
- * compile time (imports, class definitions, decorators), then builds one
+ * compile time (eval_module.c), then builds one
  * kernel per selected autotune point of every tilus.Script class:
  * instantiate the script (__init__ with the point's values), then inline
  * __call__ with its run-time parameters into a fresh IrKernel. */
@@ -9,209 +9,6 @@
 #include "eval/eval_int.h"
 
 enum { EV_MAX_POINTS = 4096 }; /* autotune points of one script */
-
-static ClassDef *builtin_class(Eval *E, ClassKind ck, const char *name) {
-  ClassDef *c = arena_alloc(E->ar, sizeof(ClassDef));
-  c->ck = ck;
-  c->name = name;
-  c->is_script = ck == CK_SCRIPT_BASE;
-  return c;
-}
-
-/* tilus.NAME: the base classes, autotune, dtypes and type names. */
-Value *ev_tilus_attr(Eval *E, const char *name, Span sp) {
-  static const char *type_names[] = {"RegisterTensor", "SharedTensor", "GlobalTensor", "Tensor"};
-  DType dt;
-  Value *v;
-  if (strcmp(name, "Script") == 0 || strcmp(name, "Class") == 0) {
-    v = v_new(E, V_CLASS);
-    v->cls = builtin_class(E, name[0] == 'S' ? CK_SCRIPT_BASE : CK_CLASS_BASE,
-                           name[0] == 'S' ? "tilus.Script" : "tilus.Class");
-    return v;
-  }
-  if (strcmp(name, "autotune") == 0) return v_builtin(E, B_AUTOTUNE, NULL);
-  if (strcmp(name, "cdiv") == 0) return v_builtin(E, B_CDIV, NULL);
-  if (strcmp(name, "boolean") == 0) name = "bool";
-  if (dtype_from_name(name, &dt)) {
-    v = v_new(E, V_DTYPE);
-    v->dt = dt;
-    return v;
-  }
-  for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
-    if (strcmp(name, type_names[i]) == 0) {
-      v = v_new(E, V_CLASS);
-      v->cls = builtin_class(E, CK_CLASS_BASE, type_names[i]);
-      return v;
-    }
-  ev_error(E, sp, "module 'tilus' has no attribute '%s'", name);
-}
-
-Value *ev_eval_annotation(Eval *E, Node *ann) { return ev_eval_expr(E, ann); }
-
-DType ev_annotation_rt_type(const Value *ann) {
-  if (ann->kind == V_DTYPE) return ann->dt;
-  if (ann->kind == V_BUILTIN && ann->bi == B_BOOL) return DT_BOOL;
-  return DT_VOID;
-}
-
-static bool is_tilus_module(const char *name) {
-  return strcmp(name, "tilus") == 0 || strncmp(name, "tilus.", 6) == 0;
-}
-
-/* import tilus [as t] / from tilus[.x] import a, b */
-static void exec_import(Eval *E, Node *s) {
-  if (!is_tilus_module(s->str))
-    ev_error(E, s->span,
-             "module '%s' is not available (tlsc knows only "
-             "tilus)",
-             s->str);
-  if (s->kind == N_IMPORT) {
-    ev_dict_set(E, &E->globals, s->name ? s->name : "tilus", v_new(E, V_MODULE));
-    return;
-  }
-  for (int i = 0; i < s->list.len; i++) {
-    Node *n = s->list.items[i];
-    if (n->ival == 1)
-      ev_error(E, n->span,
-               "'from tilus import *' is not supported yet; "
-               "name what you import");
-    ev_dict_set(E, &E->globals, n->name, ev_tilus_attr(E, n->name, n->span));
-  }
-}
-
-/* "a, b" -> names; values -> rows of compile-time ints. */
-static Autotune *parse_autotune(Eval *E, Value *dec, Span sp) {
-  Autotune *at = arena_alloc(E->ar, sizeof(Autotune));
-  const char *p = dec->s;
-  at->names = arena_alloc(E->ar, sizeof(char *) * (strlen(p) / 2 + 2));
-  while (*p) {
-    while (*p == ' ' || *p == ',') p++;
-    const char *q = p;
-    while (*q && *q != ',' && *q != ' ') q++;
-    if (q > p) at->names[at->nnames++] = arena_strndup(E->ar, p, (size_t)(q - p));
-    p = q;
-  }
-  if (at->nnames == 0) ev_error(E, sp, "autotune() needs at least one name");
-  Value *vals = dec->self;
-  at->npoints = vals->n;
-  at->points = arena_alloc(E->ar, sizeof(int64_t *) * (vals->n + 1));
-  for (int i = 0; i < vals->n; i++) {
-    Value *row = vals->items[i];
-    bool seq = row->kind == V_LIST || row->kind == V_TUPLE;
-    if (at->nnames > 1 && (!seq || row->n != at->nnames))
-      ev_error(E, sp, "autotune() value %d must be a list of %d values", i, at->nnames);
-    at->points[i] = arena_alloc(E->ar, sizeof(int64_t) * at->nnames);
-    for (int j = 0; j < at->nnames; j++) {
-      Value *x = at->nnames > 1 ? row->items[j] : row;
-      if (x->kind != V_INT && x->kind != V_BOOL)
-        ev_error(E, sp,
-                 "autotune values must be compile-time integers, not "
-                 "'%s'",
-                 v_type_name(x));
-      at->points[i][j] = x->i;
-    }
-  }
-  if (at->npoints == 0) ev_error(E, sp, "autotune() needs at least one value");
-  return at;
-}
-
-static bool class_has_tune(const ClassDef *c, const char *name) {
-  for (int t = 0; t < c->ntunes; t++)
-    for (int j = 0; j < c->tunes[t]->nnames; j++)
-      if (strcmp(c->tunes[t]->names[j], name) == 0) return true;
-  return false;
-}
-
-/* class Name(base): methods and compile-time class attributes. */
-static void exec_class(Eval *E, Node *s) {
-  ClassDef *c = arena_alloc(E->ar, sizeof(ClassDef));
-  c->ck = CK_USER;
-  c->name = s->name;
-  c->node = s;
-  if (s->list.len > 1)
-    ev_error(E, s->list.items[1]->span,
-             "multiple base classes are not "
-             "supported yet");
-  if (s->list.len == 1) {
-    Value *b = ev_eval_expr(E, s->list.items[0]);
-    if (b->kind != V_CLASS)
-      ev_error(E, s->list.items[0]->span,
-               "base class must be a class, not "
-               "'%s'",
-               v_type_name(b));
-    c->base = b->cls;
-    c->is_script = b->cls->is_script;
-  }
-  for (int i = 0; i < s->list2.len; i++) {
-    Node *m = s->list2.items[i];
-    if (m->kind == N_DEF) {
-      if (m->list3.len)
-        ev_error(E, m->list3.items[0]->span,
-                 "decorators on methods are not "
-                 "supported yet");
-      Value *f = v_new(E, V_FUNC);
-      f->fn = m;
-      f->cls = c;
-      ev_dict_set(E, &c->members, m->name, f);
-    } else if (m->kind == N_ASSIGN && m->list.len == 1 && m->list.items[0]->kind == N_NAME) {
-      ev_dict_set(E, &c->members, m->list.items[0]->name, ev_eval_expr(E, m->a));
-    } else if (m->kind != N_PASS && m->kind != N_EXPR_STMT) {
-      ev_error(E, m->span,
-               "only methods and constant attributes may appear "
-               "in a class body");
-    }
-  }
-  c->tunes = arena_alloc(E->ar, sizeof(Autotune *) * (s->list3.len + 1));
-  for (int i = 0; i < s->list3.len; i++) {
-    Node *dn = s->list3.items[i];
-    Value *dec = ev_eval_expr(E, dn);
-    if (dec->kind != V_NS || dec->bi != B_AUTOTUNE)
-      ev_error(E, dn->span, "only @tilus.autotune(...) can decorate a class");
-    if (!c->is_script)
-      ev_error(E, dn->span,
-               "@tilus.autotune decorates tilus.Script classes "
-               "only");
-    Autotune *at = parse_autotune(E, dec, dn->span);
-    for (int j = 0; j < at->nnames; j++)
-      if (class_has_tune(c, at->names[j]))
-        ev_error(E, dn->span, "autotune name '%s' appears twice", at->names[j]);
-    c->tunes[c->ntunes++] = at;
-  }
-  ClassDef **all = arena_alloc(E->ar, sizeof(ClassDef *) * (E->nclasses + 1));
-  if (E->nclasses) memcpy(all, E->classes, sizeof(ClassDef *) * E->nclasses);
-  all[E->nclasses++] = c;
-  E->classes = all;
-  Value *cv = v_new(E, V_CLASS);
-  cv->cls = c;
-  ev_dict_set(E, &E->globals, s->name, cv);
-}
-
-static void exec_module(Eval *E, const Node *module) {
-  for (int i = 0; i < module->list.len; i++) {
-    Node *s = module->list.items[i];
-    switch (s->kind) {
-    case N_IMPORT:
-    case N_FROM_IMPORT:
-      exec_import(E, s);
-      break;
-    case N_CLASS:
-      exec_class(E, s);
-      break;
-    case N_DEF: {
-      if (s->list3.len)
-        ev_error(E, s->list3.items[0]->span,
-                 "decorators on functions are "
-                 "not supported yet");
-      Value *f = v_new(E, V_FUNC);
-      f->fn = s;
-      ev_dict_set(E, &E->globals, s->name, f);
-      break;
-    }
-    default:
-      if (ev_exec_stmt(E, s) == C_RETURN) ev_error(E, s->span, "'return' outside function");
-    }
-  }
-}
 
 /* ------------------------------------------------------------ kernels */
 
@@ -255,13 +52,23 @@ static IrParam *make_param(Eval *E, Node *p, int index, Value **fixed) {
     prm->type = DT_INT32;
     return prm;
   }
-  DType t = ev_annotation_rt_type(ann);
+  ev_check_dtype(E, ann, p->a->span);
+  /* `eps: float` is a float32 (Tilus passes a Python float as one) */
+  DType t = ann->kind == V_BUILTIN && ann->bi == B_FLOAT ? DT_FLOAT32 : ev_annotation_rt_type(ann);
   if (t == DT_VOID || t == DT_FLOAT16 || t == DT_BFLOAT16)
     ev_error(E, p->a->span,
              "unsupported kernel parameter type for '%s' "
              "(int32, uint32, int64, uint64, float32, float64, "
-             "bool, int or ~dtype)",
+             "bool, int, float or ~dtype)",
              p->name);
+  EvalDefine *d = t == DT_BOOL ? find_define(E, p->name) : NULL;
+  if (d) { /* -D flag=1: a compile-time True in the body, as for `int` */
+    if (d->value != 0 && d->value != 1)
+      ev_error(E, p->span, "-D %s=%lld: a bool parameter takes 0 or 1", p->name,
+               (long long)d->value);
+    d->used = true;
+    *fixed = v_bool(E, d->value != 0);
+  }
   prm->type = t;
   return prm;
 }
@@ -316,7 +123,6 @@ static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, c
   set_config(E, k, n, names, vals, 0, NULL, NULL);
   k->span = c->node->span;
   E->k = k;
-  E->kernel_stmts = 0;
   E->cur = &k->body;
   E->rt_depth = 0;
   E->tg_begin = 0;
@@ -480,7 +286,7 @@ static bool check_defines(Eval *E) {
     if (E->defs[i].used) continue;
     bool known = false;
     for (int j = 0; j < E->nclasses && !known; j++)
-      known = class_has_tune(E->classes[j], E->defs[i].name);
+      known = ev_class_has_tune(E->classes[j], E->defs[i].name);
     if (!known) {
       diag_plain_error(E->d, "unknown -D name '%s'", E->defs[i].name);
       ok = false;
@@ -503,7 +309,7 @@ IrModule *eval_build(Arena *ar, const Node *module, const Source *src, EvalDefin
   m->src = src;
   IrModule *result = NULL;
   if (setjmp(E->fail) == 0) {
-    exec_module(E, module);
+    ev_exec_module(E, module);
     build_all(E, m);
     if (check_defines(E)) {
       if (m->nkernels == 0)

@@ -1,7 +1,12 @@
 /* eval_builtin.c: Python builtins available to scripts (range, len, min,
- * max, cdiv, int, float, bool, abs, list, tuple, enumerate, zip, str,
- * super) and the dispatch of every builtin call. */
+ * max, int, float, bool, abs, list, tuple, enumerate, zip, str, dict,
+ * isinstance, super), tilus.utils.cdiv, compile-time dicts, and the
+ * dispatch of every builtin call. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "eval/eval_int.h"
 
@@ -11,8 +16,7 @@ static void no_keywords(Eval *E, Args *a, const char *fname) {
              a->kw_name[0]);
 }
 
-static void arg_count(Eval *E, Args *a, Span sp, const char *fname, int lo, int hi) {
-  no_keywords(E, a, fname);
+static void arg_count_kw(Eval *E, Args *a, Span sp, const char *fname, int lo, int hi) {
   if (a->npos < lo || a->npos > hi) {
     if (lo == hi)
       ev_error(E, sp, "%s() takes %d argument%s but %d %s given", fname, lo, lo == 1 ? "" : "s",
@@ -22,17 +26,41 @@ static void arg_count(Eval *E, Args *a, Span sp, const char *fname, int lo, int 
   }
 }
 
-/* range(stop) / range(start, stop[, step]) at compile time: a list. */
+static void arg_count(Eval *E, Args *a, Span sp, const char *fname, int lo, int hi) {
+  no_keywords(E, a, fname);
+  arg_count_kw(E, a, sp, fname, lo, hi);
+}
+
+/* range() over a run-time bound: a run-time loop, as in Tilus (the
+ * description self.range() gives, without unrolling); the step must be a
+ * compile-time integer, not 0. */
+static Value *rt_range(Eval *E, Args *a, Span sp) {
+  Value *r = v_seq(E, V_TUPLE, 3);
+  r->kind = V_NS;
+  r->bi = P_RANGE;
+  r->items[0] = a->npos > 1 ? a->pos[0] : v_int(E, 0);
+  r->items[1] = a->npos > 1 ? a->pos[1] : a->pos[0];
+  r->items[2] = a->npos > 2 ? a->pos[2] : v_int(E, 1);
+  for (int i = 0; i < a->npos; i++)
+    if (!v_is_int_scalar(a->pos[i]))
+      ev_error(E, a->pos_span[i], "'%s' object cannot be interpreted as an integer",
+               v_type_name(a->pos[i]));
+  Span step_sp = a->npos > 2 ? a->pos_span[2] : sp;
+  if (v_to_int(E, r->items[2], step_sp, "the step of a range() over run-time bounds") == 0)
+    ev_error(E, step_sp, "range() arg 3 must not be zero");
+  r->i = 0;
+  return r;
+}
+
+/* range(stop) / range(start, stop[, step]): a list at compile time, a
+ * run-time loop when a bound is a run-time value. */
 static Value *b_range(Eval *E, Args *a, Span sp) {
   arg_count(E, a, sp, "range", 1, 3);
-  int64_t v[3] = {0, 0, 1};
-  for (int i = 0; i < a->npos; i++) {
-    if (a->pos[i]->kind == V_EXPR)
-      ev_error(E, a->pos_span[i],
-               "range() needs compile-time bounds; use "
-               "self.range() for a run-time loop");
+  int64_t v[3] = {0, 0, 1}, c;
+  for (int i = 0; i < a->npos; i++)
+    if (a->pos[i]->kind == V_EXPR && !ir_is_const(a->pos[i]->x, &c)) return rt_range(E, a, sp);
+  for (int i = 0; i < a->npos; i++)
     v[a->npos == 1 ? 1 : i] = v_to_int(E, a->pos[i], a->pos_span[i], "range() argument");
-  }
   if (v[2] == 0) ev_error(E, sp, "range() arg 3 must not be zero");
   /* The length in unsigned arithmetic: range(-2**63, 2**63 - 1, ...) spans
    * more than int64 holds. */
@@ -114,6 +142,41 @@ static Value *b_cdiv(Eval *E, Args *a, Span sp) {
   return ev_eval_binop(E, TOK_FLOORDIV, num, a->pos[1], sp);
 }
 
+/* int("12"), float("1.5"), float("-inf"), float("nan"), as Python reads
+ * them (blanks around, underscores between digits, inf/infinity/nan in any
+ * case). */
+static Value *str_to_number(Eval *E, Builtin bi, const char *text, Span sp) {
+  size_t n = strlen(text);
+  ev_charge(E, (int64_t)n / 64, sp);
+  char *buf = arena_alloc(E->ar, n + 1), *q = buf;
+  const char *p = text;
+  while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+  for (; *p; p++) {
+    if (*p == '_' && q > buf && p[1] >= '0' && p[1] <= '9' && q[-1] >= '0' && q[-1] <= '9')
+      continue;
+    *q++ = *p;
+  }
+  while (q > buf && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n')) q--;
+  *q = 0;
+  char *end = NULL;
+  if (bi == B_INT) {
+    errno = 0;
+    long long v = buf[0] ? strtoll(buf, &end, 10) : 0;
+    if (!buf[0] || *end || errno || strchr(buf, ' '))
+      ev_error(E, sp, "invalid literal for int() with base 10: '%s'", text);
+    return v_int(E, v);
+  }
+  const char *w = buf + (buf[0] == '+' || buf[0] == '-');
+  bool neg = buf[0] == '-';
+  if (!strcasecmp(w, "inf") || !strcasecmp(w, "infinity"))
+    return v_float(E, neg ? -INFINITY : INFINITY);
+  if (!strcasecmp(w, "nan")) return v_float(E, NAN);
+  double f = buf[0] ? strtod(buf, &end) : 0;
+  bool hex = strchr(buf, 'x') || strchr(buf, 'X');
+  if (!buf[0] || *end || hex) ev_error(E, sp, "could not convert string to float: '%s'", text);
+  return v_float(E, f);
+}
+
 /* int(x), float(x), bool(x), abs(x). */
 static Value *b_convert(Eval *E, Builtin bi, Args *a, Span sp) {
   static const char *names[] = {
@@ -130,6 +193,7 @@ static Value *b_convert(Eval *E, Builtin bi, Args *a, Span sp) {
     return v_expr(E, ev_expr_convert(E, x->x, t));
   }
   if (bi == B_BOOL) return v_bool(E, v_truthy(E, x, sp));
+  if (x->kind == V_STR && (bi == B_FLOAT || bi == B_INT)) return str_to_number(E, bi, x->s, sp);
   if (!v_is_number(x))
     ev_error(E, sp, "%s() argument must be a number, not '%s'", names[bi], v_type_name(x));
   double f = x->kind == V_FLOAT ? x->f : (double)x->i;
@@ -146,7 +210,7 @@ static Value *b_convert(Eval *E, Builtin bi, Args *a, Span sp) {
 static Value *b_len(Eval *E, Args *a, Span sp) {
   arg_count(E, a, sp, "len", 1, 1);
   Value *x = a->pos[0];
-  if (x->kind == V_LIST || x->kind == V_TUPLE) return v_int(E, x->n);
+  if (x->kind == V_LIST || x->kind == V_TUPLE || x->kind == V_DICT) return v_int(E, x->n);
   if (x->kind == V_STR) {
     int64_t n = (int64_t)strlen(x->s);
     ev_charge(E, n / 64, sp);
@@ -197,22 +261,250 @@ static Value *b_seq(Eval *E, Builtin bi, Args *a, Span sp) {
 }
 
 static Value *b_str(Eval *E, Args *a, Span sp) {
-  arg_count(E, a, sp, "str", 1, 1);
+  arg_count(E, a, sp, "str", 0, 1);
+  if (a->npos == 0) return v_str(E, "");
   Value *x = a->pos[0];
-  switch (x->kind) {
-  case V_STR:
-    return x;
-  case V_INT:
-    return v_str(E, arena_printf(E->ar, "%lld", (long long)x->i));
+  if (x->kind == V_EXPR || x->kind == V_TENSOR || x->kind == V_REF)
+    ev_error(E, sp, "str() of a run-time value is not supported; use self.printf()");
+  return x->kind == V_STR ? x : v_str(E, ev_str(E, x, sp));
+}
+
+/* ------------------------------------------------------------ dicts */
+
+Value *v_dict(Eval *E) {
+  Value *d = v_new(E, V_DICT);
+  d->items = arena_alloc(E->ar, sizeof(Value *) * 8);
+  d->i = 4; /* capacity in pairs */
+  return d;
+}
+
+/* Whether v can be a dict key: a compile-time value that cannot change. */
+static void check_key(Eval *E, const Value *v, Span sp, int depth) {
+  switch (v->kind) {
+  case V_NONE:
   case V_BOOL:
-    return v_str(E, x->i ? "True" : "False");
+  case V_INT:
   case V_FLOAT:
-    return v_str(E, arena_printf(E->ar, "%g", x->f));
+  case V_STR:
   case V_DTYPE:
-    return v_str(E, dtype_name(x->dt));
+  case V_PTRTYPE:
+  case V_CLASS:
+  case V_FUNC:
+    return;
+  case V_TUPLE:
+    if (depth >= EV_MAX_VALUE_DEPTH) ev_error(E, sp, "dict key nested too deeply");
+    for (int i = 0; i < v->n; i++) check_key(E, v->items[i], sp, depth + 1);
+    return;
+  case V_EXPR:
+  case V_TENSOR:
+  case V_REF:
+    ev_error(E, sp, "a dict key must be a compile-time value, not a run-time '%s'", v_type_name(v));
   default:
-    ev_error(E, sp, "str() of '%s' is not supported yet", v_type_name(x));
+    ev_error(E, sp, "unhashable type: '%s'", v_type_name(v));
   }
+}
+
+/* Python's key equality: numbers by value (1 == 1.0 == True). */
+static bool key_eq(Eval *E, const Value *a, const Value *b, Span sp) {
+  if (v_is_number(a) && v_is_number(b)) {
+    if (a->kind != V_FLOAT && b->kind != V_FLOAT) return a->i == b->i;
+    double x = a->kind == V_FLOAT ? a->f : (double)a->i,
+           y = b->kind == V_FLOAT ? b->f : (double)b->i;
+    return x == y;
+  }
+  return v_same(E, a, b, sp);
+}
+
+static int dict_index(Eval *E, Value *d, Value *key, Span sp) {
+  check_key(E, key, sp, 0);
+  ev_charge(E, d->n / 8, sp); /* a scan */
+  for (int i = 0; i < d->n; i++)
+    if (key_eq(E, d->items[2 * i], key, sp)) return i;
+  return -1;
+}
+
+Value *ev_dict_get(Eval *E, Value *d, Value *key, Span sp) {
+  int i = dict_index(E, d, key, sp);
+  return i < 0 ? NULL : d->items[2 * i + 1];
+}
+
+void ev_dict_put(Eval *E, Value *d, Value *key, Value *val, Span sp) {
+  int i = dict_index(E, d, key, sp);
+  if (i >= 0) {
+    d->items[2 * i + 1] = val;
+    return;
+  }
+  if (d->n >= EV_MAX_LIST_LEN) ev_error(E, sp, "compile-time dict is too long");
+  if (d->n == d->i) {
+    int cap = (int)d->i * 2;
+    Value **items = arena_alloc(E->ar, sizeof(Value *) * 2 * cap);
+    memcpy(items, d->items, sizeof(Value *) * 2 * d->n);
+    d->items = items;
+    d->i = cap;
+  }
+  d->items[2 * d->n] = key;
+  d->items[2 * d->n + 1] = val;
+  d->n++;
+}
+
+static Value *dict_copy(Eval *E, Value *src, Span sp) {
+  Value *d = v_dict(E);
+  ev_charge(E, src->n, sp);
+  for (int i = 0; i < src->n; i++) ev_dict_put(E, d, src->items[2 * i], src->items[2 * i + 1], sp);
+  return d;
+}
+
+/* Adds a mapping (a dict, or pairs) and keywords to d. */
+static void dict_update(Eval *E, Value *d, Value *src, Args *a, Span sp) {
+  if (src && src->kind == V_DICT) {
+    for (int i = 0; i < src->n; i++)
+      ev_dict_put(E, d, src->items[2 * i], src->items[2 * i + 1], sp);
+  } else if (src) {
+    Value *seq = ev_iterate_list(E, src, sp);
+    for (int i = 0; i < seq->n; i++) {
+      Value *p = seq->items[i];
+      if ((p->kind != V_TUPLE && p->kind != V_LIST) || p->n != 2)
+        ev_error(E, sp,
+                 "dictionary update sequence element #%d has the wrong length (a pair is needed)",
+                 i);
+      ev_dict_put(E, d, p->items[0], p->items[1], sp);
+    }
+  }
+  for (int k = 0; k < a->nkw; k++)
+    ev_dict_put(E, d, v_str(E, a->kw_name[k]), a->kw[k], a->kw_span[k]);
+}
+
+/* dict(), dict(mapping or pairs), dict(k=v, ...). */
+static Value *b_dict(Eval *E, Args *a, Span sp) {
+  if (a->npos > 1) ev_error(E, sp, "dict expected at most 1 argument, got %d", a->npos);
+  Value *d = v_dict(E);
+  dict_update(E, d, a->npos ? a->pos[0] : NULL, a, sp);
+  return d;
+}
+
+Value *ev_dict_attr(Eval *E, Value *d, const char *name, Span sp) {
+  static const char *const methods[] = {"items", "keys",       "values", "get", "update",
+                                        "pop",   "setdefault", "copy",   NULL};
+  for (int i = 0; methods[i]; i++)
+    if (strcmp(name, methods[i]) == 0) {
+      Value *m = v_builtin(E, B_DICT_METHOD, d);
+      m->s = methods[i];
+      return m;
+    }
+  ev_error(E, sp, "'dict' object has no attribute '%s'", name);
+}
+
+static Value *dict_method(Eval *E, Value *fn, Args *a, Span sp) {
+  Value *d = fn->self;
+  const char *m = fn->s;
+  if (!strcmp(m, "update")) {
+    arg_count_kw(E, a, sp, "update", 0, 1);
+    dict_update(E, d, a->npos ? a->pos[0] : NULL, a, sp);
+    return v_none(E);
+  }
+  if (!strcmp(m, "get") || !strcmp(m, "pop") || !strcmp(m, "setdefault")) {
+    arg_count(E, a, sp, m, 1, 2);
+    Value *v = ev_dict_get(E, d, a->pos[0], a->pos_span[0]);
+    Value *dflt = a->npos == 2 ? a->pos[1] : v_none(E);
+    if (!strcmp(m, "get")) return v ? v : dflt;
+    if (!strcmp(m, "setdefault")) {
+      if (!v) ev_dict_put(E, d, a->pos[0], v = dflt, sp);
+      return v;
+    }
+    if (!v && a->npos == 1) ev_error(E, a->pos_span[0], "KeyError: the dict has no such key");
+    if (v) { /* remove the pair, keeping the order of the others */
+      int i = dict_index(E, d, a->pos[0], sp);
+      memmove(&d->items[2 * i], &d->items[2 * i + 2], sizeof(Value *) * 2 * (d->n - i - 1));
+      d->n--;
+    }
+    return v ? v : dflt;
+  }
+  arg_count(E, a, sp, m, 0, 0);
+  if (!strcmp(m, "copy")) return dict_copy(E, d, sp);
+  ev_charge(E, d->n, sp);
+  Value *r = v_seq(E, V_LIST, d->n);
+  for (int i = 0; i < d->n; i++) {
+    if (m[0] == 'k' || m[0] == 'v') {
+      r->items[i] = d->items[2 * i + (m[0] == 'v')];
+      continue;
+    }
+    Value *pair = v_seq(E, V_TUPLE, 2);
+    pair->items[0] = d->items[2 * i];
+    pair->items[1] = d->items[2 * i + 1];
+    r->items[i] = pair;
+  }
+  return r;
+}
+
+/* ------------------------------------------------------- classes */
+
+/* super() in a method: a proxy that looks attributes up in the bases of
+ * the class defining the method, bound to its first argument; super(C,
+ * obj) names both. */
+static Value *b_super(Eval *E, Args *a, Span sp) {
+  no_keywords(E, a, "super");
+  Value *r = v_new(E, V_SUPER);
+  if (a->npos == 0) {
+    if (!E->frame || !E->frame->cls || !E->frame->self)
+      ev_error(E, sp, "super(): no arguments (it needs a method of a class)");
+    r->cls = E->frame->cls;
+    r->self = E->frame->self;
+    return r;
+  }
+  if (a->npos != 2) ev_error(E, sp, "super() takes 0 or 2 arguments, not %d", a->npos);
+  if (a->pos[0]->kind != V_CLASS)
+    ev_error(E, a->pos_span[0], "super() argument 1 must be a type, not '%s'",
+             v_type_name(a->pos[0]));
+  Value *obj = a->pos[1];
+  ClassDef *c = obj->kind == V_INST ? obj->inst->cls : NULL;
+  while (c && c != a->pos[0]->cls) c = c->base;
+  if (!c) ev_error(E, sp, "super(type, obj): obj must be an instance of type");
+  r->cls = c;
+  r->self = obj;
+  return r;
+}
+
+/* isinstance(x, C or (C, ...)): user classes, int, float, bool, str,
+ * list, tuple, dict. */
+static Value *b_isinstance(Eval *E, Args *a, Span sp) {
+  arg_count(E, a, sp, "isinstance", 2, 2);
+  Value *x = a->pos[0], *t = a->pos[1];
+  if (t->kind == V_TUPLE) {
+    for (int i = 0; i < t->n; i++) {
+      Args one = *a;
+      Value *pair[2] = {x, t->items[i]};
+      one.pos = pair;
+      if (b_isinstance(E, &one, sp)->i) return v_bool(E, true);
+    }
+    return v_bool(E, false);
+  }
+  if (t->kind == V_CLASS) {
+    ClassDef *c = x->kind == V_INST ? x->inst->cls : NULL;
+    while (c && c != t->cls) c = c->base;
+    return v_bool(E, c != NULL);
+  }
+  if (t->kind == V_BUILTIN) {
+    switch (t->bi) {
+    case B_INT:
+      return v_bool(E, x->kind == V_INT || x->kind == V_BOOL);
+    case B_FLOAT:
+      return v_bool(E, x->kind == V_FLOAT);
+    case B_BOOL:
+      return v_bool(E, x->kind == V_BOOL);
+    case B_STR:
+      return v_bool(E, x->kind == V_STR);
+    case B_LIST:
+      return v_bool(E, x->kind == V_LIST);
+    case B_TUPLE:
+      return v_bool(E, x->kind == V_TUPLE);
+    case B_DICT:
+      return v_bool(E, x->kind == V_DICT);
+    default:
+      break;
+    }
+  }
+  ev_error(E, a->pos_span[1], "isinstance() arg 2 must be a type or tuple of types, not '%s'",
+           v_type_name(t));
 }
 
 /* @tilus.autotune("a, b", [[1, 2], [3, 4]]): a decorator value that the
@@ -255,9 +547,17 @@ Value *ev_call_builtin(Eval *E, Value *fn, Args *a, Span sp) {
   case B_STR:
     return b_str(E, a, sp);
   case B_SUPER:
-    arg_count(E, a, sp, "super", 0, 0);
-    if (!E->frame) ev_error(E, sp, "super() outside a method");
-    return fn;
+    return b_super(E, a, sp);
+  case B_DICT:
+    return b_dict(E, a, sp);
+  case B_DICT_METHOD:
+    return dict_method(E, fn, a, sp);
+  case B_ISINSTANCE:
+    return b_isinstance(E, a, sp);
+  case B_MATH:
+    return ev_call_math(E, fn, a, sp);
+  case B_TUTIL:
+    return ev_call_tutil(E, fn, a, sp);
   case B_NOOP_INIT:
     arg_count(E, a, sp, "__init__", 0, 0);
     return v_none(E);

@@ -158,6 +158,17 @@ static Value *mark_owned(Eval *E, Value *v, Dict *locals, int depth) {
   return v;
 }
 
+/* The class of a method: self's class or the base whose body defines def
+ * (for super(), which searches the bases after it). */
+static ClassDef *defining_class(Value *self, Node *def) {
+  if (!self || self->kind != V_INST) return NULL;
+  for (ClassDef *c = self->inst->cls; c && c->ck == CK_USER; c = c->base) {
+    Slot *s = ev_dict_find(&c->members, def->name);
+    if (s && s->val && s->val->kind == V_FUNC && s->val->fn == def) return c;
+  }
+  return NULL;
+}
+
 /* Inlines def at the call site sp. */
 Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   if (E->depth >= EV_MAX_CALL_DEPTH)
@@ -171,6 +182,8 @@ Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   f.has_site = sp.line > 0; /* calls the compiler makes have no site */
   f.locals = arena_alloc(E->ar, sizeof(Dict));
   f.rt_base = E->rt_depth;
+  f.cls = defining_class(self, def);
+  f.self = self;
   int saved_kind = E->loop_kind;
   const char *saved_hint = E->hint;
   E->frame = &f;
@@ -221,7 +234,12 @@ Value *ev_call_value(Eval *E, Value *fn, Args *a, Span sp) {
     return ev_instantiate(E, fn->cls, a, sp);
   case V_BUILTIN:
     return ev_call_builtin(E, fn, a, sp);
+  case V_HOST: /* host code at module level: no effect */
+    return ev_host_derived(E, ev_host_use(E, fn, sp), "(...)");
+  case V_UNSUP:
+    ev_unsupported(E, fn, sp);
   case V_DTYPE: {
+    ev_check_dtype(E, fn, sp);
     if (a->npos != 1 || a->nkw)
       ev_error(E, sp, "%s() takes exactly one argument", dtype_name(fn->dt));
     return v_expr(E, ev_scalar_as(E, a->pos[0], fn->dt, a->pos_span[0]));

@@ -18,7 +18,6 @@ Value *ev_lookup_name(Eval *E, const char *name, Span sp) {
                   {"len", B_LEN},
                   {"min", B_MIN},
                   {"max", B_MAX},
-                  {"cdiv", B_CDIV},
                   {"int", B_INT},
                   {"float", B_FLOAT},
                   {"bool", B_BOOL},
@@ -29,7 +28,9 @@ Value *ev_lookup_name(Eval *E, const char *name, Span sp) {
                   {"enumerate", B_ENUMERATE},
                   {"zip", B_ZIP},
                   {"str", B_STR},
-                  {"print", B_PRINT}};
+                  {"print", B_PRINT},
+                  {"dict", B_DICT},
+                  {"isinstance", B_ISINSTANCE}};
   Slot *s = NULL;
   if (E->frame) s = ev_dict_find(E->frame->locals, name);
   if (!s) s = ev_dict_find(&E->globals, name);
@@ -42,11 +43,43 @@ Value *ev_lookup_name(Eval *E, const char *name, Span sp) {
   ev_error(E, sp, "name '%s' is not defined", name);
 }
 
+static Value *bind_method(Eval *E, Value *m, Value *self) {
+  Value *b = v_new(E, V_BOUND);
+  b->fn = m->fn;
+  b->cls = m->cls;
+  b->self = self;
+  return b;
+}
+
+/* super().name: the first base class after obj->cls that has it (Python's
+ * method resolution order; single inheritance), then tilus.Script's or
+ * tilus.Class's own: __init__ (which does nothing) and the primitives. */
+static Value *super_attr(Eval *E, Value *obj, const char *name, Span sp) {
+  ClassDef *c = obj->cls->base;
+  for (; c && c->ck == CK_USER; c = c->base) {
+    Slot *s = ev_dict_find(&c->members, name);
+    if (!s) continue;
+    return s->val->kind == V_FUNC ? bind_method(E, s->val, obj->self) : s->val;
+  }
+  if (strcmp(name, "__init__") == 0) return v_builtin(E, B_NOOP_INIT, NULL);
+  if (c && obj->self->kind == V_INST) {
+    Value *p = ev_ns_attr(E, obj->self, name, sp);
+    if (p) return p;
+  }
+  ev_error(E, sp, "'super' object has no attribute '%s'", name);
+}
+
 /* obj.name for every kind of value that has attributes. */
 Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp) {
   switch (obj->kind) {
   case V_MODULE:
-    return ev_tilus_attr(E, name, sp);
+  case V_HOST:
+  case V_UNSUP:
+    return ev_module_attr(E, obj, name, sp);
+  case V_SUPER:
+    return super_attr(E, obj, name, sp);
+  case V_DICT:
+    return ev_dict_attr(E, obj, name, sp);
   case V_NS:
     return ev_ns_attr(E, obj, name, sp);
   case V_TENSOR:
@@ -56,13 +89,7 @@ Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp) {
     Slot *s = ev_dict_find(&obj->inst->attrs, name);
     if (s) return s->val;
     Value *m = ev_find_member(obj->inst->cls, name);
-    if (m && m->kind == V_FUNC) {
-      Value *b = v_new(E, V_BOUND);
-      b->fn = m->fn;
-      b->cls = m->cls;
-      b->self = obj;
-      return b;
-    }
+    if (m && m->kind == V_FUNC) return bind_method(E, m, obj);
     if (m) return m;
     Value *p = ev_ns_attr(E, obj, name, sp); /* primitives; NULL if none */
     if (p) return p;
@@ -73,11 +100,10 @@ Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp) {
     if (m) return m;
     ev_error(E, sp, "type object '%s' has no attribute '%s'", obj->cls->name, name);
   }
-  case V_BUILTIN:
-    if (obj->bi == B_SUPER && strcmp(name, "__init__") == 0) return v_builtin(E, B_NOOP_INIT, NULL);
-    break;
   case V_DTYPE:
+    ev_check_dtype(E, obj, sp);
     if (strcmp(name, "nbytes") == 0) return v_int(E, dtype_bytes(obj->dt));
+    if (strcmp(name, "nbits") == 0) return v_int(E, 8 * dtype_bytes(obj->dt));
     break;
   default:
     break;
@@ -533,6 +559,7 @@ static Value *eval_unary(Eval *E, Node *n) {
   Value *a = ev_eval_expr(E, n->a);
   Span sp = n->span;
   if (n->op == '~' && a->kind == V_DTYPE) {
+    ev_check_dtype(E, a, sp);
     Value *p = v_new(E, V_PTRTYPE);
     p->dt = a->dt;
     return p;
@@ -588,6 +615,13 @@ static Value *eval_ifexp(Eval *E, Node *n) {
 /* The items of a compile-time iterable (list, tuple, str excluded). */
 Value *ev_iterate_list(Eval *E, Value *v, Span sp) {
   if (v->kind == V_LIST || v->kind == V_TUPLE) return v;
+  if (v->kind == V_DICT) { /* its keys */
+    ev_charge(E, v->n / 8, sp);
+    Value *keys = v_seq(E, V_LIST, v->n);
+    for (int i = 0; i < v->n; i++) keys->items[i] = v->items[2 * i];
+    return keys;
+  }
+  if (v->kind == V_HOST) ev_host_use(E, v, sp);
   if (v->kind == V_EXPR)
     ev_error(E, sp,
              "cannot iterate over a run-time value at compile time; "
@@ -690,6 +724,20 @@ static bool has_slice(const Node *idx) {
 static Value *eval_subscript(Eval *E, Node *n) {
   Value *base = ev_eval_expr(E, n->a);
   if (base->kind == V_LIST || base->kind == V_TUPLE) return seq_index(E, base, n->b);
+  if (base->kind == V_DICT) {
+    Value *k = ev_eval_expr(E, n->b);
+    Value *v = ev_dict_get(E, base, k, n->b->span);
+    if (!v) ev_error(E, n->b->span, "KeyError: the dict has no key %s", ev_repr(E, k, n->b->span));
+    return v;
+  }
+  if (base->kind == V_HOST) { /* host code: no effect */
+    ev_host_use(E, base, n->a->span);
+    ev_eval_expr(E, n->b);
+    return ev_host_derived(E, base, "[...]");
+  }
+  if (base->kind == V_UNSUP) ev_unsupported(E, base, n->a->span);
+  if (E->in_annotation && (base->kind == V_BUILTIN || base->kind == V_CLASS))
+    return base; /* list[int], tuple[int, int] */
   if (base->kind == V_TENSOR || base->kind == V_REF) {
     if (has_slice(n->b)) return ev_tensor_slice(E, base, n->b, n->span);
     return ev_tensor_index(E, base, ev_eval_expr(E, n->b), n->span);

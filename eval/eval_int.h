@@ -40,7 +40,14 @@ typedef enum VKind {
   V_TUPLE,   /* items, n */
   V_DTYPE,   /* dt: float16, int32 ... */
   V_PTRTYPE, /* dt: ~float16 */
-  V_MODULE,  /* the tilus module */
+  V_MODULE,  /* s: a module tlsc knows (tilus, tilus.utils, tilus.lang, math) */
+  V_HOST,    /* s: an opaque host object (torch, pandas.options, ...), by its
+                path from its module; no effect at module level, an error in
+                kernel code */
+  V_UNSUP,   /* s: a part of Tilus tlsc does not have (layouts ...); its
+                attributes are too, and any other use is an error */
+  V_SUPER,   /* super(): cls = the class whose bases it searches, self */
+  V_DICT,    /* items: n key, value pairs (2n items), i = capacity */
   V_CLASS,   /* cls */
   V_INST,    /* inst */
   V_FUNC,    /* fn (an N_DEF), cls = the class that defines it */
@@ -59,6 +66,12 @@ typedef enum Builtin {
   B_MIN,
   B_MAX,
   B_CDIV,
+  B_TUTIL, /* s: gcd, lcm, prod, idiv, floor_log2, is_power_of_two */
+  B_MATH,  /* s: a function of math, on compile-time numbers */
+  B_DICT,
+  B_DICT_METHOD, /* s: items, keys, values, get, update, pop, setdefault;
+                    self = the dict */
+  B_ISINSTANCE,
   B_INT,
   B_FLOAT,
   B_BOOL,
@@ -201,6 +214,8 @@ typedef struct Frame {
   int rt_base; /* run-time depth at entry: deeper returns are refused */
   Value *ret;
   bool returned;
+  ClassDef *cls; /* a method: the class defining it (for super()) */
+  Value *self;   /* a method: its first argument */
 } Frame;
 
 typedef enum Ctrl { C_NEXT, C_BREAK, C_CONTINUE, C_RETURN } Ctrl;
@@ -224,9 +239,9 @@ typedef struct Eval {
   EvalDefine *defs;
   int ndefs;
   long steps;         /* evaluation work done: nested loops cannot hang */
-  long kernel_stmts;  /* statements emitted into the kernel being built */
   ClassDef **classes; /* user classes in definition order */
   int nclasses;
+  int in_annotation; /* evaluating an annotation: host types allowed */
 } Eval;
 
 /* eval_value.c: values, dictionaries, conversions, errors */
@@ -269,7 +284,14 @@ bool ev_expr_only_params(const IrExpr *x);
 IrRef v_to_ref(Eval *E, Value *v, Span sp, const char *what);
 IrTensor *v_to_tensor(Eval *E, Value *v, Span sp, MemSpace space, const char *what);
 DType v_to_dtype(Eval *E, Value *v, Span sp, const char *what);
+/* An error at sp for a Tilus dtype tlsc does not have (int8, float8 ...). */
+void ev_check_dtype(Eval *E, const Value *v, Span sp);
 const char *ev_hint(Eval *E, const char *fallback);
+/* Python's repr() and str() of a compile-time value (an error at sp for a
+ * value that has none: tensors, run-time values). */
+const char *ev_repr(Eval *E, const Value *v, Span sp);
+const char *ev_str(Eval *E, const Value *v, Span sp);
+const char *ev_float_repr(Eval *E, double f);
 
 /* Counts one unit of compile-time work; an error past EV_MAX_STEPS. */
 void ev_step(Eval *E, Span sp);
@@ -307,8 +329,16 @@ void ev_emit(Eval *E, IrStmt *s);
 Dict *ev_cur_scope(Eval *E);
 void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp);
 
-/* eval_prims.c: builtins and the Tilus primitives */
-Value *ev_call_builtin(Eval *E, Value *fn, Args *a, Span sp); /* builtin.c */
+/* eval_builtin.c: Python's builtins, compile-time dicts */
+Value *ev_call_builtin(Eval *E, Value *fn, Args *a, Span sp);
+Value *v_dict(Eval *E);
+/* d[key], or NULL when d has no such key; an error for a key that cannot
+ * be one (a list, a run-time value). */
+Value *ev_dict_get(Eval *E, Value *d, Value *key, Span sp);
+void ev_dict_put(Eval *E, Value *d, Value *key, Value *val, Span sp);
+Value *ev_dict_attr(Eval *E, Value *d, const char *name, Span sp);
+
+/* eval_prims.c: the Tilus primitives */
 Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp);
 Value *ev_ns_attr(Eval *E, Value *ns, const char *name, Span sp);
 void ev_ns_set_attr(Eval *E, Value *ns, const char *name, Value *v, Span sp);
@@ -322,8 +352,24 @@ Value *ev_tensor_binop(Eval *E, int op, Value *a, Value *b, Span sp);
 Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Span sp);
 Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx);
 
-/* eval.c: module level */
-Value *ev_tilus_attr(Eval *E, const char *name, Span sp);
+/* eval_module.c: the module's top level (imports, classes, functions,
+ * host code) */
+void ev_exec_module(Eval *E, const Node *module);
+void ev_exec_import(Eval *E, Node *s);
+bool ev_class_has_tune(const ClassDef *c, const char *name);
+/* mod.name for a module value (V_MODULE, V_HOST, V_UNSUP). */
+Value *ev_module_attr(Eval *E, Value *mod, const char *name, Span sp);
+Value *v_host(Eval *E, const char *path);
+/* A host object (V_HOST) used at sp: its value at module level (host
+ * code, no effect), an error naming its module inside kernel code. */
+Value *ev_host_use(Eval *E, Value *v, Span sp);
+/* Another host object derived from host: host.s + suffix ("(...)"). */
+Value *ev_host_derived(Eval *E, Value *host, const char *suffix);
+/* A part of Tilus tlsc does not support, used at sp: an error. */
+_Noreturn void ev_unsupported(Eval *E, Value *v, Span sp);
+Value *ev_call_math(Eval *E, Value *fn, Args *a, Span sp);
+Value *ev_call_tutil(Eval *E, Value *fn, Args *a, Span sp);
+/* An annotation's value; host types (Optional[...]) are allowed in it. */
 Value *ev_eval_annotation(Eval *E, Node *ann);
 /* The run-time dtype an annotation asks for (int32, uint32, float32, bool
  * ...), or DT_VOID for a compile-time annotation (int, float, classes). */

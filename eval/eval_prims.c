@@ -235,10 +235,10 @@ static IrExpr *u32(Eval *E, Value *v, Span sp, const char *what) {
 
 /* ----------------------------------------------------- scalars, loops */
 
-/* self.range(stop) / (start, stop[, step], unroll=N): a run-time loop
+/* self.range(end) / (start, end[, step], unroll=N): a run-time loop
  * description that `for` turns into S_FOR. */
 static Value *p_range(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"start", "stop", "step", "unroll", NULL};
+  static const char *const names[] = {"start", "end", "step", "unroll", NULL};
   Value *v[4];
   ev_bind_args(E, a, sp, "range", names, 1, v);
   Value *r = v_seq(E, V_TUPLE, 3);
@@ -399,13 +399,13 @@ static void same_shape(Eval *E, Span sp, const char *what, int rank, const int64
   if (!ok) ev_error(E, sp, "%s: the register tensor's shape does not match", what);
 }
 
-/* self.store_global(g, x, offsets=[...]) */
+/* self.store_global(dst, src, offsets=[...]) */
 static Value *p_store_global(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"dst", "x", "offsets", NULL};
+  static const char *const names[] = {"dst", "src", "offsets", NULL};
   Value *v[3];
   ev_bind_args(E, a, sp, "store_global", names, 3, v);
   IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "store_global() dst");
-  IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_global() x");
+  IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_global() src");
   if (x->rank != g->rank)
     ev_error(E, sp,
              "store_global(): a rank-%d tensor into a rank-%d global "
@@ -444,13 +444,13 @@ static Value *p_load_global(Eval *E, Args *a, Span sp) {
   return v_tensor(E, t);
 }
 
-/* self.store_shared(dst_view, x) */
+/* self.store_shared(dst, src) */
 static Value *p_store_shared(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"dst", "x", NULL};
+  static const char *const names[] = {"dst", "src", NULL};
   Value *v[2];
   ev_bind_args(E, a, sp, "store_shared", names, 2, v);
   IrRef r = v_to_ref(E, v[0], sp, "store_shared() dst");
-  IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_shared() x");
+  IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_shared() src");
   int64_t dims[IR_MAX_RANK];
   for (int i = 0; i < ir_ref_rank(&r); i++) dims[i] = ir_ref_dim(&r, i);
   same_shape(E, sp, "store_shared()", ir_ref_rank(&r), dims, x);

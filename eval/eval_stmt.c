@@ -22,15 +22,7 @@
 
 Dict *ev_cur_scope(Eval *E) { return E->frame ? E->frame->locals : &E->globals; }
 
-/* Appends s to the current block. A kernel whose evaluation alone emits
- * more statements than one may hold once unrolled stops here, at the user's
- * line, before building the rest (ir_check counts the unrolled total). */
-void ev_emit(Eval *E, IrStmt *s) {
-  if (E->k && ++E->kernel_stmts > IR_MAX_UNROLLED_STMTS)
-    ev_error(E, s->span, "kernel '%s' has more than %d statements once its loops are unrolled",
-             E->k->name, IR_MAX_UNROLLED_STMTS);
-  ir_block_push(E->ar, E->cur, s);
-}
+void ev_emit(Eval *E, IrStmt *s) { ir_block_push(E->ar, E->cur, s); }
 
 static void emit_assign(Eval *E, IrVar *var, IrExpr *x, Span sp) {
   IrStmt *st = ir_stmt_new(E->ar, S_ASSIGN, sp);
@@ -159,6 +151,10 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
       ev_ns_set_attr(E, obj, target->name, v, target->span);
       return;
     }
+    if (obj->kind == V_HOST) { /* pd.options.display.width = 1000: no effect */
+      ev_host_use(E, obj, target->a->span);
+      return;
+    }
     if (obj->kind != V_INST)
       ev_error(E, target->span, "cannot set attribute '%s' of '%s'", target->name,
                v_type_name(obj));
@@ -179,6 +175,15 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
   }
   case N_SUBSCRIPT: {
     Value *seq = ev_eval_expr(E, target->a);
+    if (seq->kind == V_DICT) {
+      ev_dict_put(E, seq, ev_eval_expr(E, target->b), v, target->b->span);
+      return;
+    }
+    if (seq->kind == V_HOST) { /* host code: no effect */
+      ev_host_use(E, seq, target->a->span);
+      ev_eval_expr(E, target->b);
+      return;
+    }
     if (seq->kind != V_LIST)
       ev_error(E, target->span,
                "assignment to an element of '%s' is not "
@@ -623,7 +628,8 @@ Ctrl ev_exec_stmt(Eval *E, Node *s) {
     ev_error(E, s->span, "nested class definitions are not supported yet");
   case N_IMPORT:
   case N_FROM_IMPORT:
-    ev_error(E, s->span, "import inside a function is not supported yet");
+    ev_exec_import(E, s);
+    return C_NEXT;
   default:
     ev_error(E, s->span, "statement (%s) not supported yet", node_kind_name(s->kind));
   }

@@ -1,5 +1,8 @@
 /* eval_value.c: the evaluator's values, scopes and conversions, and the
  * error path (diagnostic + "in call from here" notes + unwind). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eval/eval_int.h"
@@ -113,6 +116,13 @@ const char *v_type_name(const Value *v) {
     return "pointer type";
   case V_MODULE:
     return "module";
+  case V_HOST:
+  case V_UNSUP:
+    return v->s;
+  case V_SUPER:
+    return "super";
+  case V_DICT:
+    return "dict";
   case V_CLASS:
     return "type";
   case V_INST:
@@ -255,7 +265,7 @@ static bool same_at(Eval *E, const Value *a, const Value *b, Span sp, int depth)
     return strcmp(a->s, b->s) == 0;
   case V_DTYPE:
   case V_PTRTYPE:
-    return a->dt == b->dt;
+    return a->dt == b->dt && (a->dt != DT_VOID || !a->s || !b->s || strcmp(a->s, b->s) == 0);
   case V_EXPR:
     return a->x == b->x;
   case V_TENSOR:
@@ -378,7 +388,13 @@ IrTensor *v_to_tensor(Eval *E, Value *v, Span sp, MemSpace space, const char *wh
 DType v_to_dtype(Eval *E, Value *v, Span sp, const char *what) {
   if (v->kind != V_DTYPE)
     ev_error(E, sp, "%s must be a dtype (float16, float32, ...), not '%s'", what, v_type_name(v));
+  ev_check_dtype(E, v, sp);
   return v->dt;
+}
+
+void ev_check_dtype(Eval *E, const Value *v, Span sp) {
+  if (v->kind == V_DTYPE && v->dt == DT_VOID)
+    ev_error(E, sp, "'%s' is a low-precision Tilus dtype that tlsc does not support yet", v->s);
 }
 
 /* The name the next tensor or variable gets: the assignment target being
@@ -400,4 +416,138 @@ void ev_step(Eval *E, Span sp) {
              "compile-time evaluation does not finish (more than %d "
              "steps)",
              EV_MAX_STEPS);
+}
+
+/* ------------------------------------------------------ text of values */
+
+typedef struct Text {
+  char *buf;
+  size_t len, cap;
+} Text;
+
+static void text_add(Eval *E, Text *t, const char *s, Span sp) {
+  size_t n = strlen(s);
+  if (t->len + n > EV_MAX_STR_LEN)
+    ev_error(E, sp, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap : 32;
+    while (cap < t->len + n + 1) cap *= 2;
+    char *b = arena_alloc(E->ar, cap);
+    if (t->len) memcpy(b, t->buf, t->len);
+    t->buf = b;
+    t->cap = cap;
+  }
+  memcpy(t->buf + t->len, s, n + 1);
+  t->len += n;
+}
+
+/* Python's repr of a float: the shortest text that reads back as it, with
+ * ".0" on an integral value, inf, -inf, nan. */
+const char *ev_float_repr(Eval *E, double f) {
+  if (isnan(f)) return "nan";
+  if (isinf(f)) return f < 0 ? "-inf" : "inf";
+  char buf[64];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, f);
+    if (strtod(buf, NULL) == f) break;
+  }
+  /* Python writes 1e16 as 1e+16 and 1e-05 as 1e-05 ... %g agrees, but it
+   * switches to exponents at 1e16, %g at the precision: redo those */
+  char *e = strchr(buf, 'e');
+  if (!e && !strchr(buf, '.') && !strchr(buf, 'n')) {
+    if (fabs(f) >= 1e16) {
+      snprintf(buf, sizeof buf, "%.16e", f);
+      for (int prec = 0; prec <= 16; prec++) {
+        char t[64];
+        snprintf(t, sizeof t, "%.*e", prec, f);
+        if (strtod(t, NULL) == f) {
+          memcpy(buf, t, sizeof t);
+          break;
+        }
+      }
+    } else {
+      strcat(buf, ".0");
+    }
+  } else if (e && fabs(f) >= 1e-4 && fabs(f) < 1e16) {
+    /* %g chose an exponent for a number Python prints plainly */
+    char t[64];
+    for (int prec = 0; prec <= 17; prec++) {
+      snprintf(t, sizeof t, "%.*f", prec, f);
+      if (strtod(t, NULL) == f) break;
+    }
+    if (!strchr(t, '.')) strcat(t, ".0");
+    memcpy(buf, t, sizeof t);
+  }
+  return arena_printf(E->ar, "%s", buf);
+}
+
+static void repr_into(Eval *E, Text *t, const Value *v, Span sp, int depth, bool top_str) {
+  if (depth > EV_MAX_VALUE_DEPTH)
+    ev_error(E, sp, "cannot print a value nested more than %d levels deep", EV_MAX_VALUE_DEPTH);
+  ev_step(E, sp);
+  switch (v->kind) {
+  case V_NONE:
+    text_add(E, t, "None", sp);
+    return;
+  case V_BOOL:
+    text_add(E, t, v->i ? "True" : "False", sp);
+    return;
+  case V_INT:
+    text_add(E, t, arena_printf(E->ar, "%lld", (long long)v->i), sp);
+    return;
+  case V_FLOAT:
+    text_add(E, t, ev_float_repr(E, v->f), sp);
+    return;
+  case V_STR:
+    if (top_str) {
+      text_add(E, t, v->s, sp);
+      return;
+    }
+    text_add(E, t, strchr(v->s, '\'') && !strchr(v->s, '"') ? "\"" : "'", sp);
+    text_add(E, t, v->s, sp);
+    text_add(E, t, strchr(v->s, '\'') && !strchr(v->s, '"') ? "\"" : "'", sp);
+    return;
+  case V_DTYPE:
+    text_add(E, t, v->dt == DT_VOID && v->s ? v->s : dtype_name(v->dt), sp);
+    return;
+  case V_LIST:
+  case V_TUPLE:
+    text_add(E, t, v->kind == V_LIST ? "[" : "(", sp);
+    for (int i = 0; i < v->n; i++) {
+      if (i) text_add(E, t, ", ", sp);
+      repr_into(E, t, v->items[i], sp, depth + 1, false);
+    }
+    text_add(E, t, v->kind == V_LIST ? "]" : v->n == 1 ? ",)" : ")", sp);
+    return;
+  case V_DICT:
+    text_add(E, t, "{", sp);
+    for (int i = 0; i < v->n; i++) {
+      if (i) text_add(E, t, ", ", sp);
+      repr_into(E, t, v->items[2 * i], sp, depth + 1, false);
+      text_add(E, t, ": ", sp);
+      repr_into(E, t, v->items[2 * i + 1], sp, depth + 1, false);
+    }
+    text_add(E, t, "}", sp);
+    return;
+  case V_CLASS:
+    text_add(E, t, arena_printf(E->ar, "<class '%s'>", v->cls->name), sp);
+    return;
+  case V_INST:
+    text_add(E, t, arena_printf(E->ar, "<%s object>", v->inst->cls->name), sp);
+    return;
+  default:
+    ev_error(E, sp, "a '%s' has no compile-time text", v_type_name(v));
+  }
+}
+
+const char *ev_repr(Eval *E, const Value *v, Span sp) {
+  Text t = {0};
+  repr_into(E, &t, v, sp, 0, false);
+  return t.buf ? t.buf : "";
+}
+
+const char *ev_str(Eval *E, const Value *v, Span sp) {
+  Text t = {0};
+  repr_into(E, &t, v, sp, 0, true);
+  return t.buf ? t.buf : "";
 }
