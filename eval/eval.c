@@ -123,6 +123,7 @@ static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, c
   set_config(E, k, n, names, vals, 0, NULL, NULL);
   k->span = c->node->span;
   E->k = k;
+  E->kernel_stmts = 0;
   E->cur = &k->body;
   E->rt_depth = 0;
   E->tg_begin = 0;

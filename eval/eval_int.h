@@ -239,6 +239,7 @@ typedef struct Eval {
   EvalDefine *defs;
   int ndefs;
   long steps;         /* evaluation work done: nested loops cannot hang */
+  long kernel_stmts;  /* statements emitted into the kernel being built */
   ClassDef **classes; /* user classes in definition order */
   int nclasses;
   int in_annotation; /* evaluating an annotation: host types allowed */

@@ -22,7 +22,15 @@
 
 Dict *ev_cur_scope(Eval *E) { return E->frame ? E->frame->locals : &E->globals; }
 
-void ev_emit(Eval *E, IrStmt *s) { ir_block_push(E->ar, E->cur, s); }
+/* Appends s to the current block. A kernel whose evaluation alone emits
+ * more statements than one may hold once unrolled stops here, at the user's
+ * line, before building the rest (ir_check counts the unrolled total). */
+void ev_emit(Eval *E, IrStmt *s) {
+  if (E->k && ++E->kernel_stmts > IR_MAX_UNROLLED_STMTS)
+    ev_error(E, s->span, "kernel '%s' has more than %d statements once its loops are unrolled",
+             E->k->name, IR_MAX_UNROLLED_STMTS);
+  ir_block_push(E->ar, E->cur, s);
+}
 
 static void emit_assign(Eval *E, IrVar *var, IrExpr *x, Span sp) {
   IrStmt *st = ir_stmt_new(E->ar, S_ASSIGN, sp);

@@ -853,7 +853,7 @@ static void detect_stage(Verifier *v) {
 /* Statements a kernel may have once its run-time loops are unrolled (each
  * S_FOR's body is emitted `unroll` times): nested unroll factors multiply,
  * and past this the PTX would take minutes and gigabytes to write. */
-#define TLS_MAX_UNROLLED_STMTS (1 << 16)
+#define TLS_MAX_UNROLLED_STMTS IR_MAX_UNROLLED_STMTS
 
 /* The statement count of a block with every loop unrolled, saturating just
  * past the limit. Reports the innermost loop whose unrolling goes over it

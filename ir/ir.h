@@ -275,6 +275,9 @@ typedef struct IrGroupStmt {
 /* Named barriers the GPU has beside barrier 0 (the block's): bar.sync 1..15.
  * A kernel may sync() in at most this many distinct thread groups. */
 #define IR_MAX_NAMED_BARRIERS 15
+/* Statements of one kernel once its loops are unrolled (the emitter writes
+ * each one): the evaluator stops at it, ir_check counts the unrolled total. */
+#define IR_MAX_UNROLLED_STMTS (1 << 16)
 
 /* S_SYNC: bar.sync over the threads running here. barrier_id is set by
  * ir_assign_barriers (barriers.c): 0 when they are the whole block (barrier
