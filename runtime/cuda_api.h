@@ -29,8 +29,31 @@ enum {
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
   CU_EVENT_DEFAULT = 0,
-  CU_STREAM_NON_BLOCKING = 1
+  CU_STREAM_NON_BLOCKING = 1,
+  CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 /* CUlaunchAttributeID */
 };
+
+/* cuLaunchKernelEx's configuration (CUDA 12.0 on): an attribute is an id,
+ * padding to 8 bytes and a 64-byte union (clusterDim its first 12). */
+typedef struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    struct {
+      unsigned x, y, z;
+    } clusterDim;
+  } value;
+} CUlaunchAttribute;
+
+typedef struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+} CUlaunchConfig;
 
 /* CUjit_option */
 enum {
@@ -85,6 +108,9 @@ typedef struct CudaApi {
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void **, void **);
+  /* NULL on a driver without it (before CUDA 12): cluster launches are
+   * then refused */
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
   CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *, int, uint32_t, void *, const uint64_t *,
                                      const uint64_t *, const uint32_t *, const uint32_t *, int, int,
                                      int, int);

@@ -49,6 +49,8 @@ int cuda_api_open(CudaApi *api, char *msg, size_t msglen) {
   R(cuFuncSetAttribute, "cuFuncSetAttribute", NULL);
   R(cuLaunchKernel, "cuLaunchKernel", NULL);
   R(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", NULL);
+  void *ex = dlsym(api->lib, "cuLaunchKernelEx"); /* optional: cluster launches */
+  memcpy(&api->cuLaunchKernelEx, &ex, sizeof ex);
   R(cuMemAlloc, "cuMemAlloc_v2", NULL);
   R(cuMemFree, "cuMemFree_v2", NULL);
   R(cuMemcpyHtoD, "cuMemcpyHtoD_v2", NULL);

@@ -58,6 +58,25 @@ tls_status tls_launch(const tls_kernel *kernel, const tls_arg *args, int nargs, 
     if ((st = tmap_for(k, t, &plan.tmaps[t], &map))) return st;
     params[nargs + t] = (void *)map;
   }
+  if (plan.cluster[0] * plan.cluster[1] * plan.cluster[2] > 1) {
+    /* a cluster kernel (.reqnctapercluster, .explicitcluster): the launch
+     * names its cluster dimensions */
+    if (!ctx->api.cuLaunchKernelEx)
+      return rt_error(ctx, TLS_ERR_CUDA,
+                      "launch of '%s' refused: it needs a cluster launch and the CUDA driver "
+                      "lacks cuLaunchKernelEx",
+                      k->name);
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = plan.cluster[0];
+    attr.value.clusterDim.y = plan.cluster[1];
+    attr.value.clusterDim.z = plan.cluster[2];
+    CUlaunchConfig cfg = {plan.grid[0], plan.grid[1],     plan.grid[2], plan.block, 1, 1,
+                          plan.smem,    (CUstream)stream, &attr,        1};
+    CUresult r = ctx->api.cuLaunchKernelEx(&cfg, k->fn, params, NULL);
+    return r ? rt_cuda_error(ctx, r, "cuLaunchKernelEx") : TLS_OK;
+  }
   CUresult r = ctx->api.cuLaunchKernel(k->fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.block,
                                        1, 1, plan.smem, (CUstream)stream, params, NULL);
   return r ? rt_cuda_error(ctx, r, "cuLaunchKernel") : TLS_OK;

@@ -230,6 +230,7 @@ static tls_status dir_entry(MetaParser *mp, char **f, int n) {
   k->line = mp->line;
   k->name = xstrdup(f[1]);
   k->block = k->smem = -1;
+  k->cluster[0] = k->cluster[1] = k->cluster[2] = 1;
   mp->cur = k;
   for (int i = 2; i < n; i++) {
     const char *v;
@@ -350,6 +351,29 @@ static tls_status dir_grid(MetaParser *mp, char **f, int n) {
   if (mp->grid_line) return perr(mp, mp->line, "second 'grid' line in entry '%s'", mp->cur->name);
   mp->grid_line = mp->line;
   for (int d = 0; d < 3; d++) mp->grid_text[d] = xstrdup(f[d + 1]);
+  return TLS_OK;
+}
+
+/* cluster X Y Z: blocks per cluster, positive integers, at most 8 in all
+ * (the portable cluster size) */
+static tls_status dir_cluster(MetaParser *mp, char **f, int n) {
+  tls_kernel *k = mp->cur;
+  if (k->cluster_line)
+    return perr(mp, mp->line, "second 'cluster' line in entry '%s' (line %d has the first)",
+                k->name, k->cluster_line);
+  if (n != 4) return perr(mp, mp->line, "'cluster' needs three integers");
+  long long total = 1;
+  for (int d = 0; d < 3; d++) {
+    long long x;
+    if (!parse_int(f[d + 1], 1, 8, &x))
+      return perr(mp, mp->line, "bad cluster dimension '%s' (1 to 8)", f[d + 1]);
+    k->cluster[d] = (int)x;
+    total *= x;
+  }
+  if (total > 8)
+    return perr(mp, mp->line, "a cluster of %lld blocks: at most 8 (the portable cluster size)",
+                total);
+  k->cluster_line = mp->line;
   return TLS_OK;
 }
 
@@ -488,8 +512,8 @@ static tls_status meta_line(MetaParser *mp, char *text) {
     mp->closed = true;
     return n == 1 ? close_entry(mp) : perr(mp, mp->line, "'end' takes nothing");
   }
-  static const char *const IN_ENTRY[] = {"config", "param", "grid", "tmap", "fixed"};
-  for (int i = 0; i < 5; i++) {
+  static const char *const IN_ENTRY[] = {"config", "param", "grid", "tmap", "fixed", "cluster"};
+  for (int i = 0; i < 6; i++) {
     if (strcmp(f[0], IN_ENTRY[i])) continue;
     if (!mp->cur) return perr(mp, mp->line, "'%s' outside an entry", f[0]);
     switch (i) {
@@ -501,8 +525,10 @@ static tls_status meta_line(MetaParser *mp, char *text) {
       return dir_grid(mp, f, n);
     case 3:
       return dir_tmap(mp, f, n);
-    default:
+    case 4:
       return dir_fixed(mp, f, n);
+    default:
+      return dir_cluster(mp, f, n);
     }
   }
   return perr(mp, mp->line, "unknown metadata directive '%s'", f[0]);

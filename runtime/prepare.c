@@ -108,6 +108,12 @@ static tls_status eval_grid(const tls_kernel *k, const int64_t *values, tls_laun
       return refuse(k, TLS_ERR_ARG_VALUE, "grid %c = %s is %" PRId64 ", above the limit %" PRId64,
                     "xyz"[d], k -> grid[d].text, v, LIMIT[d]);
     plan->grid[d] = (uint32_t)v;
+    plan->cluster[d] = (uint32_t)k->cluster[d];
+    if (v % k->cluster[d])
+      return refuse(k, TLS_ERR_ARG_VALUE,
+                    "grid %c = %s is %" PRId64 ", not a multiple of the cluster's %d (a cluster "
+                    "launch needs whole clusters)",
+                    "xyz"[d], k -> grid[d].text, v, k->cluster[d]);
   }
   return TLS_OK;
 }

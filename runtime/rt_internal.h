@@ -81,6 +81,8 @@ struct tls_kernel {
   int nparams;
   Param params[TLS_MAX_PARAMS];
   Expr grid[3];
+  int cluster[3]; /* `cluster X Y Z`, 1 1 1 without one */
+  int cluster_line;
   int ntmaps;
   TmapDesc tmaps[TLS_MAX_TMAPS];
   CUfunction fn;

@@ -227,6 +227,8 @@ typedef struct tls_launch_plan {
   uint32_t smem;
   int num_tmaps;
   tls_tmap_params tmaps[TLS_MAX_TMAPS];
+  uint32_t cluster[3]; /* blocks per cluster (1 1 1: no cluster); the grid
+                          is a multiple of it */
 } tls_launch_plan;
 
 /* Specialised entries. A file from `tlsc --specialize` holds, beside each
