@@ -76,7 +76,13 @@ static void emit_entry_params(FILE *out, const IrKernel *k) {
             k->params[i]->name);
   for (int i = 0; i < k->ntmaps; i++, n++)
     fprintf(out, "%s\n\t.param .align 64 .b8 %s_tmap%d[128]", n ? "," : "", k->name, i);
-  fprintf(out, "\n)\n.maxntid %d, 1, 1\n.minnctapersm 1\n{\n", k->warps * 32);
+  fprintf(out, "\n)\n.maxntid %d, 1, 1\n.minnctapersm 1\n", k->warps * 32);
+  /* a cluster kernel: launched only with these cluster dimensions */
+  if (ir_cluster_size(k) > 1)
+    fprintf(out, ".reqnctapercluster %" PRId64 ", %" PRId64 ", %" PRId64 "\n.explicitcluster\n",
+            k->cluster[0] > 0 ? k->cluster[0] : 1, k->cluster[1] > 0 ? k->cluster[1] : 1,
+            k->cluster[2] > 0 ? k->cluster[2] : 1);
+  fprintf(out, "{\n");
 }
 
 /* Every register the body used: the numbered classes, the fixed ones, the

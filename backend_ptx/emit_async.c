@@ -13,7 +13,10 @@
 
 /* Kernel start: thread 0 initialises every barrier with its arrival count
  * and makes the initialisation visible to the async proxy (TMA) before the
- * block barrier that precedes any other statement. */
+ * block barrier that precedes any other statement. In a cluster kernel that
+ * barrier is the cluster's (barrier.cluster, release/acquire): a peer CTA
+ * may arrive on these barriers, or multicast into this CTA, only once they
+ * are initialised. */
 void emit_mbar_init(Emitter *e) {
   const IrKernel *k = e->k;
   bool any = false;
@@ -33,7 +36,12 @@ void emit_mbar_init(Emitter *e) {
   emit(e, "fence.mbarrier_init.release.cluster;");
   emit(e, "fence.proxy.async.shared::cta;");
   emit_label(e, skip);
-  emit(e, "bar.sync 0;");
+  if (ir_cluster_size(k) > 1) {
+    emit(e, "barrier.cluster.arrive.release.aligned;");
+    emit(e, "barrier.cluster.wait.acquire.aligned;");
+  } else {
+    emit(e, "bar.sync 0;");
+  }
 }
 
 /* The .sem and .scope qualifiers of mbarrier.try_wait; NULL for a value
@@ -44,6 +52,8 @@ static const char *ptx_sem(MbarSem sem) {
     return "relaxed";
   case MBAR_SEM_ACQUIRE:
     return "acquire";
+  case MBAR_SEM_RELEASE:
+    return "release";
   }
   return NULL;
 }
@@ -75,7 +85,70 @@ static void emit_mbar_wait(Emitter *e, const IrStmt *s) {
   emit(e, "@!%s bra $L%d;", done.s, top);
 }
 
+/* The address of `bar` in the shared memory of CTA rank `rank` of the
+ * cluster (a shared::cluster address). */
+static Val mapa(Emitter *e, Val bar, Val rank) {
+  Val r = new_reg(e, DT_UINT32);
+  emit_effect(e, "mapa.shared::cluster.u32 %s, %s, %s;", r.s, bar.s, rank.s);
+  return r;
+}
+
+/* mbarrier.arrive[.expect_tx].SEM.SCOPE.shared::cluster on a mapped
+ * address; a constant 0 bytes arrives without expect_tx. */
+static void arrive_cluster(Emitter *e, const IrClusterMbarStmt *c, const char *sem,
+                           const char *scope, Val addr, Val bytes) {
+  int64_t tx;
+  if (ir_is_const(c->tx_bytes, &tx) && tx == 0)
+    emit_effect(e, "mbarrier.arrive.%s.%s.shared::cluster.b64 _, [%s];", sem, scope, addr.s);
+  else
+    emit_effect(e, "mbarrier.arrive.expect_tx.%s.%s.shared::cluster.b64 _, [%s], %s;", sem, scope,
+                addr.s, bytes.s);
+}
+
+/* arrive_and_expect_tx_remote: every thread here arrives on the barrier of
+ * CTA rank `ctas`. arrive_and_expect_tx_multicast: thread i of the group
+ * (i < 16) arrives on the barrier of CTA rank i when bit i of the mask is
+ * set (Tilus's lowering), the others do nothing. */
+static void emit_cluster_arrive(Emitter *e, const IrStmt *s) {
+  const IrClusterMbarStmt *c = &s->cmbar;
+  const char *sem = ptx_sem(c->sem), *scope = ptx_scope(c->scope);
+  if (!sem || !scope || c->sem == MBAR_SEM_ACQUIRE) {
+    unsupported(e, "an arrive with sem %d scope %d", (int)c->sem, (int)c->scope);
+    return;
+  }
+  Val addr = emit_smem_addr(e, &c->barrier);
+  Val bytes = val_convert(e, emit_expr(e, c->tx_bytes), DT_UINT32);
+  Val ctas = val_to_reg(e, val_convert(e, emit_expr(e, c->ctas), DT_UINT32));
+  if (s->kind == S_MBAR_REMOTE) {
+    arrive_cluster(e, c, sem, scope, mapa(e, addr, ctas), bytes);
+    return;
+  }
+  if (e->guard || e->group.single) {
+    unsupported(e, "arrive_and_expect_tx_multicast inside single_thread()");
+    return;
+  }
+  Val tid = val_convert(e, emit_group_tid(e), DT_UINT32);
+  Val bit = new_reg(e, DT_UINT32), p = new_reg(e, DT_BOOL), q = new_reg(e, DT_BOOL);
+  emit(e, "shr.u32 %s, %s, %s;", bit.s, ctas.s, tid.s);
+  emit(e, "and.b32 %s, %s, 1;", bit.s, bit.s);
+  emit(e, "setp.ne.u32 %s, %s, 0;", p.s, bit.s);
+  emit(e, "setp.lt.u32 %s, %s, 16;", q.s, tid.s);
+  emit(e, "and.pred %s, %s, %s;", p.s, p.s, q.s);
+  char guard[sizeof p.s];
+  snprintf(guard, sizeof guard, "%s", p.s);
+  e->guard = guard;
+  arrive_cluster(e, c, sem, scope, mapa(e, addr, tid), bytes);
+  e->guard = NULL;
+}
+
 void emit_mbar_stmt(Emitter *e, const IrStmt *s) {
+  if (s->kind == S_MBAR_REMOTE || s->kind == S_MBAR_MULTICAST) {
+    if (!s->cmbar.barrier.t || !s->cmbar.barrier.t->is_mbarrier)
+      unsupported(e, "an mbarrier operation on a tensor that is not an mbarrier array");
+    else
+      emit_cluster_arrive(e, s);
+    return;
+  }
   if (!s->mbar.barrier.t || !s->mbar.barrier.t->is_mbarrier) {
     unsupported(e, "an mbarrier operation on a tensor that is not an mbarrier array");
     return;
@@ -118,6 +191,16 @@ static void tma_load_body(Emitter *e, const void *arg) {
   Val bar = emit_smem_addr(e, &c->barrier);
   Val map = tmap_addr(e, c->tmap);
   tma_coords(e, c, coords, sizeof coords);
+  if (c->mcast) { /* the same offsets in every CTA of the 16-bit ctaMask */
+    Val mask = val_convert(e, emit_expr(e, c->mcast), DT_UINT32);
+    Val m16 = new_reg(e, DT_FLOAT16); /* a .b16 register */
+    emit(e, "cvt.u16.u32 %s, %s;", m16.s, val_to_reg(e, mask).s);
+    emit_effect(e,
+                "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes"
+                ".multicast::cluster [%s], [%s, {%s}], [%s], %s;",
+                c->noffsets, dst.s, map.s, coords, bar.s, m16.s);
+    return;
+  }
   emit_effect(e,
               "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes "
               "[%s], [%s, {%s}], [%s];",

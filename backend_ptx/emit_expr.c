@@ -217,7 +217,9 @@ static Val emit_const(Emitter *e, const IrExpr *x) {
 }
 
 static Val emit_special(Emitter *e, const IrExpr *x) {
-  static const char *names[] = {"%ctaid.x", "%ctaid.y", "%ctaid.z", "%tid.x", "%nctaid.x"};
+  static const char *names[] = {"%ctaid.x",         "%ctaid.y",         "%ctaid.z",
+                                "%tid.x",           "%nctaid.x",        "%cluster_ctarank",
+                                "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z"};
   Val r = new_reg(e, DT_UINT32);
   emit(e, "mov.u32 %s, %s;", r.s, names[x->sreg]);
   return val_convert(e, r, x->type);

@@ -211,6 +211,10 @@ static bool emit_entry_meta(FILE *out, const IrKernel *k, Diag *d) {
           k->script ? k->script : k->name, k->warps * 32, k->smem_bytes);
   emit_config(out, k);
   if (!emit_params(out, k, d) || !emit_grid(out, k, d)) return false;
+  if (ir_cluster_size(k) > 1)
+    fprintf(out, "//@tls cluster %" PRId64 " %" PRId64 " %" PRId64 "\n",
+            k->cluster[0] > 0 ? k->cluster[0] : 1, k->cluster[1] > 0 ? k->cluster[1] : 1,
+            k->cluster[2] > 0 ? k->cluster[2] : 1);
   for (int i = 0; i < k->ntmaps; i++)
     if (!emit_tmap(out, k, k->tmaps[i], d)) return false;
   return true;

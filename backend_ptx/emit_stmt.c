@@ -199,6 +199,7 @@ static bool predicable(const IrBlock *b) {
     case S_ASSIGN:
     case S_MBAR_ARRIVE:
     case S_MBAR_EXPECT_TX:
+    case S_MBAR_REMOTE:
     case S_TMA_LOAD:
     case S_TMA_STORE:
     case S_TMA_FENCE:
@@ -263,7 +264,21 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
   case S_MBAR_WAIT:
   case S_MBAR_ARRIVE:
   case S_MBAR_EXPECT_TX:
+  case S_MBAR_REMOTE:
+  case S_MBAR_MULTICAST:
     emit_mbar_stmt(e, s);
+    break;
+  case S_CLUSTER_SYNC: /* every thread of the cluster; release/acquire */
+    if (e->group.single || e->group.begin % 32 != 0 || e->group.size % 32 != 0) {
+      unsupported(e, "cluster.sync() inside single_thread() or a group that is not whole warps");
+      break;
+    }
+    emit(e, "barrier.cluster.arrive.release.aligned;");
+    emit(e, "barrier.cluster.wait.acquire.aligned;");
+    break;
+  case S_SETMAXNREG: /* the whole warp group (checked by ir_check) */
+    emit(e, "setmaxnreg.%s.sync.aligned.u32 %" PRId64 ";", s->nreg.inc ? "inc" : "dec",
+         s->nreg.count);
     break;
   case S_TMA_LOAD:
   case S_TMA_STORE:

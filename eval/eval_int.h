@@ -113,6 +113,10 @@ typedef enum Builtin {
   P_WGMMA_MMA,
   P_WGMMA_COMMIT,
   P_WGMMA_WAIT,
+  P_MBAR_EXPECT_TX_MULTICAST,
+  P_MBAR_EXPECT_TX_REMOTE,
+  P_CLUSTER_SYNC,
+  P_SETMAXNREG,
   P_TRANSPOSE,
   /* namespaces (V_NS) */
   NS_ATTRS,
@@ -120,6 +124,9 @@ typedef enum Builtin {
   NS_MBARRIER,
   NS_TMA,
   NS_WGMMA,
+  NS_CLUSTER,          /* self.cluster */
+  NS_CLUSTER_BLOCKIDX, /* self.cluster.blockIdx */
+  NS_CLUSTER_DIM,      /* self.cluster.clusterDim */
   /* context managers returned by thread_group() / single_thread() */
   CTX_THREAD_GROUP,
   CTX_SINGLE_THREAD

@@ -29,6 +29,8 @@ static const struct {
     {"load_shared", P_LOAD_SHARED},
     {"sync", P_SYNC},
     {"printf", P_PRINTF},
+    {"cluster", NS_CLUSTER},
+    {"setmaxnreg", P_SETMAXNREG},
 };
 
 static const struct {
@@ -49,6 +51,9 @@ static const struct {
     {NS_WGMMA, "mma", P_WGMMA_MMA},
     {NS_WGMMA, "commit_group", P_WGMMA_COMMIT},
     {NS_WGMMA, "wait_group", P_WGMMA_WAIT},
+    {NS_MBARRIER, "arrive_and_expect_tx_multicast", P_MBAR_EXPECT_TX_MULTICAST},
+    {NS_MBARRIER, "arrive_and_expect_tx_remote", P_MBAR_EXPECT_TX_REMOTE},
+    {NS_CLUSTER, "sync", P_CLUSTER_SYNC},
 };
 
 static const char *ns_name(Builtin ns) {
@@ -61,6 +66,12 @@ static const char *ns_name(Builtin ns) {
     return "mbarrier";
   case NS_TMA:
     return "tma";
+  case NS_CLUSTER:
+    return "cluster";
+  case NS_CLUSTER_BLOCKIDX:
+    return "cluster.blockIdx";
+  case NS_CLUSTER_DIM:
+    return "cluster.clusterDim";
   default:
     return "wgmma";
   }
@@ -83,6 +94,21 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
       return v_builtin(E, ns_prims[i].bi, obj);
   if (obj->bi == NS_BLOCKIDX && name[0] >= 'x' && name[0] <= 'z' && !name[1])
     return v_expr(E, ir_special(E->ar, (SpecialReg)(SR_CTAID_X + name[0] - 'x')));
+  /* Tilus's self.cluster: blockRank (uint32), blockIdx and clusterDim
+   * (Dim3s); clusterDim is the compile-time attrs.cluster_blocks */
+  if (obj->bi == NS_CLUSTER && strcmp(name, "blockRank") == 0)
+    return v_expr(E, ir_special(E->ar, SR_CLUSTER_CTARANK));
+  if (obj->bi == NS_CLUSTER && (strcmp(name, "blockIdx") == 0 || strcmp(name, "clusterDim") == 0)) {
+    Value *d = v_new(E, V_NS);
+    d->bi = name[0] == 'b' ? NS_CLUSTER_BLOCKIDX : NS_CLUSTER_DIM;
+    return d;
+  }
+  if (obj->bi == NS_CLUSTER_BLOCKIDX && name[0] >= 'x' && name[0] <= 'z' && !name[1])
+    return v_expr(E, ir_special(E->ar, (SpecialReg)(SR_CLUSTER_CTAID_X + name[0] - 'x')));
+  if (obj->bi == NS_CLUSTER_DIM && E->k && name[0] >= 'x' && name[0] <= 'z' && !name[1]) {
+    int64_t n = E->k->cluster[name[0] - 'x'];
+    return v_int(E, n > 0 ? n : 1);
+  }
   /* Tilus: a fresh barrier is in phase 0, so the producer's first wait on
    * parity 1 passes at once and the consumer's on parity 0 blocks. */
   if (obj->bi == NS_MBARRIER && strcmp(name, "producer_initial_phase") == 0)
@@ -137,6 +163,18 @@ static IrExpr *grid_dim(Eval *E, Value *v, Span sp) {
   return x;
 }
 
+/* A constant grid must hold whole clusters: checked when either is set. */
+static void grid_fits_cluster(Eval *E, Span sp) {
+  for (int i = 0; i < 3; i++) {
+    int64_t g, c = E->k->cluster[i];
+    if (c > 1 && E->k->grid[i] && ir_is_const(E->k->grid[i], &g) && g % c)
+      ev_error(E, sp,
+               "the grid's %c dimension (%lld blocks) is not a multiple of the cluster's (%lld): "
+               "a cluster launch needs whole clusters",
+               "xyz"[i], (long long)g, (long long)c);
+  }
+}
+
 /* self.attrs.blocks = ... / self.attrs.warps = ... */
 void ev_ns_set_attr(Eval *E, Value *ns, const char *name, Value *v, Span sp) {
   if (ns->bi != NS_ATTRS || !E->k)
@@ -148,6 +186,7 @@ void ev_ns_set_attr(Eval *E, Value *ns, const char *name, Value *v, Span sp) {
     if (n < 1 || n > 3) ev_error(E, sp, "self.attrs.blocks takes 1 to 3 dimensions, not %d", n);
     for (int i = 0; i < 3; i++)
       k->grid[i] = i < n ? grid_dim(E, seq ? v->items[i] : v, sp) : ir_const(E->ar, DT_INT32, 1);
+    grid_fits_cluster(E, sp);
     return;
   }
   if (strcmp(name, "warps") == 0) {
@@ -158,8 +197,33 @@ void ev_ns_set_attr(Eval *E, Value *ns, const char *name, Value *v, Span sp) {
     E->tg_count = (int)w * 32;
     return;
   }
+  if (strcmp(name, "cluster_blocks") == 0) {
+    /* Tilus: an int, or a list of up to 3, compile-time */
+    bool seq = v->kind == V_LIST || v->kind == V_TUPLE;
+    int n = seq ? v->n : 1;
+    if (n < 1 || n > 3)
+      ev_error(E, sp, "self.attrs.cluster_blocks takes 1 to 3 dimensions, not %d", n);
+    int64_t dims[3] = {1, 1, 1}, total = 1;
+    for (int i = 0; i < n; i++) {
+      Value *d = seq ? v->items[i] : v;
+      if (d->kind != V_INT)
+        ev_error(E, sp, "self.attrs.cluster_blocks must be compile-time integers, not '%s'",
+                 v_type_name(d));
+      if (d->i < 1 || d->i > IR_MAX_CLUSTER_CTAS)
+        ev_error(E, sp, "a cluster dimension must be between 1 and %d, not %lld",
+                 IR_MAX_CLUSTER_CTAS, (long long)d->i);
+      dims[i] = d->i;
+      total *= d->i;
+    }
+    if (total > IR_MAX_CLUSTER_CTAS)
+      ev_error(E, sp, "a cluster of %lld CTAs: at most %d (the portable cluster size)",
+               (long long)total, IR_MAX_CLUSTER_CTAS);
+    for (int i = 0; i < 3; i++) k->cluster[i] = dims[i];
+    grid_fits_cluster(E, sp);
+    return;
+  }
   ev_error(E, sp,
-           "'attrs' has no attribute '%s' (blocks and warps can be "
+           "'attrs' has no attribute '%s' (blocks, warps and cluster_blocks can be "
            "set)",
            name);
 }
@@ -703,8 +767,8 @@ static void check_tma(Eval *E, Span sp, IrTensor *g, IrRef *r) {
 
 /* self.tma.global_to_shared(src=, dst=, offsets=, mbarrier=) */
 static Value *p_tma_g2s(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"src", "dst", "offsets", "mbarrier", NULL};
-  Value *v[4];
+  static const char *const names[] = {"src", "dst", "offsets", "mbarrier", "multicast_mask", NULL};
+  Value *v[5];
   ev_bind_args(E, a, sp, "global_to_shared", names, 4, v);
   IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "src");
   IrRef r = v_to_ref(E, v[1], sp, "dst");
@@ -717,6 +781,86 @@ static Value *p_tma_g2s(Eval *E, Args *a, Span sp) {
   s->tma.barrier = bar;
   s->tma.offsets = o;
   s->tma.noffsets = g->rank;
+  if (v[4] && v[4]->kind != V_NONE) { /* Tilus: a uint16 mask of cluster ranks */
+    const_in_range(E, v[4], ev_arg_span(a, names, 4, sp), "multicast_mask", 1, 0xFFFF);
+    s->tma.mcast = u32(E, v[4], sp, "multicast_mask");
+  }
+  return v_none(E);
+}
+
+/* self.mbarrier.arrive_and_expect_tx_multicast(barrier, transaction_bytes,
+ * multicast_mask, sem=, scope=) and arrive_and_expect_tx_remote(barrier,
+ * transaction_bytes, target_rank, sem=, scope=), with Tilus's meanings:
+ * the barrier at the same offset in other CTAs of the cluster. */
+static Value *p_mbar_arrive_cluster(Eval *E, Args *a, Span sp, bool multicast) {
+  static const char *const mnames[] = {
+      "barrier", "transaction_bytes", "multicast_mask", "sem", "scope", NULL};
+  static const char *const rnames[] = {
+      "barrier", "transaction_bytes", "target_rank", "sem", "scope", NULL};
+  static const char *const sems[2] = {"relaxed", "release"}, *const scopes[2] = {"cta", "cluster"};
+  const char *const *names = multicast ? mnames : rnames;
+  Value *v[5];
+  ev_bind_args(E, a, sp,
+               multicast ? "arrive_and_expect_tx_multicast" : "arrive_and_expect_tx_remote", names,
+               3, v);
+  IrRef r = barrier_ref(E, v[0], sp);
+  const_in_range(E, v[1], ev_arg_span(a, names, 1, sp), "transaction_bytes", 0, (1 << 20) - 1);
+  if (multicast)
+    const_in_range(E, v[2], ev_arg_span(a, names, 2, sp), "multicast_mask", 1, 0xFFFF);
+  else
+    const_in_range(E, v[2], ev_arg_span(a, names, 2, sp), "target_rank", 0,
+                   2 * IR_MAX_CLUSTER_CTAS - 1);
+  MbarSem sem = one_of(E, v[3], sp, "sem", sems, 1) ? MBAR_SEM_RELEASE : MBAR_SEM_RELAXED;
+  MbarScope scope = (MbarScope)one_of(E, v[4], sp, "scope", scopes, MBAR_SCOPE_CLUSTER);
+  if (multicast && E->tg_count < 16)
+    ev_error(E, sp,
+             "arrive_and_expect_tx_multicast needs a thread group of at least 16 threads "
+             "(thread i arrives on the barrier of CTA rank i), not %d",
+             E->tg_count);
+  IrStmt *s = stmt(E, multicast ? S_MBAR_MULTICAST : S_MBAR_REMOTE, sp);
+  s->cmbar.barrier = r;
+  s->cmbar.tx_bytes = u32(E, v[1], sp, "transaction_bytes");
+  s->cmbar.ctas = u32(E, v[2], sp, multicast ? "multicast_mask" : "target_rank");
+  s->cmbar.sem = sem;
+  s->cmbar.scope = scope;
+  return v_none(E);
+}
+
+/* self.cluster.sync(): barrier.cluster.arrive + wait over every thread of
+ * every CTA of the cluster (.aligned: whole warps). */
+static Value *p_cluster_sync(Eval *E, Args *a, Span sp) {
+  static const char *const none[] = {NULL};
+  ev_bind_args(E, a, sp, "sync", none, 0, NULL);
+  if (E->tg_explicit && (E->tg_count == 1 || E->tg_begin % 32 != 0 || E->tg_count % 32 != 0))
+    ev_error(E, sp,
+             "cluster.sync() needs whole warps (barrier.cluster is .aligned): threads [%d, %d) "
+             "of the block are not",
+             E->tg_begin, E->tg_begin + E->tg_count);
+  stmt(E, S_CLUSTER_SYNC, sp);
+  return v_none(E);
+}
+
+/* self.setmaxnreg(nregs, action): Tilus's setmaxnreg(nregs, action),
+ * setmaxnreg.ACTION.sync.aligned.u32 NREGS, by a whole warp group. */
+static Value *p_setmaxnreg(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"nregs", "action", NULL};
+  static const char *const actions[2] = {"inc", "dec"};
+  Value *v[2];
+  ev_bind_args(E, a, sp, "setmaxnreg", names, 2, v);
+  int64_t n = v_to_int(E, v[0], ev_arg_span(a, names, 0, sp), "nregs");
+  if (n < 24 || n > 256 || n % 8 != 0)
+    ev_error(E, ev_arg_span(a, names, 0, sp),
+             "setmaxnreg: the register count must be a multiple of 8 from 24 to 256, not %lld",
+             (long long)n);
+  bool inc = one_of(E, v[1], sp, "action", actions, 0) == 0;
+  if (E->tg_count != 128 || E->tg_begin % 128 != 0)
+    ev_error(E, sp,
+             "setmaxnreg needs a warp group: a thread group of 128 threads starting at a "
+             "multiple of 128, not threads [%d, %d)",
+             E->tg_begin, E->tg_begin + E->tg_count);
+  IrStmt *s = stmt(E, S_SETMAXNREG, sp);
+  s->nreg.count = n;
+  s->nreg.inc = inc;
   return v_none(E);
 }
 
@@ -949,6 +1093,14 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return p_simple(E, a, sp, S_WGMMA_COMMIT, "commit_group", false);
   case P_WGMMA_WAIT:
     return p_simple(E, a, sp, S_WGMMA_WAIT, "wait_group", true);
+  case P_MBAR_EXPECT_TX_MULTICAST:
+    return p_mbar_arrive_cluster(E, a, sp, true);
+  case P_MBAR_EXPECT_TX_REMOTE:
+    return p_mbar_arrive_cluster(E, a, sp, false);
+  case P_CLUSTER_SYNC:
+    return p_cluster_sync(E, a, sp);
+  case P_SETMAXNREG:
+    return p_setmaxnreg(E, a, sp);
   case P_TRANSPOSE:
     if (a->npos || a->nkw) ev_error(E, sp, "transpose() takes no arguments");
     return ev_tensor_transpose(E, fn->self, sp);

@@ -25,6 +25,10 @@ typedef struct Verifier {
   /* the thread group of each named barrier that a sync() uses, by id:
    * [begin, begin + size), size 0 while unused */
   int64_t barrier_begin[IR_MAX_NAMED_BARRIERS + 1], barrier_size[IR_MAX_NAMED_BARRIERS + 1];
+  /* setmaxnreg: the largest count each warp group asks for (0: none) and
+   * the first statement that asks it */
+  int64_t nreg[8];
+  const IrStmt *nreg_at[8];
 } Verifier;
 
 /* The threads a statement runs on: [begin, begin + size) of the block. */
@@ -308,6 +312,19 @@ static bool tmap_matches(const Verifier *v, const IrTmaStmt *c) {
   return true;
 }
 
+/* A mask of cluster ranks (multicast_mask=): an integer; where constant,
+ * not 0 and no rank outside the cluster. */
+static bool check_cta_mask(Verifier *v, const IrStmt *s, const IrExpr *mask, const bool *assigned) {
+  int64_t c, n = ir_cluster_size(v->k);
+  if (!check_int_expr(v, mask, assigned, s->span, "a multicast mask")) return false;
+  if (!ir_is_const(mask, &c) || (c >= 1 && c < ((int64_t)1 << n))) return true;
+  diag_error(v->d, s->span,
+             "multicast_mask 0x%llx names CTAs outside the cluster of %lld (ranks 0 to %lld: "
+             "the mask is 1 to 0x%llx; set self.attrs.cluster_blocks)",
+             (long long)c, (long long)n, (long long)(n - 1), (long long)(((int64_t)1 << n) - 1));
+  return false;
+}
+
 /* TMA copy: global view rank == shared view rank == number of offsets. */
 static bool check_tma(Verifier *v, const IrStmt *s, const bool *assigned) {
   const char *dir = s->kind == S_TMA_LOAD ? "tma.global_to_shared" : "tma.shared_to_global";
@@ -317,6 +334,8 @@ static bool check_tma(Verifier *v, const IrStmt *s, const bool *assigned) {
       !check_offsets(v, s->span, c->offsets, c->noffsets, c->global, assigned))
     return false;
   if (s->kind == S_TMA_LOAD && !check_barrier(v, &c->barrier, assigned, s->span)) return false;
+  if (c->mcast && (s->kind != S_TMA_LOAD || !check_cta_mask(v, s, c->mcast, assigned)))
+    return false;
   const IrRef *r = &c->shared;
   if (ir_ref_rank(r) != c->global->rank || r->t->dtype != c->global->dtype) {
     diag_error(v->d, s->span,
@@ -437,6 +456,116 @@ static bool check_mbarrier(Verifier *v, const IrStmt *s, const bool *assigned) {
     return false;
   }
   return true;
+}
+
+/* arrive_and_expect_tx_remote / _multicast: a barrier, transaction bytes,
+ * a rank inside the cluster or a mask of its ranks, run by threads that
+ * can hold the mask's bits (thread i arrives for rank i). */
+static bool check_cluster_mbar(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
+  const IrClusterMbarStmt *b = &s->cmbar;
+  bool multicast = s->kind == S_MBAR_MULTICAST;
+  if (!check_barrier(v, &b->barrier, assigned, s->span) ||
+      !check_int_expr(v, b->tx_bytes, assigned, s->span, "transaction bytes"))
+    return false;
+  if ((b->sem != MBAR_SEM_RELAXED && b->sem != MBAR_SEM_RELEASE) ||
+      (b->scope != MBAR_SCOPE_CTA && b->scope != MBAR_SCOPE_CLUSTER)) {
+    diag_error(v->d, s->span,
+               "an arrive takes sem=\"relaxed\" or \"release\" and scope=\"cta\" or "
+               "\"cluster\"");
+    return false;
+  }
+  if (multicast) {
+    if (rg.single || rg.size < 16) {
+      diag_error(v->d, s->span,
+                 "arrive_and_expect_tx_multicast needs a thread group of at least 16 threads "
+                 "(thread i arrives on the barrier of CTA rank i), not %s",
+                 rg.single ? "single_thread()" : "fewer");
+      return false;
+    }
+    return check_cta_mask(v, s, b->ctas, assigned);
+  }
+  int64_t c, n = ir_cluster_size(v->k);
+  if (!check_int_expr(v, b->ctas, assigned, s->span, "a target rank")) return false;
+  if (ir_is_const(b->ctas, &c) && (c < 0 || c >= n)) {
+    diag_error(v->d, s->span,
+               "target_rank %lld is outside the cluster of %lld CTA%s (set "
+               "self.attrs.cluster_blocks)",
+               (long long)c, (long long)n, n == 1 ? "" : "s");
+    return false;
+  }
+  return true;
+}
+
+/* cluster.sync(): whole warps (barrier.cluster is .aligned). */
+static bool check_cluster_sync(Verifier *v, const IrStmt *s, Region rg) {
+  if (!rg.single && rg.begin % 32 == 0 && rg.size % 32 == 0) return true;
+  diag_error(v->d, s->span,
+             "cluster.sync() needs whole warps (barrier.cluster is .aligned), not %s",
+             rg.single ? "single_thread()" : "a thread group that is not made of warps");
+  return false;
+}
+
+/* The register count a thread has at entry: ptxas's bound from .maxntid
+ * and .minnctapersm 1 (the backend writes both): the register file over
+ * the block's threads, down to a multiple of 8, at most 255. */
+static int64_t entry_regs(const IrKernel *k) {
+  int64_t r = IR_REGISTER_FILE / ((int64_t)k->warps * 32) / 8 * 8;
+  return r > 255 ? 255 : r;
+}
+
+/* setmaxnreg: a whole warp group, a count of 24..256 in steps of 8, .inc
+ * to at least and .dec to at most the count at entry; the largest count of
+ * each warp group is remembered for the register-file check. */
+static bool check_setmaxnreg(Verifier *v, const IrStmt *s, Region rg) {
+  const IrSetmaxnregStmt *r = &s->nreg;
+  if (rg.single || rg.size != 128 || rg.begin % 128 != 0) {
+    diag_error(v->d, s->span,
+               "setmaxnreg needs a warp group: a thread group of 128 threads starting at a "
+               "multiple of 128, not %s",
+               rg.single ? "single_thread()" : "this thread group");
+    return false;
+  }
+  if (r->count < 24 || r->count > 256 || r->count % 8 != 0) {
+    diag_error(v->d, s->span,
+               "setmaxnreg: the register count must be a multiple of 8 from 24 to 256, not %lld",
+               (long long)r->count);
+    return false;
+  }
+  int64_t entry = entry_regs(v->k);
+  if (r->inc ? r->count < entry : r->count > entry) {
+    diag_error(v->d, s->span,
+               "setmaxnreg.%s %lld: a thread of this %d-warp kernel starts with %lld registers "
+               "(the register file over its threads), so .inc must ask for at least and .dec "
+               "for at most that",
+               r->inc ? "inc" : "dec", (long long)r->count, v->k->warps, (long long)entry);
+    return false;
+  }
+  int wg = (int)(rg.begin / 128);
+  if (wg < 8 && r->count > v->nreg[wg]) {
+    v->nreg[wg] = r->count;
+    if (!v->nreg_at[wg]) v->nreg_at[wg] = s;
+  }
+  return true;
+}
+
+/* The warp groups' register counts after setmaxnreg fit the register file
+ * together: otherwise a setmaxnreg.inc waits forever for registers no warp
+ * group gives back. */
+static bool check_register_file(Verifier *v) {
+  int64_t entry = entry_regs(v->k), total = 0, threads = (int64_t)v->k->warps * 32;
+  const IrStmt *at = NULL;
+  for (int wg = 0; wg * 128 < threads && wg < 8; wg++) {
+    int64_t n = threads - 128 * wg < 128 ? threads - 128 * wg : 128;
+    total += n * (v->nreg[wg] ? v->nreg[wg] : entry);
+    if (v->nreg_at[wg] && v->nreg_at[wg]->nreg.inc && !at) at = v->nreg_at[wg];
+  }
+  if (total <= IR_REGISTER_FILE || !at) return true;
+  diag_error(v->d, at->span,
+             "setmaxnreg asks for more registers than the SM has: the warp groups' counts "
+             "after it need %lld registers, more than %d (a warp group without setmaxnreg "
+             "keeps the %lld of its entry): the .inc would wait forever",
+             (long long)total, IR_REGISTER_FILE, (long long)entry);
+  return false;
 }
 
 /* fill, cast and element-wise: register tensors of one shape. */
@@ -703,6 +832,13 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
     return check_printf(v, s, assigned);
   case S_SLICE:
     return check_slice(v, s, rg);
+  case S_CLUSTER_SYNC:
+    return check_cluster_sync(v, s, rg);
+  case S_MBAR_REMOTE:
+  case S_MBAR_MULTICAST:
+    return check_cluster_mbar(v, s, assigned, rg);
+  case S_SETMAXNREG:
+    return check_setmaxnreg(v, s, rg);
   }
   diag_error(v->d, s->span, "internal error: unknown statement kind %d", (int)s->kind);
   return false;
@@ -821,12 +957,34 @@ static bool check_smem_plan(Verifier *v) {
   return true;
 }
 
-/* Launch attributes: 1..32 warps, a grid over parameters. */
+/* Launch attributes: 1..32 warps, a grid over parameters, a cluster of at
+ * most IR_MAX_CLUSTER_CTAS CTAs that divides a constant grid. */
 static bool check_launch(Verifier *v) {
   IrKernel *k = v->k;
   if (k->warps < 1 || k->warps > 32) {
     diag_error(v->d, k->span, "a block has 1 to 32 warps, not %d", k->warps);
     return false;
+  }
+  for (int i = 0; i < 3; i++)
+    if (k->cluster[i] < 0 || k->cluster[i] > IR_MAX_CLUSTER_CTAS) {
+      diag_error(v->d, k->span, "a cluster dimension must be between 1 and %d, not %lld",
+                 IR_MAX_CLUSTER_CTAS, (long long)k->cluster[i]);
+      return false;
+    }
+  if (ir_cluster_size(k) > IR_MAX_CLUSTER_CTAS) {
+    diag_error(v->d, k->span, "a cluster of %lld CTAs: at most %d (the portable cluster size)",
+               (long long)ir_cluster_size(k), IR_MAX_CLUSTER_CTAS);
+    return false;
+  }
+  for (int i = 0; i < 3; i++) {
+    int64_t g;
+    if (k->cluster[i] > 1 && k->grid[i] && ir_is_const(k->grid[i], &g) && g % k->cluster[i]) {
+      diag_error(v->d, k->span,
+                 "the grid's %c dimension (%lld blocks) is not a multiple of the cluster's "
+                 "(%lld): a cluster launch needs whole clusters",
+                 "xyz"[i], (long long)g, (long long)k -> cluster[i]);
+      return false;
+    }
   }
   for (int i = 0; i < 3; i++) {
     if (!check_int_expr(v, k->grid[i], NULL, k->span, "the grid size")) return false;
@@ -905,7 +1063,7 @@ static bool verify_kernel(IrKernel *k, Arena *ar, Diag *d) {
   if (v.planned && !check_smem_plan(&v)) return false;
   bool *assigned = arena_alloc(ar, (size_t)k->nvars + 1);
   Region block = {0, (int64_t)k->warps * 32, false};
-  return check_block(&v, &k->body, assigned, block);
+  return check_block(&v, &k->body, assigned, block) && check_register_file(&v);
 }
 
 /* Kernels (autotune points, all scripts) in one file: libtlsrt loads at

@@ -158,9 +158,11 @@ IrExpr *ir_param_ref(Arena *ar, IrParam *p) {
 }
 
 /* Every special register is a 32-bit unsigned value in PTX; blockIdx and
- * threadIdx are used as int32 in Tilus, so they are typed int32 here. */
+ * threadIdx are used as int32 in Tilus, so they are typed int32 here, and
+ * the cluster rank (Tilus's self.cluster.blockRank) uint32, as Tilus types
+ * it. */
 IrExpr *ir_special(Arena *ar, SpecialReg r) {
-  IrExpr *e = new_expr(ar, X_SPECIAL, DT_INT32);
+  IrExpr *e = new_expr(ar, X_SPECIAL, r == SR_CLUSTER_CTARANK ? DT_UINT32 : DT_INT32);
   e->sreg = r;
   return e;
 }
@@ -502,6 +504,14 @@ static const char *special_name(SpecialReg r) {
     return "threadIdx.x";
   case SR_NCTAID_X:
     return "gridDim.x";
+  case SR_CLUSTER_CTARANK:
+    return "cluster.blockRank";
+  case SR_CLUSTER_CTAID_X:
+    return "cluster.blockIdx.x";
+  case SR_CLUSTER_CTAID_Y:
+    return "cluster.blockIdx.y";
+  case SR_CLUSTER_CTAID_Z:
+    return "cluster.blockIdx.z";
   }
   return "?";
 }
@@ -663,8 +673,17 @@ const char *mbar_sem_name(MbarSem s) {
     return "relaxed";
   case MBAR_SEM_ACQUIRE:
     return "acquire";
+  case MBAR_SEM_RELEASE:
+    return "release";
   }
   return "?";
+}
+
+int64_t ir_cluster_size(const IrKernel *k) {
+  int64_t n = 1;
+  for (int i = 0; i < 3; i++)
+    if (k->cluster[i] > 0) n *= k->cluster[i];
+  return n;
 }
 
 const char *mbar_scope_name(MbarScope s) {

@@ -74,7 +74,11 @@ typedef enum SpecialReg {
   SR_CTAID_Y,
   SR_CTAID_Z, /* blockIdx */
   SR_TID_X,   /* threadIdx.x within the block */
-  SR_NCTAID_X
+  SR_NCTAID_X,
+  SR_CLUSTER_CTARANK, /* self.cluster.blockRank: %cluster_ctarank (uint32) */
+  SR_CLUSTER_CTAID_X, /* self.cluster.blockIdx: %cluster_ctaid */
+  SR_CLUSTER_CTAID_Y,
+  SR_CLUSTER_CTAID_Z
 } SpecialReg;
 
 typedef struct IrVar {
@@ -237,7 +241,11 @@ typedef enum SKind {
   S_LOAD_SHARED,    /* smem: reg = shared view */
   S_STORE_SHARED,   /* smem: shared view = reg */
   S_PRINTF,         /* print: printf(format, args...) */
-  S_SLICE           /* slice: dst = src[:, begin:end] */
+  S_SLICE,          /* slice: dst = src[:, begin:end] */
+  S_CLUSTER_SYNC,   /* barrier.cluster.arrive + wait (no fields) */
+  S_MBAR_REMOTE,    /* cmbar: arrive (and expect tx) on one peer CTA's barrier */
+  S_MBAR_MULTICAST, /* cmbar: arrive (and expect tx) on the CTAs of a mask */
+  S_SETMAXNREG      /* nreg: setmaxnreg.inc/dec.sync.aligned.u32 count */
 } SKind;
 
 /* The fields of each statement kind, one struct each. IrStmt holds them in
@@ -291,9 +299,9 @@ typedef struct IrSyncStmt {
 
 /* The memory semantics and scope of mbarrier.try_wait (the sem= and scope=
  * of mbarrier.wait). */
-typedef enum MbarSem { MBAR_SEM_RELAXED, MBAR_SEM_ACQUIRE } MbarSem;
+typedef enum MbarSem { MBAR_SEM_RELAXED, MBAR_SEM_ACQUIRE, MBAR_SEM_RELEASE } MbarSem;
 typedef enum MbarScope { MBAR_SCOPE_CTA, MBAR_SCOPE_CLUSTER } MbarScope;
-const char *mbar_sem_name(MbarSem s);     /* "relaxed", "acquire"; "?" */
+const char *mbar_sem_name(MbarSem s);     /* "relaxed", "acquire", "release"; "?" */
 const char *mbar_scope_name(MbarScope s); /* "cta", "cluster"; "?" */
 
 /* S_MBAR_WAIT, S_MBAR_ARRIVE, S_MBAR_EXPECT_TX on one mbarrier (a view
@@ -307,7 +315,10 @@ typedef struct IrMbarStmt {
 } IrMbarStmt;
 
 /* S_TMA_LOAD (global -> shared) and S_TMA_STORE (shared -> global): a box
- * of the shared view's shape at offsets of the global tensor. */
+ * of the shared view's shape at offsets of the global tensor. A load with a
+ * multicast mask (Tilus's multicast_mask=) writes the box at the view's
+ * offset in the shared memory of every CTA of the cluster whose rank's bit
+ * is set, and completes on the barrier at the barrier's offset in each. */
 typedef struct IrTmaStmt {
   IrTensor *global;
   IrRef shared;     /* not transposed; its shape is the box */
@@ -315,7 +326,36 @@ typedef struct IrTmaStmt {
   IrExpr **offsets; /* outermost first, one per global dimension */
   int noffsets;
   int tmap; /* index into kernel->tmaps (layout inference), or -1 */
+  /* S_TMA_LOAD: the multicast mask, a uint32 of cluster ranks (PTX's
+   * 16-bit ctaMask); NULL for a copy into this CTA alone */
+  IrExpr *mcast;
 } IrTmaStmt;
+
+/* S_MBAR_REMOTE and S_MBAR_MULTICAST (Tilus's
+ * mbarrier.arrive_and_expect_tx_remote / _multicast): an arrival, after
+ * adding tx_bytes to the transaction count, on the barrier at the offset of
+ * `barrier` in other CTAs of the cluster (mapa.shared::cluster, then
+ * mbarrier.arrive[.expect_tx].SEM.SCOPE.shared::cluster). REMOTE: every
+ * thread of the region arrives on the barrier of CTA rank `ctas`.
+ * MULTICAST: thread i of the region (at least 16 threads) arrives on the
+ * barrier of CTA rank i when bit i of the mask `ctas` is set: one arrival
+ * per CTA of the mask. */
+typedef struct IrClusterMbarStmt {
+  IrRef barrier;
+  IrExpr *tx_bytes; /* uint32 */
+  IrExpr *ctas;     /* uint32: REMOTE the target rank, MULTICAST the mask */
+  MbarSem sem;      /* MBAR_SEM_RELAXED or MBAR_SEM_RELEASE */
+  MbarScope scope;
+} IrClusterMbarStmt;
+
+/* S_SETMAXNREG: setmaxnreg.inc/dec.sync.aligned.u32 count, run by a whole
+ * warp group: the per-thread register limit of its warps becomes count (24
+ * to 256, a multiple of 8). ptxas honours it only with a register count at
+ * entry, which the backend's .maxntid and .minnctapersm 1 give. */
+typedef struct IrSetmaxnregStmt {
+  int64_t count;
+  bool inc; /* .inc (raise), else .dec (release registers) */
+} IrSetmaxnregStmt;
 
 /* S_TMA_WAIT and S_WGMMA_WAIT: wait_group N, until at most N groups (bulk
  * async-groups, or wgmma groups of the warp group) are still pending. */
@@ -404,6 +444,8 @@ struct IrStmt {
     IrSharedCopyStmt smem;   /* S_LOAD_SHARED, S_STORE_SHARED */
     IrPrintfStmt print;      /* S_PRINTF */
     IrSliceStmt slice;       /* S_SLICE */
+    IrClusterMbarStmt cmbar; /* S_MBAR_REMOTE, S_MBAR_MULTICAST */
+    IrSetmaxnregStmt nreg;   /* S_SETMAXNREG */
   };
 };
 
@@ -423,6 +465,9 @@ typedef struct IrKernel {
   int nparams;
   IrExpr *grid[3]; /* attrs.blocks, over parameters only */
   int warps;       /* attrs.warps */
+  /* attrs.cluster_blocks: CTAs per cluster in x, y, z (compile time; 0 or
+   * 1 where not set) */
+  int64_t cluster[3];
   IrTensor **tensors;
   int ntensors;
   IrVar **vars;
@@ -505,5 +550,11 @@ bool ir_run_passes(IrModule *m, Diag *d);
 void ir_print(FILE *out, const IrModule *m);
 
 #define TLS_SMEM_LIMIT (227 * 1024) /* max dynamic smem per block, sm_90 */
+/* CTAs of a cluster the hardware runs without the non-portable opt-in. */
+#define IR_MAX_CLUSTER_CTAS 8
+/* CTAs in a cluster of kernel k (1 without attrs.cluster_blocks). */
+int64_t ir_cluster_size(const IrKernel *k);
+/* 32-bit registers of the sm_90 register file, per SM (setmaxnreg's budget). */
+#define IR_REGISTER_FILE 65536
 
 #endif

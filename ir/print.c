@@ -182,7 +182,30 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_offsets(out, s->tma.offsets, s->tma.noffsets);
     fputs(", mbarrier=", out);
     print_ref(out, &s->tma.barrier);
+    if (s->tma.mcast) {
+      fputs(", multicast_mask=", out);
+      ir_print_expr(out, s->tma.mcast);
+    }
     fprintf(out, ", tmap=%d", s->tma.tmap);
+    break;
+  case S_MBAR_REMOTE:
+  case S_MBAR_MULTICAST:
+    fputs(s->kind == S_MBAR_REMOTE ? "mbarrier.arrive_expect_tx_remote "
+                                   : "mbarrier.arrive_expect_tx_multicast ",
+          out);
+    print_ref(out, &s->cmbar.barrier);
+    fputs(", bytes=", out);
+    ir_print_expr(out, s->cmbar.tx_bytes);
+    fputs(s->kind == S_MBAR_REMOTE ? ", target_rank=" : ", multicast_mask=", out);
+    ir_print_expr(out, s->cmbar.ctas);
+    fprintf(out, ", sem=%s, scope=%s", mbar_sem_name(s->cmbar.sem),
+            mbar_scope_name(s->cmbar.scope));
+    break;
+  case S_CLUSTER_SYNC:
+    fputs("cluster.sync", out);
+    break;
+  case S_SETMAXNREG:
+    fprintf(out, "setmaxnreg.%s %lld", s->nreg.inc ? "inc" : "dec", (long long)s->nreg.count);
     break;
   case S_TMA_STORE:
     fputs("tma.shared_to_global ", out);
@@ -358,6 +381,9 @@ static void print_kernel(FILE *out, const IrKernel *k) {
   fputs("  grid = ", out);
   print_exprs(out, k->grid, 3);
   fprintf(out, "\n  warps = %d\n", k->warps);
+  if (ir_cluster_size(k) > 1)
+    fprintf(out, "  cluster_blocks = %lld, %lld, %lld\n", (long long)k->cluster[0],
+            (long long)k->cluster[1], (long long)k->cluster[2]);
   for (int i = 0; i < k->ntensors; i++) print_tensor(out, k->tensors[i]);
   for (int i = 0; i < k->ntmaps; i++) print_tmap(out, k->tmaps[i]);
   fprintf(out, "  smem = %lld\n", (long long)k->smem_bytes);

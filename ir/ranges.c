@@ -167,6 +167,11 @@ static IrRange special_range(SpecialReg r) {
     return (IrRange){0, 1023};
   case SR_NCTAID_X:
     return (IrRange){1, INT32_MAX};
+  case SR_CLUSTER_CTARANK:
+  case SR_CLUSTER_CTAID_X:
+  case SR_CLUSTER_CTAID_Y:
+  case SR_CLUSTER_CTAID_Z:
+    return (IrRange){0, IR_MAX_CLUSTER_CTAS * 2 - 1}; /* 16 with the non-portable opt-in */
   default:
     return (IrRange){0, INT32_MAX};
   }

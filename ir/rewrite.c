@@ -51,6 +51,13 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
     map_ref(&s->tma.shared, fn, ctx);
     map_ref(&s->tma.barrier, fn, ctx);
     map_array(s->tma.offsets, s->tma.noffsets, fn, ctx);
+    s->tma.mcast = map_one(s->tma.mcast, fn, ctx);
+    break;
+  case S_MBAR_REMOTE:
+  case S_MBAR_MULTICAST:
+    map_ref(&s->cmbar.barrier, fn, ctx);
+    s->cmbar.tx_bytes = map_one(s->cmbar.tx_bytes, fn, ctx);
+    s->cmbar.ctas = map_one(s->cmbar.ctas, fn, ctx);
     break;
   case S_WGMMA_MMA:
     map_ref(&s->wgmma.a, fn, ctx);
@@ -84,6 +91,8 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
   case S_WGMMA_WAIT:
   case S_CAST:
   case S_SLICE:
+  case S_CLUSTER_SYNC:
+  case S_SETMAXNREG:
     break;
   }
 }

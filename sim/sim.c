@@ -35,51 +35,86 @@ void *sim_zalloc(size_t n, size_t size) {
   return p;
 }
 
-/* Numbers every barrier of every mbarrier array and initialises it
- * with its count (mbarrier.init at kernel entry) and empty clocks. */
+/* Numbers every barrier of every mbarrier array (each CTA has its own
+ * copy: barrier b of CTA c is bars[c * bars_per_cta + b]) and initialises
+ * it with its count (mbarrier.init at kernel entry) and empty clocks. */
 static void setup_barriers(Sim *S) {
   const IrKernel *k = S->k;
   S->bar_base = sim_zalloc((size_t)k->ntensors + 1, sizeof *S->bar_base);
+  S->bars_per_cta = 0;
   for (int i = 0; i < k->ntensors; i++) {
     const IrTensor *t = k->tensors[i];
     if (t->is_mbarrier && t->id >= 0 && t->id < k->ntensors) {
-      S->bar_base[t->id] = S->nbars;
-      S->nbars += (int)t->shape[0];
+      S->bar_base[t->id] = S->bars_per_cta;
+      S->bars_per_cta += (int)t->shape[0];
     }
   }
+  S->nbars = S->bars_per_cta * S->ncta;
   S->bars = sim_zalloc((size_t)S->nbars + 1, sizeof *S->bars);
-  for (int i = 0; i < k->ntensors; i++) {
-    const IrTensor *t = k->tensors[i];
-    if (!t->is_mbarrier || t->id < 0 || t->id >= k->ntensors) continue;
-    for (int64_t j = 0; j < t->shape[0]; j++) {
-      int64_t count = t->mbar_counts ? t->mbar_counts[j] : 1;
-      S->bars[S->bar_base[t->id] + j] = (SimBarrier){
-          .count = count,
-          .pending = count,
-          .arrived = sim_zalloc((size_t)S->nwarps, sizeof(int64_t)),
-          .completed = sim_zalloc((size_t)S->nwarps, sizeof(int64_t)),
-      };
+  for (int c = 0; c < S->ncta; c++)
+    for (int i = 0; i < k->ntensors; i++) {
+      const IrTensor *t = k->tensors[i];
+      if (!t->is_mbarrier || t->id < 0 || t->id >= k->ntensors) continue;
+      for (int64_t j = 0; j < t->shape[0]; j++) {
+        int64_t count = t->mbar_counts ? t->mbar_counts[j] : 1;
+        S->bars[c * S->bars_per_cta + S->bar_base[t->id] + j] = (SimBarrier){
+            .count = count,
+            .pending = count,
+            .arrived = sim_zalloc((size_t)S->nwarps, sizeof(int64_t)),
+            .completed = sim_zalloc((size_t)S->nwarps, sizeof(int64_t)),
+        };
+      }
     }
-  }
 }
 
-/* The state of block `block` at launch: its coordinates, warps at the
- * start, warp groups, barriers. */
+void sim_enter(Sim *S, int cta) {
+  S->cur = cta;
+  S->block = S->cta_block[cta];
+  for (int i = 0; i < 3; i++) S->ctaid[i] = S->cta_coord[cta][i];
+}
+
+bool sim_cta_exited(const Sim *S, int cta) {
+  for (int i = 0; i < S->wpc; i++)
+    if (!S->warps[cta * S->wpc + i].exited) return false;
+  return true;
+}
+
+SimWarpGroup *sim_wg(Sim *S, const SimWarp *w) {
+  return &S->wgs[w->cta * S->wgs_per_cta + w->lid / 4];
+}
+
+/* The state at launch of the cluster that holds block `block` (the block
+ * alone without attrs.cluster_blocks): each CTA's coordinates (rank r is
+ * x-fastest in the cluster, as %cluster_ctarank), warps at the start, warp
+ * groups, barriers. */
 static void setup_block(Sim *S, int64_t block) {
-  S->block = block;
-  S->ctaid[0] = block % S->nctaid[0];
-  S->ctaid[1] = block / S->nctaid[0] % S->nctaid[1];
-  S->ctaid[2] = block / (S->nctaid[0] * S->nctaid[1]);
-  S->nwarps = S->k->warps;
-  S->nwgs = (S->nwarps + 3) / 4;
+  int64_t at[3] = {block % S->nctaid[0], block / S->nctaid[0] % S->nctaid[1],
+                   block / (S->nctaid[0] * S->nctaid[1])};
+  S->cta_block = sim_zalloc((size_t)S->ncta, sizeof *S->cta_block);
+  S->cta_coord = sim_zalloc((size_t)S->ncta, sizeof *S->cta_coord);
+  for (int r = 0; r < S->ncta; r++) {
+    int64_t in[3] = {r % S->cdim[0], r / S->cdim[0] % S->cdim[1], r / (S->cdim[0] * S->cdim[1])};
+    for (int i = 0; i < 3; i++) S->cta_coord[r][i] = at[i] - at[i] % S->cdim[i] + in[i];
+    S->cta_block[r] = S->cta_coord[r][0] +
+                      S->nctaid[0] * (S->cta_coord[r][1] + S->nctaid[1] * S->cta_coord[r][2]);
+  }
+  S->wpc = S->k->warps;
+  S->nwarps = S->wpc * S->ncta;
+  S->wgs_per_cta = (S->wpc + 3) / 4;
+  S->nwgs = S->wgs_per_cta * S->ncta;
   S->warps = sim_zalloc((size_t)S->nwarps, sizeof *S->warps);
   S->wgs = sim_zalloc((size_t)S->nwgs, sizeof *S->wgs);
-  for (int i = 0; i < S->nwgs; i++)
-    S->wgs[i].meet.size = S->nwarps - 4 * i < 4 ? S->nwarps - 4 * i : 4;
-  S->cta = (SimMeet){.size = S->nwarps};
-  memset(S->named, 0, sizeof S->named);
+  for (int i = 0; i < S->nwgs; i++) {
+    int g = i % S->wgs_per_cta;
+    S->wgs[i].meet.size = S->wpc - 4 * g < 4 ? S->wpc - 4 * g : 4;
+  }
+  S->cta = sim_zalloc((size_t)S->ncta, sizeof *S->cta);
+  for (int c = 0; c < S->ncta; c++) S->cta[c] = (SimMeet){.size = S->wpc};
+  S->named = sim_zalloc((size_t)S->ncta, sizeof *S->named);
+  S->cluster = (SimMeet){.cluster = true, .size = S->nwarps};
   for (int i = 0; i < S->nwarps; i++) sim_warp_start(S, &S->warps[i], i);
   setup_barriers(S);
+  sim_enter(S, 0);
 }
 
 /* Frees a block's state (the Sim keeps its kernel and parameters). */
@@ -96,8 +131,12 @@ static void free_block(Sim *S) {
   free(S->bar_base);
   free(S->copies);
   free(S->writes);
+  free(S->cta);
+  free(S->named);
+  free(S->cta_block);
+  free(S->cta_coord);
   S->warps = NULL, S->wgs = NULL, S->bars = NULL, S->bar_base = NULL, S->copies = NULL;
-  S->writes = NULL;
+  S->writes = NULL, S->cta = NULL, S->named = NULL, S->cta_block = NULL, S->cta_coord = NULL;
   S->nbars = S->ncopies = S->capcopies = S->nwrites = S->capwrites = 0;
 }
 
@@ -142,7 +181,7 @@ static void note_skipped_phases(Sim *S) {
               "while warp %d waited here, %s completed phases %" PRId64 " to %" PRId64
               ": the phase it waits for completed and so did the next; are the barrier's "
               "arrivals more than its count?",
-              w->id, name, w->wait_since, S->bars[w->wait_bar].phase - 1);
+              w->lid, name, w->wait_since, S->bars[w->wait_bar].phase - 1);
     return;
   }
 }
@@ -158,9 +197,12 @@ static void report_deadlock(Sim *S) {
       continue;
     }
     int j = i;
-    while (j + 1 < S->nwarps && !S->warps[j + 1].exited && same_wait(w, &S->warps[j + 1])) j++;
-    char who[32], what[320];
-    sim_warps_name(i, j, who, sizeof who);
+    while (j + 1 < S->nwarps && !S->warps[j + 1].exited && S->warps[j + 1].cta == w->cta &&
+           same_wait(w, &S->warps[j + 1]))
+      j++;
+    char who[64], what[320];
+    if (first) sim_enter(S, w->cta);
+    sim_warps_name(S, i, j, who, sizeof who);
     sim_describe_wait(S, w, what, sizeof what);
     if (first)
       diag_error(S->d, w->wait_at->span,
@@ -207,6 +249,7 @@ static bool run_block(Sim *S, int64_t block) {
   while (!S->failed) {
     bool moved = false, all_exited = true;
     for (int i = 0; i < S->nwarps && !S->failed; i++) {
+      if (S->ncta > 1) sim_enter(S, S->warps[i].cta);
       moved = run_warp(S, &S->warps[i]) || moved;
       all_exited = all_exited && S->warps[i].exited;
     }
@@ -339,9 +382,50 @@ static int pick_blocks(const Sim *S, const SimOptions *opt, int64_t *out, Diag *
   return n;
 }
 
+/* In a cluster kernel, the first block (rank 0) of the cluster of each
+ * block picked, each cluster once. */
+static int pick_clusters(const Sim *S, int64_t *blocks, int n) {
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    int64_t b = blocks[i], at[3] = {b % S->nctaid[0], b / S->nctaid[0] % S->nctaid[1],
+                                    b / (S->nctaid[0] * S->nctaid[1])};
+    for (int d = 0; d < 3; d++) at[d] -= at[d] % S->cdim[d];
+    int64_t first = at[0] + S->nctaid[0] * (at[1] + S->nctaid[1] * at[2]);
+    bool seen = false;
+    for (int j = 0; j < m; j++) seen = seen || blocks[j] == first;
+    if (!seen) blocks[m++] = first;
+  }
+  return m;
+}
+
+/* A cluster launch needs whole clusters: the grid a multiple of the
+ * cluster in each dimension (libtlsrt refuses the launch otherwise). */
+static bool grid_fits_cluster(const Sim *S) {
+  for (int i = 0; i < 3; i++)
+    if (S->nctaid[i] % S->cdim[i]) {
+      diag_plain_error(S->d,
+                       "--verify: the grid of %s is %" PRId64 " x %" PRId64 " x %" PRId64
+                       " with these parameters, not a multiple of its cluster (%" PRId64
+                       " x %" PRId64 " x %" PRId64 "): the launch would be refused",
+                       S->k->name, S->nctaid[0], S->nctaid[1], S->nctaid[2], S->cdim[0], S->cdim[1],
+                       S->cdim[2]);
+      return false;
+    }
+  return true;
+}
+
 /* "verify: NAME: no problem in blocks ..." for a sound kernel. */
 static void print_summary(const Sim *S, const SimOptions *opt, const int64_t *blocks, int n) {
   if (!opt->summary) return;
+  if (S->ncta > 1) {
+    fprintf(opt->summary, "verify: %s: no problem in the cluster%s at block%s", S->k->name,
+            n == 1 ? "" : "s", n == 1 ? "" : "s");
+    for (int i = 0; i < n; i++) fprintf(opt->summary, "%s %" PRId64, i ? "," : "", blocks[i]);
+    fprintf(opt->summary,
+            " (%d blocks each) of %" PRId64 " (%d warps per block, %" PRId64 " statements)\n",
+            S->ncta, S->nblocks, S->k->warps, S->steps);
+    return;
+  }
   fprintf(opt->summary, "verify: %s: no problem in block%s", S->k->name, n == 1 ? "" : "s");
   for (int i = 0; i < n; i++) fprintf(opt->summary, "%s %" PRId64, i ? "," : "", blocks[i]);
   fprintf(opt->summary, " of %" PRId64 " (%d warps, %" PRId64 " statements)\n", S->nblocks,
@@ -351,10 +435,13 @@ static void print_summary(const Sim *S, const SimOptions *opt, const int64_t *bl
 /* One kernel: parameters, grid, blocks; stops at its first report. */
 static SimStatus simulate_kernel(const IrKernel *k, const SimOptions *opt, Diag *d) {
   int64_t *values = sim_zalloc((size_t)k->nparams + 1, sizeof *values);
-  Sim S = {.k = k, .d = d, .params = values, .block = -1};
+  Sim S = {.k = k, .d = d, .params = values, .block = -1, .ncta = (int)ir_cluster_size(k)};
+  for (int i = 0; i < 3; i++) S.cdim[i] = k->cluster[i] > 0 ? k->cluster[i] : 1;
   int64_t blocks[MAX_SAMPLES];
   int n = -1;
-  if (bind_params(k, opt, values, d) && eval_grid(&S)) n = pick_blocks(&S, opt, blocks, d);
+  if (bind_params(k, opt, values, d) && eval_grid(&S) && grid_fits_cluster(&S))
+    n = pick_blocks(&S, opt, blocks, d);
+  if (n > 0 && S.ncta > 1) n = pick_clusters(&S, blocks, n);
   SimStatus status = n < 0 ? (S.failed ? SIM_PROBLEM : SIM_USAGE) : SIM_OK;
   for (int i = 0; i < n && status == SIM_OK; i++)
     if (!run_block(&S, blocks[i])) status = SIM_PROBLEM;

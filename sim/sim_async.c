@@ -23,8 +23,10 @@
 
 enum { NAME = 96 };
 
-/* The mbarrier tensor that holds barrier number `bar`, and its index. */
+/* The mbarrier tensor that holds barrier number `bar` (of any CTA), and
+ * its index. */
 static const IrTensor *bar_tensor(Sim *S, int bar, int64_t *index) {
+  bar %= S->bars_per_cta > 0 ? S->bars_per_cta : 1;
   for (int i = 0; i < S->k->ntensors; i++) {
     const IrTensor *t = S->k->tensors[i];
     if (t->is_mbarrier && bar >= S->bar_base[t->id] && bar < S->bar_base[t->id] + t->shape[0]) {
@@ -38,13 +40,18 @@ static const IrTensor *bar_tensor(Sim *S, int bar, int64_t *index) {
 /* ------------------------------------------------------------ mbarriers */
 
 /* The index in Sim.bars of a barrier view bars[i]. */
-int sim_bar_index(Sim *S, const SimView *v) { return S->bar_base[v->t->id] + (int)v->idx[0]; }
+int sim_bar_index(Sim *S, const SimView *v) {
+  return v->cta * S->bars_per_cta + S->bar_base[v->t->id] + (int)v->idx[0];
+}
 
-/* "full_barriers[2]" for barrier number `bar`. */
+/* "full_barriers[2]" for barrier number `bar` ("... of block N" in a
+ * cluster). */
 void sim_bar_name(Sim *S, int bar, char *buf, size_t size) {
   int64_t index = 0;
   const IrTensor *t = bar_tensor(S, bar, &index);
-  snprintf(buf, size, "%s[%" PRId64 "]", t ? t->name : "?", index);
+  int n = snprintf(buf, size, "%s[%" PRId64 "]", t ? t->name : "?", index);
+  if (S->ncta > 1 && n >= 0 && (size_t)n < size)
+    snprintf(buf + n, size - n, " of block %" PRId64, S->cta_block[bar / S->bars_per_cta]);
 }
 
 /* Completes the phase when nothing is missing, and opens the next one. */
@@ -99,30 +106,97 @@ static bool too_many_arrivals(Sim *S, const SimBarrier *b, const SimView *bv, co
   return false;
 }
 
+/* lanes arrivals by warp w on the barrier bv (of any CTA), after adding
+ * `bytes` per arriving thread to its transaction count when expect. */
+static bool arrive_on(Sim *S, SimWarp *w, const IrStmt *s, const SimView *bv, int64_t lanes,
+                      bool expect, int64_t bytes) {
+  SimBarrier *b = &S->bars[sim_bar_index(S, bv)];
+  if (expect) {
+    b->tx += bytes * lanes;
+    b->declared += bytes * lanes;
+    b->last_expect = s;
+  }
+  if (lanes > b->pending) return too_many_arrivals(S, b, bv, s, lanes, w->lid);
+  b->pending -= lanes;
+  sim_order_arrive(S, w, b);
+  if (b->pending == 0 && b->tx < 0) return tx_overshoot(S, b, bv, s);
+  phase_check(S, b);
+  return true;
+}
+
 /* arrive (lanes threads), or arrive.expect_tx: the expect comes first. */
 bool sim_mbar_arrive(Sim *S, SimWarp *w, const IrStmt *s, int64_t lanes) {
   SimView bv;
   if (!sim_view(S, w, &s->mbar.barrier, s->span, &bv)) return false;
-  SimBarrier *b = &S->bars[sim_bar_index(S, &bv)];
+  int64_t bytes = 0;
   if (s->kind == S_MBAR_EXPECT_TX) {
-    int64_t bytes = sim_eval_int(S, w, s->mbar.tx_bytes, s->span) * lanes;
+    bytes = sim_eval_int(S, w, s->mbar.tx_bytes, s->span);
     if (S->failed) return false;
-    b->tx += bytes;
-    b->declared += bytes;
-    b->last_expect = s;
   }
-  if (lanes > b->pending) return too_many_arrivals(S, b, &bv, s, lanes, w->id);
-  b->pending -= lanes;
-  sim_order_arrive(S, w, b);
-  if (b->pending == 0 && b->tx < 0) return tx_overshoot(S, b, &bv, s);
-  phase_check(S, b);
+  return arrive_on(S, w, s, &bv, lanes, s->kind == S_MBAR_EXPECT_TX, bytes);
+}
+
+/* A CTA of the cluster that an access from another one reaches: its rank
+ * must be in the cluster and the CTA still running (its shared memory is
+ * released when its last warp exits). */
+static bool peer_ok(Sim *S, const IrStmt *s, int64_t rank, const char *what) {
+  if (rank < 0 || rank >= S->ncta) {
+    diag_error(S->d, s->span,
+               "%s in block %" PRId64 " of %s targets CTA rank %" PRId64
+               ", outside its cluster of %d",
+               what, S->block, S->k->name, rank, S->ncta);
+    S->failed = true;
+    return false;
+  }
+  if (!sim_cta_exited(S, (int)rank)) return true;
+  diag_error(S->d, s->span,
+             "%s in block %" PRId64 " of %s reaches block %" PRId64
+             " after every warp of it has exited (its shared memory is gone: keep it running, "
+             "e.g. with a cluster.sync() or a wait for the peers' last arrivals)",
+             what, S->block, S->k->name, S->cta_block[rank]);
+  S->failed = true;
+  return false;
+}
+
+/* arrive_and_expect_tx_remote: each thread of the region in warp w
+ * arrives on the barrier of CTA rank `ctas`. _multicast: thread i of the
+ * region (i < 16), when bit i of the mask is set, arrives once on the
+ * barrier of CTA rank i; warp w runs the threads of the region it holds. */
+bool sim_mbar_arrive_cluster(Sim *S, SimWarp *w, const IrStmt *s, const SimRegion *r) {
+  const IrClusterMbarStmt *c = &s->cmbar;
+  SimView bv;
+  if (!sim_view(S, w, &c->barrier, s->span, &bv)) return false;
+  int64_t bytes = sim_eval_int(S, w, c->tx_bytes, s->span);
+  int64_t ctas = sim_eval_int(S, w, c->ctas, s->span);
+  if (S->failed) return false;
+  int64_t lo = 32 * (int64_t)w->lid, hi = lo + 32;
+  int64_t a = r->begin > lo ? r->begin : lo, b = r->end < hi ? r->end : hi;
+  if (r->single) a = r->begin, b = r->begin >= lo && r->begin < hi ? r->begin + 1 : r->begin;
+  if (b <= a) return true;
+  if (s->kind == S_MBAR_REMOTE) {
+    if (!peer_ok(S, s, ctas, "this remote arrive")) return false;
+    bv.cta = (int)ctas;
+    bv.block = S->cta_block[ctas];
+    return arrive_on(S, w, s, &bv, b - a, true, bytes);
+  }
+  for (int64_t t = a; t < b; t++) {
+    int64_t i = t - r->begin;
+    if (i >= 16 || !((ctas >> i) & 1)) continue;
+    if (!peer_ok(S, s, i, "this multicast arrive")) return false;
+    SimView peer = bv;
+    peer.cta = (int)i;
+    peer.block = S->cta_block[i];
+    if (!arrive_on(S, w, s, &peer, 1, true, bytes)) return false;
+  }
   return true;
 }
 
 /* --------------------------------------------------------------- races */
 
-/* Whether two byte ranges of shared memory share a byte. */
-static bool overlaps(const SimView *a, const SimView *b) { return a->lo < b->hi && b->lo < a->hi; }
+/* Whether two byte ranges of shared memory (of one CTA) share a byte. */
+static bool overlaps(const SimView *a, const SimView *b) {
+  return a->cta == b->cta && a->lo < b->hi && b->lo < a->hi;
+}
 
 /* The access a statement makes, as reports name it. */
 static const char *access_name(const IrStmt *s) {
@@ -144,10 +218,10 @@ static const char *access_name(const IrStmt *s) {
  * the error at this statement, a note at the other one. */
 static bool report_race(Sim *S, const IrStmt *s, const SimView *v, bool writes, const IrStmt *other,
                         const SimView *ov, int first, int last, const char *state) {
-  char name[NAME], oname[NAME], who[32];
+  char name[NAME], oname[NAME], who[64];
   sim_view_name(v, name, sizeof name);
   sim_view_name(ov, oname, sizeof oname);
-  sim_warps_name(first, last, who, sizeof who);
+  sim_warps_name(S, first, last, who, sizeof who);
   diag_error(S->d, s->span,
              "shared-memory race in block %" PRId64 " of %s: this %s %s %s (bytes %" PRId64
              "..%" PRId64 ") while a %s still %s %s",
@@ -221,12 +295,13 @@ static bool check_bulk(Sim *S, SimWarp *w, SimGroups *g, const SimView *v, const
     char state[160];
     snprintf(state, sizeof state,
              "is live for warp %d until warp %d is ordered after the wait that retires its group",
-             w->id, w->id);
+             w->lid, w->lid);
     report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp, state);
+    int by = r->retired_by % S->wpc;
     diag_note(S->d, r->retire_at->span,
               "warp %d retires it here, but nothing orders warp %d after this wait (a sync() "
               "with warp %d, or a phase warp %d arrives on after it)",
-              r->retired_by, w->id, r->retired_by, r->retired_by);
+              by, w->lid, by, by);
     return false;
   }
   return true;
@@ -270,7 +345,7 @@ static bool check_unordered_writes(Sim *S, SimWarp *w, const SimView *v, const I
     snprintf(state, sizeof state,
              "reads those bytes, and nothing orders this write by warp %d before the store or "
              "after the wait that retires it",
-             p->warp);
+             p->warp % S->wpc);
     return report_race(S, p->s, &p->v, true, s, v, w->id, w->id, state);
   }
   return true;
@@ -340,13 +415,11 @@ static int64_t box_bytes(const IrTmap *m) {
   return n;
 }
 
-/* Issues a global -> shared copy: its write is in flight until the
- * scheduler completes it. */
-bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s) {
-  SimView dst, bv;
-  if (!sim_view(S, w, &s->tma.shared, s->span, &dst) ||
-      !sim_view(S, w, &s->tma.barrier, s->span, &bv))
-    return false;
+/* One copy into the shared memory of CTA `cta`, completing on the
+ * barrier at bv's offset there. */
+static bool issue_copy(Sim *S, SimWarp *w, const IrStmt *s, SimView dst, SimView bv, int cta) {
+  dst.cta = bv.cta = cta;
+  if (S->ncta > 1) dst.block = bv.block = S->cta_block[cta];
   if (!sim_shared_write(S, w, &dst, s)) return false;
   if (S->ncopies == S->capcopies) {
     S->capcopies = S->capcopies ? 2 * S->capcopies : 16;
@@ -357,17 +430,52 @@ bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s) {
   return true;
 }
 
+/* Issues a global -> shared copy: its write is in flight until the
+ * scheduler completes it. With a multicast mask, one copy per CTA of the
+ * mask, at the same offsets, each completing on its own CTA's barrier. */
+bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s) {
+  SimView dst, bv;
+  if (!sim_view(S, w, &s->tma.shared, s->span, &dst) ||
+      !sim_view(S, w, &s->tma.barrier, s->span, &bv))
+    return false;
+  if (!s->tma.mcast) return issue_copy(S, w, s, dst, bv, w->cta);
+  int64_t mask = sim_eval_int(S, w, s->tma.mcast, s->span);
+  if (S->failed) return false;
+  if (mask == 0) {
+    diag_error(S->d, s->span,
+               "this multicast TMA copy in block %" PRId64 " of %s has an empty mask: it "
+               "copies nothing and completes on no barrier",
+               S->block, S->k->name);
+    S->failed = true;
+    return false;
+  }
+  for (int64_t r = 0; r < 16; r++)
+    if (((mask >> r) & 1) &&
+        (!peer_ok(S, s, r, "this multicast TMA copy") || !issue_copy(S, w, s, dst, bv, (int)r)))
+      return false;
+  return true;
+}
+
 /* Completes the oldest copy in flight: its bytes land, then complete_tx. */
 bool sim_complete_copy(Sim *S) {
   SimCopy c = S->copies[0];
   memmove(S->copies, S->copies + 1, sizeof *S->copies * (size_t)(S->ncopies - 1));
   S->ncopies--;
+  sim_enter(S, c.dst.cta);
+  if (sim_cta_exited(S, c.dst.cta)) {
+    diag_error(S->d, c.s->span,
+               "this TMA copy lands in block %" PRId64 " of %s after every warp of it has "
+               "exited (its shared memory is gone)",
+               S->block, S->k->name);
+    S->failed = true;
+    return false;
+  }
   SimBarrier *b = &S->bars[c.bar];
   b->tx -= c.bytes;
   if (b->pending == 0 && b->tx < 0) {
     int64_t index = 0;
     const IrTensor *t = bar_tensor(S, c.bar, &index);
-    SimView bv = {.t = t, .nidx = 1, .idx = {index}};
+    SimView bv = {.t = t, .nidx = 1, .idx = {index}, .cta = c.dst.cta, .block = c.dst.block};
     return tx_overshoot(S, b, &bv, c.s);
   }
   phase_check(S, b);
@@ -390,8 +498,8 @@ bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s) {
 /* One wgmma statement for the whole warp group (all its warps have met
  * here; w is the last to arrive). */
 bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s) {
-  SimWarpGroup *g = &S->wgs[w->id / 4];
-  int first = w->id / 4 * 4, last = first + g->meet.size - 1;
+  SimWarpGroup *g = sim_wg(S, w);
+  int first = w->cta * S->wpc + w->lid / 4 * 4, last = first + g->meet.size - 1;
   switch (s->kind) {
   case S_WGMMA_MMA:
     for (int i = 0; i < 2; i++) {
@@ -417,13 +525,13 @@ bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s) {
 /* A warp leaves the kernel: nothing it (or its warp group) issued may be
  * left in flight. */
 bool sim_exit_checks(Sim *S, SimWarp *w) {
-  const SimGroups *g = &S->wgs[w->id / 4].mma;
+  const SimGroups *g = &sim_wg(S, w)->mma;
   if (g->nreads) {
     const SimRead *r = &g->reads[0];
     diag_error(S->d, r->s->span,
                "asynchronous work left behind in block %" PRId64 " of %s: warp %d exits while "
                "this wgmma is still in flight (%s)",
-               S->block, S->k->name, w->id,
+               S->block, S->k->name, w->lid,
                r->group >= g->committed ? "never committed" : "no wgmma.wait_group retires it");
     S->failed = true;
     return false;
@@ -434,7 +542,7 @@ bool sim_exit_checks(Sim *S, SimWarp *w) {
     diag_error(S->d, r->s->span,
                "asynchronous work left behind in block %" PRId64 " of %s: warp %d exits while "
                "this TMA store still reads shared memory (%s)",
-               S->block, S->k->name, w->id,
+               S->block, S->k->name, w->lid,
                r->group >= w->bulk.committed ? "never committed"
                                              : "no cp.async.bulk.wait_group.read retires it");
     S->failed = true;
@@ -462,6 +570,7 @@ bool sim_end_checks(Sim *S) {
     if (b->tx <= 0) continue;
     int64_t index = 0;
     const IrTensor *t = bar_tensor(S, i, &index);
+    sim_enter(S, i / S->bars_per_cta);
     diag_error(S->d, b->last_expect ? b->last_expect->span : t->span,
                "mbarrier misuse in block %" PRId64 " of %s: %s[%" PRId64 "] still expects %" PRId64
                " transaction bytes when the block ends; the copies never deliver them",

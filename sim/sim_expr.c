@@ -170,6 +170,14 @@ static int64_t eval_special(Sim *S, const IrExpr *e, Span sp) {
     return S->ctaid[2];
   case SR_NCTAID_X:
     return S->nctaid[0];
+  case SR_CLUSTER_CTARANK:
+    return S->cur;
+  case SR_CLUSTER_CTAID_X:
+    return S->cur % S->cdim[0];
+  case SR_CLUSTER_CTAID_Y:
+    return S->cur / S->cdim[0] % S->cdim[1];
+  case SR_CLUSTER_CTAID_Z:
+    return S->cur / (S->cdim[0] * S->cdim[1]);
   default:
     return eval_failure(S, sp, "threadIdx.x (not uniform per warp)");
   }
@@ -267,7 +275,7 @@ double sim_eval_float(Sim *S, SimWarp *w, const IrExpr *e, Span sp) {
  * outside its dimension is reported (it would address another buffer). */
 bool sim_view(Sim *S, SimWarp *w, const IrRef *r, Span sp, SimView *out) {
   const IrTensor *t = r->t;
-  *out = (SimView){.t = t, .nidx = r->nidx};
+  *out = (SimView){.t = t, .nidx = r->nidx, .cta = w->cta, .block = S->ncta > 1 ? S->block : -1};
   int64_t stride = dtype_bytes(t->dtype), off = 0;
   for (int i = t->rank - 1; i >= r->nidx; i--) stride *= t->shape[i];
   for (int i = r->nidx - 1; i >= 0; i--) {
@@ -278,7 +286,7 @@ bool sim_view(Sim *S, SimWarp *w, const IrRef *r, Span sp, SimView *out) {
       diag_error(S->d, sp,
                  "index %" PRId64 " of '%s' is outside its dimension of %" PRId64 " (block %" PRId64
                  ", warp %d)",
-                 x, t->name, t->shape[i], S->block, w->id);
+                 x, t->name, t->shape[i], S->block, w->lid);
       S->failed = true;
       return false;
     }
@@ -296,12 +304,14 @@ void sim_view_name(const SimView *v, char *buf, size_t size) {
   for (int i = 0; i < v->nidx && n < size; i++)
     n += (size_t)snprintf(buf + n, size - n, "%s%" PRId64 "%s", i ? ", " : "[", v->idx[i],
                           i + 1 == v->nidx ? "]" : "");
+  if (v->block >= 0 && n < size) snprintf(buf + n, size - n, " of block %" PRId64, v->block);
 }
 
-/* "warp 8" or "warps 0-3". */
-void sim_warps_name(int first, int last, char *buf, size_t size) {
-  if (first == last)
-    snprintf(buf, size, "warp %d", first);
-  else
-    snprintf(buf, size, "warps %d-%d", first, last);
+/* "warp 8" or "warps 0-3" (and "of block N" in a cluster). */
+void sim_warps_name(const Sim *S, int first, int last, char *buf, size_t size) {
+  int cta = first / S->wpc, a = first - cta * S->wpc, b = last - cta * S->wpc;
+  int n =
+      first == last ? snprintf(buf, size, "warp %d", a) : snprintf(buf, size, "warps %d-%d", a, b);
+  if (S->ncta > 1 && n >= 0 && (size_t)n < size)
+    snprintf(buf + n, size - n, " of block %" PRId64, S->cta_block[cta]);
 }

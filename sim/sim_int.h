@@ -1,9 +1,12 @@
 /* sim_int.h: private to the simulator's files (`tlsc --verify`).
  *
- * The simulator runs one block of a planned kernel at a time: every warp
- * of the block walks the IR body with its own copy of the scalar
- * variables (values are uniform per warp), and the asynchronous machinery
- * is modelled as state of the block:
+ * The simulator runs one block of a planned kernel at a time (one cluster
+ * of blocks, for a kernel with attrs.cluster_blocks: the CTAs of a cluster
+ * share barriers and shared memory through remote arrivals and multicast
+ * copies, so they run together, each with its own barriers, shared memory,
+ * warp groups and named barriers): every warp of the block walks the IR
+ * body with its own copy of the scalar variables (values are uniform per
+ * warp), and the asynchronous machinery is modelled as state of the block:
  *   - mbarriers: arrival count, pending arrivals, transaction bytes, phase;
  *   - TMA loads: in flight from issue until the scheduler completes them
  *     (lazily: only when no warp can move), then complete_tx on their
@@ -31,6 +34,9 @@ typedef struct SimView {
   int nidx;
   int64_t idx[IR_MAX_RANK];
   int64_t lo, hi;
+  int cta;       /* whose shared memory: the CTA's rank in the cluster */
+  int64_t block; /* that CTA's linear block index, for messages; -1 when
+                    the kernel has no cluster */
 } SimView;
 
 typedef struct SimBarrier {
@@ -86,7 +92,9 @@ typedef struct SimGroups {
  * warps of the block at sync(), or the warps of a thread group at its
  * sync() (a named barrier: bar.sync ID, N). */
 typedef struct SimMeet {
-  int size; /* warps that must arrive */
+  bool cluster; /* cluster.sync(): any such statement meets (the hardware
+                   counts threads, not statements) */
+  int size;     /* warps that must arrive */
   int arrived;
   int64_t generation; /* bumped when everyone has arrived */
   const IrStmt *at;   /* the statement of the current meeting */
@@ -115,7 +123,8 @@ typedef struct SimFrame {
 typedef enum SimWaitKind { WAIT_NONE, WAIT_MBAR, WAIT_MEET } SimWaitKind;
 
 typedef struct SimWarp {
-  int id;
+  int id;       /* in the cluster's warps: cta * warps per CTA + lid */
+  int cta, lid; /* its CTA's rank in the cluster; its warp index in the CTA */
   SimFrame *frames;
   int nframes, cap;
   SimRegion region;
@@ -137,19 +146,26 @@ typedef struct SimWarp {
 typedef struct Sim {
   const IrKernel *k;
   Diag *d;
-  const int64_t *params; /* by IrParam index */
-  int64_t ctaid[3], nctaid[3];
-  int64_t block, nblocks; /* linear block index and grid size */
-  SimWarp *warps;
+  const int64_t *params;       /* by IrParam index */
+  int64_t ctaid[3], nctaid[3]; /* of the CTA whose warp runs (sim_enter) */
+  int64_t block, nblocks;      /* its linear block index; the grid size */
+  int ncta;                    /* CTAs run together: the cluster's */
+  int wpc;                     /* warps per CTA */
+  int cur;                     /* the CTA whose warp runs */
+  int64_t cdim[3];             /* cluster dimensions */
+  int64_t *cta_block;          /* linear block index of each CTA */
+  int64_t (*cta_coord)[3];     /* its coordinates in the grid */
+  SimWarp *warps;              /* every warp of every CTA: ncta * wpc */
   int nwarps;
-  SimWarpGroup *wgs;
-  int nwgs;
-  SimMeet cta; /* sync() over the whole block */
-  /* sync() in a thread group: named barrier id is named[id - 1] (size 0
-   * until the block first syncs on it) */
-  SimMeet named[IR_MAX_NAMED_BARRIERS];
-  SimBarrier *bars;
-  int nbars;
+  SimWarpGroup *wgs; /* per CTA: (wpc + 3) / 4 of them */
+  int nwgs, wgs_per_cta;
+  SimMeet *cta; /* sync() over the whole block, one per CTA */
+  /* sync() in a thread group: named barrier id of CTA c is named[c][id - 1]
+   * (size 0 until the block first syncs on it) */
+  SimMeet (*named)[IR_MAX_NAMED_BARRIERS];
+  SimMeet cluster;  /* cluster.sync() over every warp of the cluster */
+  SimBarrier *bars; /* per CTA: bars_per_cta of them */
+  int nbars, bars_per_cta;
   int *bar_base;   /* first barrier of each tensor, by tensor id */
   SimCopy *copies; /* TMA loads in flight, oldest first */
   int ncopies, capcopies;
@@ -161,6 +177,12 @@ typedef struct Sim {
 
 /* sim.c */
 void *sim_zalloc(size_t n, size_t size); /* zeroed; aborts when out of memory */
+/* Makes CTA `cta` the current one: blockIdx, the block in messages. */
+void sim_enter(Sim *S, int cta);
+/* Whether every warp of CTA `cta` has exited (its shared memory is gone). */
+bool sim_cta_exited(const Sim *S, int cta);
+/* The warp group of warp w. */
+SimWarpGroup *sim_wg(Sim *S, const SimWarp *w);
 
 /* sim_expr.c */
 int64_t sim_eval_int(Sim *S, SimWarp *w, const IrExpr *e, Span sp);
@@ -168,10 +190,14 @@ double sim_eval_float(Sim *S, SimWarp *w, const IrExpr *e, Span sp);
 int64_t sim_wrap(DType t, int64_t v);
 bool sim_view(Sim *S, SimWarp *w, const IrRef *r, Span sp, SimView *out);
 void sim_view_name(const SimView *v, char *buf, size_t size);
-void sim_warps_name(int first, int last, char *buf, size_t size);
+/* "warp 8", "warps 0-3"; in a cluster "warps 0-3 of block 5" (warps by
+ * their index in the cluster: cta * wpc + lid). */
+void sim_warps_name(const Sim *S, int first, int last, char *buf, size_t size);
 
 /* sim_async.c */
 bool sim_mbar_arrive(Sim *S, SimWarp *w, const IrStmt *s, int64_t lanes);
+/* arrive_and_expect_tx_remote / _multicast by warp w over region r. */
+bool sim_mbar_arrive_cluster(Sim *S, SimWarp *w, const IrStmt *s, const SimRegion *r);
 bool sim_mbar_ready(Sim *S, int bar, int64_t parity);
 bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s);
 bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s);

@@ -42,8 +42,8 @@ static void push_frame(SimWarp *w, const IrBlock *blk, const IrStmt *owner, int6
 
 /* Warp `id` at the start of the kernel body, over the whole block. */
 void sim_warp_start(Sim *S, SimWarp *w, int id) {
-  *w = (SimWarp){.id = id, .meet_gen = -1};
-  w->region = (SimRegion){0, 32 * (int64_t)S->nwarps, false};
+  *w = (SimWarp){.id = id, .cta = id / S->wpc, .lid = id % S->wpc, .meet_gen = -1};
+  w->region = (SimRegion){0, 32 * (int64_t)S->wpc, false};
   w->ivals = sim_zalloc((size_t)S->k->nvars + 1, sizeof *w->ivals);
   w->fvals = sim_zalloc((size_t)S->k->nvars + 1, sizeof *w->fvals);
   w->clock = sim_zalloc((size_t)S->nwarps, sizeof *w->clock);
@@ -121,7 +121,7 @@ static SimStep exec_region(Sim *S, SimWarp *w, const IrStmt *s) {
   } else {
     r = (SimRegion){r.begin, r.begin + 1, true};
   }
-  if (lanes_in(&r, w->id) == 0) return STEP_RAN;
+  if (lanes_in(&r, w->lid) == 0) return STEP_RAN;
   push_frame(w, &s->body, s, 0, 0);
   w->region = r;
   return STEP_RAN;
@@ -129,7 +129,9 @@ static SimStep exec_region(Sim *S, SimWarp *w, const IrStmt *s) {
 
 /* What a meeting point gathers, for messages. */
 static void meet_name(const Sim *S, const SimMeet *m, char *buf, size_t size) {
-  if (m == &S->cta)
+  if (m == &S->cluster)
+    snprintf(buf, size, "cluster");
+  else if (m >= S->cta && m < S->cta + S->ncta)
     snprintf(buf, size, "block");
   else if (m->end > m->begin)
     snprintf(buf, size, "thread group [%" PRId64 ", %" PRId64 ")", m->begin, m->end);
@@ -149,8 +151,8 @@ static SimMeet *sync_meet(Sim *S, SimWarp *w, const IrStmt *s) {
     return NULL;
   }
   int id = s->sync.barrier_id;
-  bool whole = r.begin == 0 && r.end == 32 * (int64_t)S->nwarps;
-  SimMeet *m = id >= 1 && id <= IR_MAX_NAMED_BARRIERS ? &S->named[id - 1] : NULL;
+  bool whole = r.begin == 0 && r.end == 32 * (int64_t)S->wpc;
+  SimMeet *m = id >= 1 && id <= IR_MAX_NAMED_BARRIERS ? &S->named[w->cta][id - 1] : NULL;
   if (whole ? id != 0 : !m || (m->size && (m->begin != r.begin || m->end != r.end))) {
     diag_error(S->d, s->span,
                "the simulation needs planned IR: this sync() has barrier %d, not one of its "
@@ -158,7 +160,7 @@ static SimMeet *sync_meet(Sim *S, SimWarp *w, const IrStmt *s) {
                id);
     return NULL;
   }
-  if (whole) return &S->cta;
+  if (whole) return &S->cta[w->cta];
   if (m->size == 0) {
     int64_t first = r.begin / 32, last = (r.end - 1) / 32;
     *m = (SimMeet){.size = (int)(last - first + 1), .begin = r.begin, .end = r.end};
@@ -175,22 +177,23 @@ static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
     w->wait = WAIT_NONE;
     return STEP_RAN;
   }
-  if (m->arrived > 0 && m->at != s) {
+  if (m->arrived > 0 && m->at != s && !m->cluster) {
     char what[64];
     meet_name(S, m, what, sizeof what);
     diag_error(S->d, s->span,
                "warp %d reaches this statement in block %" PRId64 " of %s while other warps "
                "of its %s wait at another one",
-               w->id, S->block, S->k->name, what);
+               w->lid, S->block, S->k->name, what);
     diag_note(S->d, m->at->span, "the other warps wait here");
     return failed(S);
   }
   m->at = s;
   if (++m->arrived == m->size) {
-    if (s->kind == S_SYNC) sim_order_meet(S, m, w);
+    bool barrier = s->kind == S_SYNC || s->kind == S_CLUSTER_SYNC;
+    if (barrier) sim_order_meet(S, m, w);
     m->arrived = 0;
     m->generation++;
-    if (s->kind != S_SYNC && !sim_wgmma(S, w, s)) return STEP_FAILED;
+    if (!barrier && !sim_wgmma(S, w, s)) return STEP_FAILED;
     return STEP_RAN;
   }
   w->meet_gen = m->generation;
@@ -256,6 +259,9 @@ static bool operands_ok(const Sim *S, const IrStmt *s) {
   case S_MBAR_ARRIVE:
   case S_MBAR_EXPECT_TX:
     return is_bar(&s->mbar.barrier);
+  case S_MBAR_REMOTE:
+  case S_MBAR_MULTICAST:
+    return is_bar(&s->cmbar.barrier);
   case S_TMA_LOAD:
     return is_shared(&s->tma.shared) && is_bar(&s->tma.barrier) && s->tma.tmap >= 0 &&
            s->tma.tmap < S->k->ntmaps;
@@ -301,11 +307,16 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
     return exec_wait(S, w, s);
   case S_MBAR_ARRIVE:
   case S_MBAR_EXPECT_TX:
-    return ok_or_failed(sim_mbar_arrive(S, w, s, lanes_in(&w->region, w->id)));
+    return ok_or_failed(sim_mbar_arrive(S, w, s, lanes_in(&w->region, w->lid)));
+  case S_MBAR_REMOTE:
+  case S_MBAR_MULTICAST:
+    return ok_or_failed(sim_mbar_arrive_cluster(S, w, s, &w->region));
+  case S_CLUSTER_SYNC:
+    return exec_meet(S, w, &S->cluster, s);
   case S_TMA_LOAD:
-    return is_issuer(&w->region, w->id) ? ok_or_failed(sim_tma_load(S, w, s)) : STEP_RAN;
+    return is_issuer(&w->region, w->lid) ? ok_or_failed(sim_tma_load(S, w, s)) : STEP_RAN;
   case S_TMA_STORE:
-    return is_issuer(&w->region, w->id) ? ok_or_failed(sim_tma_store(S, w, s)) : STEP_RAN;
+    return is_issuer(&w->region, w->lid) ? ok_or_failed(sim_tma_store(S, w, s)) : STEP_RAN;
   case S_TMA_COMMIT:
     w->bulk.committed++;
     return STEP_RAN;
@@ -316,7 +327,7 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
   case S_WGMMA_MMA:
   case S_WGMMA_COMMIT:
   case S_WGMMA_WAIT:
-    return exec_meet(S, w, &S->wgs[w->id / 4].meet, s);
+    return exec_meet(S, w, &sim_wg(S, w)->meet, s);
   case S_LOAD_SHARED:
   case S_STORE_SHARED:
     return exec_plain(S, w, s);
