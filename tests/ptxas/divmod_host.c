@@ -96,6 +96,11 @@ typedef struct Insn {
 static char *reg_names[MAX_REGS];
 static int nreg_names;
 
+/* Forgets the register names of the last kernel parsed. */
+static void reset_regs(void) {
+  while (nreg_names) free(reg_names[--nreg_names]);
+}
+
 static int reg_index(const char *name) {
   for (int i = 0; i < nreg_names; i++)
     if (strcmp(reg_names[i], name) == 0) return i;
@@ -297,7 +302,7 @@ static int check_type(DType t, const int64_t *ds, int nd) {
   }
   fclose(f);
   static Insn prog[1 << 16];
-  nreg_names = 0;
+  reset_regs();
   int n = parse(text, prog, 1 << 16);
   if (n < 0) {
     fprintf(stderr, "divmod_host: %s: cannot parse the PTX\n", dtype_name(t));
@@ -442,6 +447,7 @@ int main(int argc, char **argv) {
   bad += check_type(DT_UINT32, u32, sizeof u32 / sizeof u32[0]);
   bad += check_type(DT_INT64, s64, sizeof s64 / sizeof s64[0]);
   bad += check_type(DT_UINT64, u64, sizeof u64 / sizeof u64[0]);
+  reset_regs();
   if (!bad) printf("divmod_host: every quotient and remainder matches C's\n");
   return bad != 0;
 }
