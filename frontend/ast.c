@@ -87,6 +87,29 @@ static const KindInfo kinds[] = {
     [N_BOOLOP] = {"boolop", {{S_A, ""}, {S_B, ""}}},
     [N_IFEXP] = {"ifexp", {{S_A, "cond"}, {S_B, "then"}, {S_C, "else"}}},
     [N_STAR] = {"star", {{S_A, ""}}},
+    [N_BYTES] = {"bytes", {{0}}},
+    [N_IMAG] = {"imag", {{0}}},
+    [N_ELLIPSIS] = {"ellipsis", {{0}}},
+    [N_FSTRING] = {"fstring", {{S_LIST, ""}}},
+    [N_FORMATTED] = {"formatted", {{S_A, ""}, {S_B, "spec"}}},
+    [N_DICT] = {"dict", {{S_LIST, ""}}},
+    [N_KEYVALUE] = {"keyvalue", {{S_A, "key"}, {S_B, "value"}}},
+    [N_DSTAR] = {"dstar", {{S_A, ""}}},
+    [N_SET] = {"set", {{S_LIST, ""}}},
+    [N_SETCOMP] =
+        {"setcomp",
+         {{S_A, "element"}, {S_B, "target"}, {S_C, "iter"}, {S_LIST, "if"}, {S_LIST2, "for"}}},
+    [N_DICTCOMP] =
+        {"dictcomp",
+         {{S_A, "element"}, {S_B, "target"}, {S_C, "iter"}, {S_LIST, "if"}, {S_LIST2, "for"}}},
+    [N_GENEXP] =
+        {"genexp",
+         {{S_A, "element"}, {S_B, "target"}, {S_C, "iter"}, {S_LIST, "if"}, {S_LIST2, "for"}}},
+    [N_LAMBDA] = {"lambda", {{S_LIST, "params"}, {S_A, "body"}}},
+    [N_NAMEDEXPR] = {"namedexpr", {{S_A, ""}, {S_B, ""}}},
+    [N_AWAIT] = {"await", {{S_A, ""}}},
+    [N_YIELD] = {"yield", {{S_A, ""}}},
+    [N_YIELD_FROM] = {"yield_from", {{S_A, ""}}},
     [N_MODULE] = {"module", {{S_LIST, ""}}},
     [N_EXPR_STMT] = {"expr", {{S_A, ""}}},
     [N_ASSIGN] = {"assign", {{S_LIST, "targets"}, {S_B, "annotation"}, {S_A, "value"}}},
@@ -98,8 +121,8 @@ static const KindInfo kinds[] = {
     [N_CONTINUE] = {"continue", {{0}}},
     [N_ASSERT] = {"assert", {{S_A, "test"}, {S_B, "message"}}},
     [N_IF] = {"if", {{S_A, "cond"}, {S_LIST, "then"}, {S_LIST2, "else"}}},
-    [N_WHILE] = {"while", {{S_A, "cond"}, {S_LIST, "body"}}},
-    [N_FOR] = {"for", {{S_A, "target"}, {S_B, "iter"}, {S_LIST, "body"}}},
+    [N_WHILE] = {"while", {{S_A, "cond"}, {S_LIST, "body"}, {S_LIST2, "else"}}},
+    [N_FOR] = {"for", {{S_A, "target"}, {S_B, "iter"}, {S_LIST, "body"}, {S_LIST2, "else"}}},
     [N_WITH] = {"with", {{S_A, "context"}, {S_B, "as"}, {S_LIST, "body"}}},
     [N_DEF] = {"def",
                {{S_LIST3, "decorators"}, {S_LIST, "params"}, {S_A, "returns"}, {S_LIST2, "body"}}},
@@ -107,6 +130,14 @@ static const KindInfo kinds[] = {
     [N_CLASS] = {"class", {{S_LIST3, "decorators"}, {S_LIST, "bases"}, {S_LIST2, "body"}}},
     [N_IMPORT] = {"import", {{0}}},
     [N_FROM_IMPORT] = {"from_import", {{S_LIST, ""}}},
+    [N_TRY] = {"try", {{S_LIST, "body"}, {S_LIST2, ""}}},
+    [N_EXCEPT] = {"except", {{S_A, "type"}, {S_LIST, "body"}}},
+    [N_TRY_ELSE] = {"else", {{S_LIST, "body"}}},
+    [N_FINALLY] = {"finally", {{S_LIST, "body"}}},
+    [N_RAISE] = {"raise", {{S_A, "exc"}, {S_B, "cause"}}},
+    [N_GLOBAL] = {"global", {{S_LIST, ""}}},
+    [N_NONLOCAL] = {"nonlocal", {{S_LIST, ""}}},
+    [N_DEL] = {"del", {{S_LIST, ""}}},
 };
 
 const char *node_kind_name(NodeKind k) {
@@ -199,7 +230,7 @@ static const Node *elif_of(const Node *n) {
 
 /* The child after position *next of n (a, b, c, then the items of list,
  * list2 and list3), advancing *next; NULL after the last. */
-static const Node *next_child(const Node *n, int *next) {
+const Node *ast_next_child(const Node *n, int *next) {
   const Node *kids[3] = {n->a, n->b, n->c};
   while (*next < 3) {
     const Node *k = kids[(*next)++];
@@ -239,7 +270,7 @@ bool ast_check_depth(const Node *root, Diag *d) {
   st[len++] = (DepthFrame){root, root, 0, 0};
   while (len > 0) {
     DepthFrame *f = &st[len - 1];
-    const Node *child = next_child(f->node, &f->next);
+    const Node *child = ast_next_child(f->node, &f->next);
     if (!child) {
       len--;
       continue;
@@ -260,10 +291,12 @@ bool ast_check_depth(const Node *root, Diag *d) {
 
 /* ------------------------------------------------------------- dump */
 
-/* A string as a C-style literal, non-printable bytes as \xHH. */
-static void dump_string(FILE *out, const char *s) {
+/* A string as a C-style literal, non-printable bytes as \xHH; len bytes
+ * (a bytes literal may hold NUL), and with high set bytes past 0x7f as
+ * \xHH too (a str's are UTF-8, printed as they are). */
+static void dump_bytes(FILE *out, const char *s, size_t len, bool high) {
   fputc('"', out);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + len; p++) {
     switch (*p) {
     case '"':
       fputs("\\\"", out);
@@ -281,7 +314,7 @@ static void dump_string(FILE *out, const char *s) {
       fputs("\\r", out);
       break;
     default:
-      if (*p < 0x20 || *p == 0x7f)
+      if (*p < 0x20 || *p == 0x7f || (high && *p > 0x7f))
         fprintf(out, "\\x%02x", *p);
       else
         fputc(*p, out);
@@ -289,6 +322,8 @@ static void dump_string(FILE *out, const char *s) {
   }
   fputc('"', out);
 }
+
+static void dump_string(FILE *out, const char *s) { dump_bytes(out, s, strlen(s), false); }
 
 /* A double as Python's repr writes it: the fewest digits that read back
  * as the same value, fixed notation for exponents -4..15, else 1e+20. */
@@ -321,7 +356,30 @@ static void dump_head(FILE *out, const Node *n) {
     break;
   case N_PARAM:
     if (n->op) fprintf(out, " %s", op_name(n->op));
+    if (n->name) fprintf(out, " %s", n->name);
+    if (n->ival & PARAM_POSONLY) fputs(" posonly", out);
+    if (n->ival & PARAM_KWONLY) fputs(" kwonly", out);
+    return;
+  case N_DEF:
+  case N_FOR:
+  case N_WITH:
+    if (n->op == TOK_ASYNC) fputs(" async", out);
     break;
+  case N_FORMATTED:
+    if (n->op) fprintf(out, " !%c", n->op);
+    return;
+  case N_EXCEPT:
+    if (n->name) fprintf(out, " as %s", n->name);
+    return;
+  case N_BYTES: /* b"..." */
+    fputs(" b", out);
+    dump_bytes(out, n->str, (size_t)n->ival, true);
+    return;
+  case N_IMAG:
+    fputc(' ', out);
+    dump_float(out, n->fval);
+    fputc('j', out);
+    return;
   case N_COMPARE:
     for (int i = 0; i + 1 < n->list.len; i++) fprintf(out, " %s", op_name(n->ops[i]));
     break;

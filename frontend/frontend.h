@@ -24,29 +24,54 @@ typedef enum NodeKind {
   N_NAME,  /* name */
   N_INT,   /* ival */
   N_FLOAT, /* fval */
-  N_STR,   /* str (decoded, NUL-terminated; escapes processed) */
+  N_STR,   /* str (decoded, NUL-terminated; escapes processed; r"" raw) */
   N_TRUE,
   N_FALSE,
   N_NONE,
-  N_ATTR,      /* a.name */
-  N_SUBSCRIPT, /* a[b]; b is an N_TUPLE for a[i, j] */
-  N_SLICE,     /* a:b:c inside a subscript; any of a/b/c may be NULL */
-  N_TUPLE,     /* list = items (from `x, y` or `(x, y)`) */
-  N_LIST,      /* list = items */
-  N_LISTCOMP,  /* [a for b in c if list...]: a=element, b=target, c=iterable,
-                  list = conditions; nested `for` clauses: list2 = further
-                  N_COMPFOR nodes */
-  N_COMPFOR,   /* inner `for b in c if list...` clause of a comprehension */
-  N_CALL,      /* a(list..., list2...): list = positional args,
-                  list2 = N_KEYWORD nodes */
-  N_KEYWORD,   /* name=a (only inside N_CALL.list2) */
-  N_UNARY,     /* op a; op is one of '-', '+', '~', TOK_NOT */
-  N_BINARY,    /* a op b; op: '+','-','*','/','%','&','|','^', TOK_FLOORDIV,
-                  TOK_POW, TOK_LSHIFT, TOK_RSHIFT, '@' */
-  N_COMPARE,   /* chain: list = operands (n+1), ops = comparison ops (n) */
-  N_BOOLOP,    /* a and/or b; op is TOK_AND or TOK_OR */
-  N_IFEXP,     /* b if a else c: a=cond, b=then, c=else */
-  N_STAR,      /* *a (in call arguments) */
+  N_ATTR,       /* a.name */
+  N_SUBSCRIPT,  /* a[b]; b is an N_TUPLE for a[i, j] */
+  N_SLICE,      /* a:b:c inside a subscript; any of a/b/c may be NULL */
+  N_TUPLE,      /* list = items (from `x, y` or `(x, y)`); N_STAR items */
+  N_LIST,       /* list = items; N_STAR items */
+  N_LISTCOMP,   /* [a for b in c if list...]: a=element, b=target, c=iterable,
+                   list = conditions; nested `for` clauses: list2 = further
+                   N_COMPFOR nodes */
+  N_COMPFOR,    /* inner `for b in c if list...` clause of a comprehension */
+  N_CALL,       /* a(list..., list2...): list = positional arguments, N_STAR
+                   (*a) and N_DSTAR (**a) in source order, list2 = N_KEYWORD
+                   nodes */
+  N_KEYWORD,    /* name=a (inside N_CALL.list2 and N_CLASS.list) */
+  N_UNARY,      /* op a; op is one of '-', '+', '~', TOK_NOT */
+  N_BINARY,     /* a op b; op: '+','-','*','/','%','&','|','^', TOK_FLOORDIV,
+                   TOK_POW, TOK_LSHIFT, TOK_RSHIFT, '@' */
+  N_COMPARE,    /* chain: list = operands (n+1), ops = comparison ops (n) */
+  N_BOOLOP,     /* a and/or b; op is TOK_AND or TOK_OR */
+  N_IFEXP,      /* b if a else c: a=cond, b=then, c=else */
+  N_STAR,       /* *a: a call argument, an item of a tuple, list or set
+                   display, a starred assignment or for target */
+  N_BYTES,      /* b"...": str = the bytes (may hold NUL), ival = length */
+  N_IMAG,       /* imaginary literal 1.5j: fval = its imaginary part */
+  N_ELLIPSIS,   /* ... */
+  N_FSTRING,    /* f"...": list = parts in order, N_STR (literal text, escapes
+                   and {{ }} decoded) and N_FORMATTED; adjacent literals are
+                   one N_FSTRING when any of them is an f-string */
+  N_FORMATTED,  /* {a!op:b} in an f-string: a = expression, op = conversion
+                   'r', 's', 'a' or 0, b = format spec (an N_FSTRING) or NULL;
+                   {x=} adds "x=" to the literal text before it and, without
+                   a conversion or spec, op = 'r' (Python's rule) */
+  N_DICT,       /* {k: v, **m}: list = N_KEYVALUE and N_DSTAR items */
+  N_KEYVALUE,   /* a: b, an item of N_DICT and the element of N_DICTCOMP */
+  N_DSTAR,      /* **a: in N_CALL.list, N_CLASS.list and N_DICT.list */
+  N_SET,        /* {a, b}: list = items; N_STAR items */
+  N_SETCOMP,    /* {a for ...}: as N_LISTCOMP */
+  N_DICTCOMP,   /* {k: v for ...}: as N_LISTCOMP, a = an N_KEYVALUE */
+  N_GENEXP,     /* (a for ...): as N_LISTCOMP; the sole argument of a call
+                   (sum(x for x in y)) spans the call's parentheses */
+  N_LAMBDA,     /* lambda list: a; list = N_PARAM nodes (no annotations) */
+  N_NAMEDEXPR,  /* a := b; a is an N_NAME */
+  N_AWAIT,      /* await a */
+  N_YIELD,      /* yield a (a may be NULL) */
+  N_YIELD_FROM, /* yield from a */
   /* statements */
   N_MODULE,    /* list = statements */
   N_EXPR_STMT, /* a */
@@ -58,21 +83,38 @@ typedef enum NodeKind {
   N_PASS,
   N_BREAK,
   N_CONTINUE,
-  N_ASSERT,     /* assert a, b */
-  N_IF,         /* if a: list  else: list2 (elif = an N_IF alone in list2: not
-                   nesting, a chain has any length; walks follow it by a loop) */
-  N_WHILE,      /* while a: list */
-  N_FOR,        /* for a in b: list */
-  N_WITH,       /* with a as b: list (b may be NULL); several items are nested
-                  N_WITH nodes */
-  N_DEF,        /* def name(list = N_PARAM...) -> a: list2 = body;
-                  list3 = decorators (expressions, outermost first) */
-  N_PARAM,      /* name: a = b  (a = annotation or NULL, b = default or NULL);
-                  op = '*' for *args, TOK_POW for **kwargs, 0 otherwise */
-  N_CLASS,      /* class name(list = bases): list2 = body; list3 = decorators */
-  N_IMPORT,     /* import str (dotted name); name = `as` alias or NULL */
-  N_FROM_IMPORT /* from str import list (N_NAME nodes, an `as` alias in the
-                   N_NAME's str; ival=1 for `*`) */
+  N_ASSERT,      /* assert a, b */
+  N_IF,          /* if a: list  else: list2 (elif = an N_IF alone in list2: not
+                    nesting, a chain has any length; walks follow it by a loop) */
+  N_WHILE,       /* while a: list  else: list2 */
+  N_FOR,         /* for a in b: list  else: list2; op = TOK_ASYNC for
+                    `async for` */
+  N_WITH,        /* with a as b: list (b may be NULL); several items are nested
+                    N_WITH nodes; op = TOK_ASYNC for `async with` */
+  N_DEF,         /* def name(list = N_PARAM...) -> a: list2 = body;
+                    list3 = decorators (expressions, outermost first);
+                    op = TOK_ASYNC for `async def` */
+  N_PARAM,       /* name: a = b  (a = annotation or NULL, b = default or NULL);
+                    op = '*' for *args, TOK_POW for **kwargs, 0 otherwise;
+                    ival = PARAM_KWONLY (after `*` or *args) or PARAM_POSONLY
+                    (before `/`) or 0: the markers `*` and `/` are no nodes */
+  N_CLASS,       /* class name(list = bases, then N_KEYWORD (metaclass=M),
+                    N_STAR, N_DSTAR in source order): list2 = body;
+                    list3 = decorators */
+  N_IMPORT,      /* import str (dotted name); name = `as` alias or NULL;
+                    `import a, b` is two N_IMPORT statements */
+  N_FROM_IMPORT, /* from str import list (N_NAME nodes, an `as` alias in the
+                    N_NAME's str; ival=1 for `*`); a relative import keeps
+                    its dots in str (".m", ".."), op = their number */
+  N_TRY,         /* try: list; list2 = clauses in source order: N_EXCEPT...,
+                    then N_TRY_ELSE and/or N_FINALLY */
+  N_EXCEPT,      /* except a as name: list (a, name may be NULL) */
+  N_TRY_ELSE,    /* else: list (of a try) */
+  N_FINALLY,     /* finally: list */
+  N_RAISE,       /* raise a from b (a, b may be NULL) */
+  N_GLOBAL,      /* global list (N_NAME nodes) */
+  N_NONLOCAL,    /* nonlocal list (N_NAME nodes) */
+  N_DEL          /* del list (targets) */
 } NodeKind;
 
 /* Token codes shared with the parser for multi-character operators. Single
@@ -95,8 +137,12 @@ enum {
   TOK_NOTIN,
   TOK_IS,
   TOK_ISNOT,
-  TOK_ARROW
+  TOK_ARROW,
+  TOK_ASYNC /* N_DEF, N_FOR, N_WITH: op of the async forms */
 };
+
+/* N_PARAM.ival */
+enum { PARAM_KWONLY = 1, PARAM_POSONLY = 2 };
 
 typedef struct Node Node;
 
@@ -117,8 +163,9 @@ struct Node {
   NodeList list, list2;
   union {
     NodeList list3; /* N_DEF, N_CLASS: decorators */
-    int64_t ival;   /* N_INT; N_FROM_IMPORT: 1 for `*` */
-    double fval;    /* N_FLOAT */
+    int64_t ival;   /* N_INT; N_BYTES: length; N_PARAM: flags;
+                       N_FROM_IMPORT: 1 for `*` */
+    double fval;    /* N_FLOAT, N_IMAG */
     int *ops;       /* N_COMPARE: list.len - 1 operators */
   };                /* list3.len reads 0 on every other kind (only list3 writes there) */
 };

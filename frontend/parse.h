@@ -10,13 +10,38 @@
  * arena the AST is built in. */
 union TLS_STYPE;
 
+/* An open f-string or replacement field, innermost last: f"a{x:>{w}}" opens
+ * the f-string, then the field {x...}, then the field {w} inside its format
+ * spec. The scanner reads an f-string's literal text in state FSTR, a format
+ * spec in state FSPEC, and a field's expression in state LINE, where `}`,
+ * `:`, `!` and `=` end the expression when no bracket of it is open. */
+typedef struct FsFrame {
+  bool field;       /* a replacement field, else an f-string */
+  bool triple, raw; /* f-string: quoted with three quotes; r prefix */
+  char quote;       /* f-string: ' or " */
+  Span at;          /* f-string: its prefix and quote; field: its '{' */
+  size_t start;     /* f-string: offset of its prefix; field: offset just
+                       after its '{' (the start of the text before `=`) */
+  int level;        /* field: nbrackets with its '{' open */
+  int back;         /* field: the scanner state after its '}' */
+  int str;          /* field: index of its f-string's frame */
+} FsFrame;
+
 typedef struct Lexer {
   const Source *src;
   Diag *d;
   Arena *ar;
-  void *scanner; /* flex's yyscan_t */
-  int line, col; /* position of the next unread byte */
-  bool failed;   /* a lexical error has been reported */
+  void *scanner;  /* flex's yyscan_t */
+  int line, col;  /* position of the next unread byte */
+  size_t off;     /* its byte offset */
+  size_t tok_off; /* byte offset of the token just read */
+  bool failed;    /* a lexical error has been reported */
+
+  /* Open f-strings and fields (each field is also an open bracket, so they
+   * are bounded by TLS_MAX_NESTING; an f-string is either the outermost or
+   * inside a field). */
+  int nfs;
+  FsFrame fs[2 * TLS_MAX_NESTING + 2];
 
   /* Open brackets, innermost last, for matching and "never closed". */
   int nbrackets;
@@ -66,11 +91,17 @@ int tls_parse(Lexer *lx);
 Node *node_new(Arena *ar, NodeKind kind, Span span);
 Span span_join(Span first, Span last);
 
+/* The child after position *next of n (a, b, c, then the items of list,
+ * list2 and, for N_DEF and N_CLASS, list3), advancing *next; NULL after the
+ * last. Start with *next = 0. */
+const Node *ast_next_child(const Node *n, int *next);
+
 /* Rejects ASTs deeper than TLS_MAX_NESTING (ast.c), with an explicit
  * stack, so that every later recursive walk is bounded. */
 bool ast_check_depth(const Node *root, Diag *d);
 
-/* return/break/continue/import * where Python allows them (placement.c). */
+/* return/break/continue/import *, yield/await/async, nonlocal where Python
+ * allows them (placement.c). */
 bool ast_check_context(const Node *module, Diag *d);
 
 #endif

@@ -64,3 +64,25 @@ elif_chain() { # ELIFS CONDITION
 elif_chain 4999 n > elif_chain_runtime.tls
 elif_chain 99999 7 > elif_chain_compile_time.tls
 elif_chain 6000 n > elif_chain_too_deep.tls
+# Issue 14: host code's constructs are linear too, and nest no deeper than
+# the limits. 200000 nested lambdas end on the parser's stack; f-strings
+# nested in each other's fields (Python 3.12 lets them reuse the quote) at
+# the bracket limit; 200000 adjacent f-strings, dict items, **arguments,
+# except clauses, lambda parameters and imported modules are linear.
+awk 'BEGIN { printf "def g():\n    return "; for (i = 0; i < 200000; i++) printf "lambda: "
+             print "0\ny = undefined_name" }' > lambda_chain.tls
+awk 'BEGIN { printf "x = "; for (i = 0; i < 100000; i++) printf "f\"{"
+             printf "1"; for (i = 0; i < 100000; i++) printf "}\""; print "" }' > fstring_nested.tls
+awk 'BEGIN { printf "def g():\n    return f\"a\""; for (i = 0; i < 200000; i++) printf " f\"{x}b\""
+             print "\ny = undefined_name" }' > fstring_pieces.tls
+awk 'BEGIN { printf "def g():\n    return {"; for (i = 0; i < 200000; i++) printf "%d: [x], **y, ", i
+             print "}\ny = undefined_name" }' > dict_items.tls
+awk 'BEGIN { printf "def g():\n    f(*a"; for (i = 0; i < 200000; i++) printf ", **k%d", i
+             print ")\ny = undefined_name" }' > dstar_args.tls
+awk 'BEGIN { print "def g():\n    try:\n        pass"; for (i = 0; i < 100000; i++)
+             print "    except E" i " as e:\n        pass"
+             print "y = undefined_name" }' > except_clauses.tls
+awk 'BEGIN { printf "def g():\n    return lambda "; for (i = 0; i < 200000; i++) printf "p%d, ", i
+             print "*, k: 0\ny = undefined_name" }' > lambda_params.tls
+awk 'BEGIN { printf "def g():\n    import m0"; for (i = 1; i < 200000; i++) printf ", m%d", i
+             print "\ny = undefined_name" }' > import_names.tls
