@@ -588,7 +588,9 @@ static IrModule *evaluate(const Options *o, Arena *ar, const Source *src, const 
     defs[n++] = (EvalDefine){o->defines[i].name, o->defines[i].value, false};
   for (int i = 0; combo && i < o->nspecs; i++)
     defs[n++] = (EvalDefine){o->specs[i].name, combo[i], true};
-  return eval_build(ar, module, src, defs, n, d);
+  /* points that do not compile: noted once, for the generic entries */
+  EvalOptions eo = {.verbose = o->verbose, .quiet_skips = combo != NULL};
+  return eval_build_with(ar, module, src, defs, n, &eo, d);
 }
 
 /* Combination `c` of the --specialize values, the first option varying

@@ -41,6 +41,12 @@ static IrParam *make_param(Eval *E, Node *p, int index, Value **fixed) {
     prm->is_ptr = true;
     prm->type = DT_UINT64;
     prm->elem = ann->dt;
+    if (ann->dt == DT_VOID) { /* void_p: its global_view gives the element type */
+      IrParam **vs = arena_alloc(E->ar, sizeof(IrParam *) * (size_t)(E->nvoid + 1));
+      if (E->nvoid) memcpy(vs, E->void_params, sizeof(IrParam *) * (size_t)E->nvoid);
+      vs[E->nvoid++] = prm;
+      E->void_params = vs;
+    }
     return prm;
   }
   if (ann->kind == V_BUILTIN && ann->bi == B_INT) {
@@ -71,6 +77,12 @@ static IrParam *make_param(Eval *E, Node *p, int index, Value **fixed) {
   }
   prm->type = t;
   return prm;
+}
+
+bool ev_is_void_param(const Eval *E, const IrParam *p) {
+  for (int i = 0; i < E->nvoid; i++)
+    if (E->void_params[i] == p) return true;
+  return false;
 }
 
 static char *entry_name(Eval *E, ClassDef *c, int n, const int64_t *vals, bool single) {
@@ -113,6 +125,51 @@ static void set_config(Eval *E, IrKernel *k, int n, const char **names, const in
   }
 }
 
+/* Whether __init__ of class c (or of a base) has a parameter `name`. */
+static bool init_has_param(ClassDef *c, const char *name) {
+  Value *f = ev_find_member(c, "__init__");
+  if (!f || f->kind != V_FUNC) return false;
+  for (int i = 1; i < f->fn->list.len; i++)
+    if (!f->fn->list.items[i]->op && strcmp(f->fn->list.items[i]->name, name) == 0) return true;
+  return false;
+}
+
+/* The arguments of __init__: the autotune point, then its other parameters
+ * from -D NAME=VALUE (Tilus passes them when the program instantiates the
+ * script; tlsc compiles ahead of time): required without a default, and a
+ * parameter with a default may be given too. */
+static Args init_args(Eval *E, ClassDef *c, Node *init, int n, const char **names,
+                      const int64_t *vals) {
+  int np = init ? init->list.len : 0;
+  Args a = {0};
+  a.kw_name = arena_alloc(E->ar, sizeof(char *) * (size_t)(n + np + 1));
+  a.kw = arena_alloc(E->ar, sizeof(Value *) * (size_t)(n + np + 1));
+  a.kw_span = arena_alloc(E->ar, sizeof(Span) * (size_t)(n + np + 1));
+  for (int i = 0; i < n; i++) {
+    a.kw_name[a.nkw] = names[i];
+    a.kw_span[a.nkw] = c->node->span;
+    a.kw[a.nkw++] = v_int(E, vals[i]);
+  }
+  for (int i = 1; i < np; i++) {
+    Node *p = init->list.items[i];
+    bool tuned = false;
+    for (int j = 0; j < n && !tuned; j++) tuned = strcmp(names[j], p->name) == 0;
+    if (p->op || tuned) continue;
+    EvalDefine *d = find_define(E, p->name);
+    if (!d && p->b) continue;
+    if (!d)
+      ev_error(E, p->span,
+               "__init__ parameter '%s' of '%s' is neither an autotune name nor has a default: "
+               "give its value with -D %s=VALUE",
+               p->name, c->name, p->name);
+    d->used = true;
+    a.kw_name[a.nkw] = p->name;
+    a.kw_span[a.nkw] = p->span;
+    a.kw[a.nkw++] = v_int(E, d->value);
+  }
+  return a;
+}
+
 /* Instantiates the script for one point and inlines __call__. */
 static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, const int64_t *vals,
                               bool single) {
@@ -129,24 +186,18 @@ static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, c
   E->tg_begin = 0;
   E->tg_count = 0;
   E->tg_explicit = false;
+  E->groups = NULL;
+  E->nvoid = 0;
   Span none = {0};
 
   Value *self = v_new(E, V_INST);
   self->inst = arena_alloc(E->ar, sizeof(Instance));
   self->inst->cls = c;
-  Args init = {0};
-  init.nkw = n;
-  init.kw_name = names;
-  init.kw = arena_alloc(E->ar, sizeof(Value *) * (n + 1));
-  init.kw_span = arena_alloc(E->ar, sizeof(Span) * (n + 1));
-  for (int i = 0; i < n; i++) {
-    init.kw[i] = v_int(E, vals[i]);
-    init.kw_span[i] = c->node->span;
-  }
   Value *initf = ev_find_member(c, "__init__");
-  if (initf && initf->kind == V_FUNC)
+  if (initf && initf->kind == V_FUNC) {
+    Args init = init_args(E, c, initf->fn, n, names, vals);
     ev_call_user(E, initf->fn, self, &init, none);
-  else if (n)
+  } else if (n)
     ev_error(E, c->node->span,
              "'%s' has autotune parameters but no "
              "__init__ to receive them",
@@ -176,6 +227,12 @@ static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, c
   if (r->kind != V_NONE) ev_error(E, call->span, "__call__ of a kernel must not return a value");
   if (!k->grid[0]) ev_error(E, call->span, "kernel '%s' does not set self.attrs.blocks", c->name);
   if (!k->warps) ev_error(E, call->span, "kernel '%s' does not set self.attrs.warps", c->name);
+  for (int i = 0; i < k->nparams; i++)
+    if (k->params[i]->is_ptr && k->params[i]->elem == DT_VOID)
+      ev_error(E, ps->items[i + 1]->span,
+               "void_p parameter '%s' is never viewed: tlsc takes its element type from its "
+               "self.global_view(...)",
+               k->params[i]->name);
   set_config(E, k, n, names, vals, nfixed, fixed_nodes, fixed_vals);
   return k;
 }
@@ -208,8 +265,71 @@ static Autotune *override_tune(Eval *E, Autotune *at) {
   return fixed;
 }
 
+/* "a=1 b=2": an autotune point's values. */
+static char *point_text(Eval *E, int n, const char **names, const int64_t *vals) {
+  char *s = "";
+  for (int i = 0; i < n; i++)
+    s = arena_printf(E->ar, "%s%s%s=%lld", s, i ? " " : "", names[i], (long long)vals[i]);
+  return s;
+}
+
+/* Resets what an error in the middle of a kernel leaves behind. */
+static void reset_point(Eval *E) {
+  E->frame = NULL;
+  E->depth = 0;
+  E->k = NULL;
+  E->cur = NULL;
+  E->rt_depth = 0;
+  E->loop_kind = 0;
+  E->hint = NULL;
+  E->in_annotation = 0;
+  E->groups = NULL;
+}
+
+/* Whether one autotune point compiles: its kernel evaluated and put through
+ * the passes on its own (a trial: the driver runs the passes on the module
+ * once more, so the kernel kept is built again). Its diagnostics are kept in
+ * *why instead of being printed, and its evaluation work is not counted. */
+static bool try_point(Eval *E, ClassDef *c, int n, const char **names, const int64_t *vals,
+                      bool single, char **why) {
+  Diag *d = E->d;
+  FILE *saved_out = d->out;
+  int saved_errors = d->nerrors;
+  long saved_steps = E->steps;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  if (!mem) return true; /* no memory for a trial: build it for real */
+  d->out = mem;
+  jmp_buf outer;
+  memcpy(outer, E->fail, sizeof outer);
+  volatile bool ok = false;
+  if (setjmp(E->fail) == 0) {
+    IrKernel *k = build_kernel(E, c, n, names, vals, single);
+    IrModule one = {E->ar, E->src, &k, 1};
+    ok = ir_run_passes(&one, d);
+  }
+  memcpy(E->fail, outer, sizeof outer);
+  reset_point(E);
+  E->steps = saved_steps;
+  fclose(mem);
+  d->out = saved_out;
+  d->nerrors = saved_errors;
+  *why = arena_strndup(E->ar, buf ? buf : "", len);
+  free(buf);
+  return ok;
+}
+
+/* The first line of a point's diagnostics, without a trailing newline. */
+static const char *first_line(Eval *E, const char *text) {
+  return arena_strndup(E->ar, text, strcspn(text, "\n"));
+}
+
 /* The cross product of the autotune decorators (outermost varies slowest),
- * filtered by -D; one kernel per point. */
+ * filtered by -D; one kernel per point. When several points are selected,
+ * each is tried first: those that do not compile are skipped (a note says
+ * how many, -v which and why), and the build fails only when none
+ * compiles, with the first point's diagnostics and a note naming it. */
 static void build_script(Eval *E, IrModule *m, ClassDef *c) {
   int n = 0;
   int64_t total = 1;
@@ -226,8 +346,26 @@ static void build_script(Eval *E, IrModule *m, ClassDef *c) {
   const char **names = arena_alloc(E->ar, sizeof(char *) * (n + 1));
   for (int t = 0, j = 0; t < c->ntunes; t++)
     for (int i = 0; i < c->tunes[t]->nnames; i++) names[j++] = c->tunes[t]->names[i];
-  int kept = 0;
+  int kept = 0, selected = 0;
   bool filtered = false;
+  for (int64_t p = 0; p < total; p++) { /* how many points -D selects */
+    int64_t rest = p;
+    bool keep = true;
+    for (int t = c->ntunes - 1, j = n; t >= 0; t--) {
+      Autotune *at = c->tunes[t];
+      int64_t *row = at->points[rest % at->npoints];
+      rest /= at->npoints;
+      j -= at->nnames;
+      for (int i = 0; i < at->nnames; i++) {
+        EvalDefine *d = find_define(E, names[j + i]);
+        keep = keep && (!d || d->value == row[i]);
+      }
+    }
+    selected += keep;
+  }
+  int nskipped = 0;
+  char **skip_why = arena_alloc(E->ar, sizeof(char *) * (size_t)(selected + 1));
+  const char **skip_point = arena_alloc(E->ar, sizeof(char *) * (size_t)(selected + 1));
   for (int64_t p = 0; p < total; p++) {
     int64_t *vals = arena_alloc(E->ar, sizeof(int64_t) * (n + 1));
     int64_t rest = p;
@@ -248,14 +386,41 @@ static void build_script(Eval *E, IrModule *m, ClassDef *c) {
       }
     }
     if (!keep) continue;
+    char *why = NULL;
+    if (selected > 1 && !try_point(E, c, n, names, vals, total == 1, &why)) {
+      skip_point[nskipped] = point_text(E, n, names, vals);
+      skip_why[nskipped++] = why;
+      continue;
+    }
     kept++;
     add_kernel(E, m, build_kernel(E, c, n, names, vals, total == 1));
   }
-  if (kept == 0 && filtered)
+  if (kept == 0 && filtered && nskipped == 0)
     ev_error(E, c->node->span,
              "no autotune point of '%s' matches the -D "
              "values",
              c->name);
+  FILE *out = E->d->out;
+  if (kept == 0 && nskipped) { /* none compiles: the first one's errors */
+    fputs(skip_why[0], out);
+    fprintf(out, "tlsc: note: in autotune point %s of '%s'\n", skip_point[0], c->name);
+    for (int i = 1; E->opt.verbose && i < nskipped; i++)
+      fprintf(out, "tlsc: note: autotune point %s fails too: %s\n", skip_point[i],
+              first_line(E, skip_why[i]));
+    E->d->nerrors++;
+    ev_error_quiet(E);
+  }
+  if (!nskipped || E->opt.quiet_skips) return;
+  if (!E->opt.verbose) {
+    fprintf(out,
+            "tlsc: note: %d of the %d autotune points of '%s' do not compile and are skipped "
+            "(tlsc -v lists them)\n",
+            nskipped, selected, c->name);
+    return;
+  }
+  for (int i = 0; i < nskipped; i++)
+    fprintf(out, "tlsc: note: autotune point %s of '%s' skipped: %s\n", skip_point[i], c->name,
+            first_line(E, skip_why[i]));
 }
 
 static bool has_subclass(Eval *E, ClassDef *c) {
@@ -264,11 +429,20 @@ static bool has_subclass(Eval *E, ClassDef *c) {
   return false;
 }
 
+/* Whether a function's body is a stub: `...` (after a docstring), Python's
+ * idiom for a declaration without code. */
+static bool is_stub(const Node *def) {
+  const NodeList *b = &def->list2;
+  int i = b->len > 1 && b->items[0]->kind == N_EXPR_STMT && b->items[0]->a->kind == N_STR;
+  return b->len == i + 1 && b->items[i]->kind == N_EXPR_STMT && b->items[i]->a->kind == N_ELLIPSIS;
+}
+
 static void build_all(Eval *E, IrModule *m) {
   for (int i = 0; i < E->nclasses; i++) {
     ClassDef *c = E->classes[i];
     if (!c->is_script) continue;
     Value *call = ev_find_member(c, "__call__");
+    if (call && call->kind == V_FUNC && is_stub(call->fn)) continue; /* a template */
     if (!call || call->kind != V_FUNC) {
       if (has_subclass(E, c)) continue;
       ev_error(E, c->node->span,
@@ -287,7 +461,8 @@ static bool check_defines(Eval *E) {
     if (E->defs[i].used) continue;
     bool known = false;
     for (int j = 0; j < E->nclasses && !known; j++)
-      known = ev_class_has_tune(E->classes[j], E->defs[i].name);
+      known = ev_class_has_tune(E->classes[j], E->defs[i].name) ||
+              (E->classes[j]->is_script && init_has_param(E->classes[j], E->defs[i].name));
     if (!known) {
       diag_plain_error(E->d, "unknown -D name '%s'", E->defs[i].name);
       ok = false;
@@ -298,8 +473,14 @@ static bool check_defines(Eval *E) {
 
 IrModule *eval_build(Arena *ar, const Node *module, const Source *src, EvalDefine *defs, int ndefs,
                      Diag *d) {
+  return eval_build_with(ar, module, src, defs, ndefs, NULL, d);
+}
+
+IrModule *eval_build_with(Arena *ar, const Node *module, const Source *src, EvalDefine *defs,
+                          int ndefs, const EvalOptions *opt, Diag *d) {
   Eval *E = xmalloc(sizeof(Eval));
   memset(E, 0, sizeof(Eval));
+  if (opt) E->opt = *opt;
   E->ar = ar;
   E->d = d;
   E->src = src;

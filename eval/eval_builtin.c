@@ -436,6 +436,99 @@ static Value *dict_method(Eval *E, Value *fn, Args *a, Span sp) {
   return r;
 }
 
+/* sum(xs[, start]), any(xs), all(xs), reversed(xs), sorted(xs): over a
+ * compile-time sequence (sum may add run-time scalars). */
+static Value *b_fold(Eval *E, Builtin bi, Args *a, Span sp) {
+  static const char *const fnames[] = {[B_SUM] = "sum",
+                                       [B_ANY] = "any",
+                                       [B_ALL] = "all",
+                                       [B_REVERSED] = "reversed",
+                                       [B_SORTED] = "sorted"};
+  const char *fname = fnames[bi];
+  Value *v[2] = {NULL, NULL};
+  if (bi == B_SORTED) {
+    static const char *const names[] = {"iterable", "reverse", NULL};
+    ev_bind_args(E, a, sp, "sorted", names, 1, v);
+  } else {
+    arg_count(E, a, sp, fname, 1, bi == B_SUM ? 2 : 1);
+    v[0] = a->pos[0];
+  }
+  Value *seq = ev_iterate_list(E, v[0], sp);
+  ev_charge(E, seq->n, sp);
+  if (bi == B_SUM) {
+    Value *r = a->npos > 1 ? a->pos[1] : v_int(E, 0);
+    for (int i = 0; i < seq->n; i++) r = ev_eval_binop(E, '+', r, seq->items[i], sp);
+    return r;
+  }
+  if (bi == B_ANY || bi == B_ALL) {
+    for (int i = 0; i < seq->n; i++)
+      if (v_truthy(E, seq->items[i], sp) == (bi == B_ANY)) return v_bool(E, bi == B_ANY);
+    return v_bool(E, bi == B_ALL);
+  }
+  Value *r = v_seq(E, V_LIST, seq->n);
+  for (int i = 0; i < seq->n; i++) r->items[i] = seq->items[bi == B_REVERSED ? seq->n - 1 - i : i];
+  if (bi == B_SORTED) { /* insertion sort with Python's < (lists are short) */
+    bool rev = v[1] && v_truthy(E, v[1], sp);
+    for (int i = 1; i < r->n; i++)
+      for (int j = i; j > 0; j--) {
+        if (!ev_less(E, r->items[j], r->items[j - 1], sp)) break;
+        Value *t = r->items[j];
+        r->items[j] = r->items[j - 1];
+        r->items[j - 1] = t;
+      }
+    for (int i = 0; rev && i < r->n / 2; i++) {
+      Value *t = r->items[i];
+      r->items[i] = r->items[r->n - 1 - i];
+      r->items[r->n - 1 - i] = t;
+    }
+  }
+  return r;
+}
+
+/* round(x[, n]) and divmod(a, b) on compile-time numbers. */
+static Value *b_round_divmod(Eval *E, Builtin bi, Args *a, Span sp) {
+  if (bi == B_DIVMOD) {
+    arg_count(E, a, sp, "divmod", 2, 2);
+    Value *r = v_seq(E, V_TUPLE, 2);
+    r->items[0] = ev_eval_binop(E, TOK_FLOORDIV, a->pos[0], a->pos[1], sp);
+    r->items[1] = ev_eval_binop(E, '%', a->pos[0], a->pos[1], sp);
+    return r;
+  }
+  arg_count(E, a, sp, "round", 1, 2);
+  Value *x = a->pos[0];
+  if (!v_is_number(x))
+    ev_error(E, sp, "round() needs a compile-time number, not '%s'", v_type_name(x));
+  if (x->kind != V_FLOAT) return a->npos == 1 ? v_int(E, x->i) : x;
+  if (a->npos == 2 && a->pos[1]->kind != V_NONE) { /* round half to even at n digits */
+    int64_t nd = v_to_int(E, a->pos[1], a->pos_span[1], "round() digits");
+    double p = pow(10.0, (double)nd);
+    return v_float(E, nearbyint(x->f * p) / p);
+  }
+  double r = nearbyint(x->f); /* half to even, as Python */
+  if (!(r > -9.2e18 && r < 9.2e18)) ev_error(E, sp, "cannot convert float %g to an integer", x->f);
+  return v_int(E, (int64_t)r);
+}
+
+/* getattr(obj, name[, default]), hasattr(obj, name). */
+static Value *b_getattr(Eval *E, Builtin bi, Args *a, Span sp) {
+  bool get = bi == B_GETATTR;
+  arg_count(E, a, sp, get ? "getattr" : "hasattr", 2, get ? 3 : 2);
+  if (a->pos[1]->kind != V_STR) ev_error(E, a->pos_span[1], "attribute name must be a string");
+  Value *obj = a->pos[0];
+  const char *name = a->pos[1]->s;
+  bool has = true;
+  if (obj->kind == V_INST)
+    has = ev_dict_find(&obj->inst->attrs, name) || ev_find_member(obj->inst->cls, name) ||
+          ev_ns_attr(E, obj, name, sp);
+  else if (obj->kind == V_CLASS)
+    has = ev_find_member(obj->cls, name) != NULL;
+  else if (obj->kind == V_DICT)
+    has = false;
+  if (!get) return v_bool(E, has);
+  if (!has && a->npos == 3) return a->pos[2];
+  return ev_get_attr(E, obj, name, sp);
+}
+
 /* ------------------------------------------------------- classes */
 
 /* super() in a method: a proxy that looks attributes up in the bases of
@@ -556,6 +649,29 @@ Value *ev_call_builtin(Eval *E, Value *fn, Args *a, Span sp) {
     return b_isinstance(E, a, sp);
   case B_MATH:
     return ev_call_math(E, fn, a, sp);
+  case B_EXCEPTION: { /* ValueError("msg"): an exception value to raise */
+    Value *x = v_str(E, fn->s);
+    if (a->npos == 1) x->s = arena_printf(E->ar, "%s: %s", fn->s, ev_str(E, a->pos[0], sp));
+    if (a->npos > 1) {
+      Value *t = v_seq(E, V_TUPLE, a->npos);
+      for (int i = 0; i < a->npos; i++) t->items[i] = a->pos[i];
+      x->s = arena_printf(E->ar, "%s: %s", fn->s, ev_repr(E, t, sp));
+    }
+    x->i = 1; /* an exception, for raise */
+    return x;
+  }
+  case B_SUM:
+  case B_ANY:
+  case B_ALL:
+  case B_REVERSED:
+  case B_SORTED:
+    return b_fold(E, fn->bi, a, sp);
+  case B_ROUND:
+  case B_DIVMOD:
+    return b_round_divmod(E, fn->bi, a, sp);
+  case B_GETATTR:
+  case B_HASATTR:
+    return b_getattr(E, fn->bi, a, sp);
   case B_TUTIL:
     return ev_call_tutil(E, fn, a, sp);
   case B_NOOP_INIT:

@@ -70,30 +70,36 @@ static void bind_param(Eval *E, Node *p, Value *v, Span sp) {
 }
 
 /* Binds self and the arguments of a call to the parameters of def, Python's
- * rules: positional, then keywords, then defaults; *args collects extras. */
+ * rules: positional, then keywords, then defaults; *args collects extra
+ * positional arguments, **kwargs extra keywords; keyword-only parameters
+ * (after * or *args) take keywords only, positional-only ones (before /)
+ * positions only. */
 static void bind_params(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   NodeList *ps = &def->list;
+  const char *fname = def->kind == N_LAMBDA ? "<lambda>" : def->name;
   int npos = 0, first = 0;
-  Node *star = NULL;
+  Node *star = NULL, *dstar = NULL;
   for (int i = 0; i < ps->len; i++) {
-    if (ps->items[i]->op == '*')
-      star = ps->items[i];
-    else if (ps->items[i]->op == TOK_POW)
-      ev_error(E, ps->items[i]->span, "**kwargs is not supported yet");
-    else if (!star)
+    Node *p = ps->items[i];
+    if (p->op == '*')
+      star = p;
+    else if (p->op == TOK_POW)
+      dstar = p;
+    else if (!(p->ival & PARAM_KWONLY))
       npos++;
   }
   Value **vals = arena_alloc(E->ar, sizeof(Value *) * (ps->len + 1));
   Span *spans = arena_alloc(E->ar, sizeof(Span) * (ps->len + 1));
+  Value *kwargs = dstar ? v_dict(E) : NULL;
   if (self) {
-    if (npos == 0) ev_error(E, sp, "%s() takes 0 positional arguments but 1 was given", def->name);
+    if (npos == 0) ev_error(E, sp, "%s() takes 0 positional arguments but 1 was given", fname);
     vals[0] = self;
     spans[0] = sp;
     first = 1;
   }
   int given = a->npos + first;
   if (given > npos && !star)
-    ev_error(E, sp, "%s() takes %d positional argument%s but %d %s given", def->name, npos,
+    ev_error(E, sp, "%s() takes %d positional argument%s but %d %s given", fname, npos,
              npos == 1 ? "" : "s", given, given == 1 ? "was" : "were");
   for (int i = 0; i < a->npos && first + i < npos; i++) {
     vals[first + i] = a->pos[i];
@@ -101,14 +107,20 @@ static void bind_params(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   }
   for (int k = 0; k < a->nkw; k++) {
     int i = 0;
-    while (i < ps->len && (ps->items[i]->op || strcmp(ps->items[i]->name, a->kw_name[k]) != 0)) i++;
+    while (i < ps->len && (ps->items[i]->op || (ps->items[i]->ival & PARAM_POSONLY) ||
+                           strcmp(ps->items[i]->name, a->kw_name[k]) != 0))
+      i++;
+    if (i == ps->len && kwargs) {
+      ev_dict_put(E, kwargs, v_str(E, a->kw_name[k]), a->kw[k], a->kw_span[k]);
+      continue;
+    }
     if (i == ps->len)
       ev_error(E, a->kw_span[k],
                "%s() got an unexpected keyword argument "
                "'%s'",
-               def->name, a->kw_name[k]);
+               fname, a->kw_name[k]);
     if (vals[i])
-      ev_error(E, a->kw_span[k], "%s() got multiple values for argument '%s'", def->name,
+      ev_error(E, a->kw_span[k], "%s() got multiple values for argument '%s'", fname,
                a->kw_name[k]);
     vals[i] = a->kw[k];
     spans[i] = a->kw_span[k];
@@ -123,6 +135,10 @@ static void bind_params(Eval *E, Node *def, Value *self, Args *a, Span sp) {
       ev_dict_set(E, E->frame->locals, p->name, t);
       continue;
     }
+    if (p->op == TOK_POW) {
+      ev_dict_set(E, E->frame->locals, p->name, kwargs);
+      continue;
+    }
     if (i == 0 && self) {
       ev_dict_set(E, E->frame->locals, p->name, self);
       continue;
@@ -131,7 +147,7 @@ static void bind_params(Eval *E, Node *def, Value *self, Args *a, Span sp) {
       vals[i] = ev_eval_expr(E, p->b);
       spans[i] = p->b->span;
     }
-    if (!vals[i]) ev_error(E, sp, "%s() missing argument '%s'", def->name, p->name);
+    if (!vals[i]) ev_error(E, sp, "%s() missing argument '%s'", fname, p->name);
     bind_param(E, p, vals[i], spans[i]);
   }
 }
@@ -169,8 +185,28 @@ static ClassDef *defining_class(Value *self, Node *def) {
   return NULL;
 }
 
+Value *ev_func_here(Eval *E, Node *def, ClassDef *cls) {
+  Value *f = v_new(E, V_FUNC);
+  f->fn = def;
+  f->cls = cls;
+  if (E->frame) {
+    f->env = arena_alloc(E->ar, sizeof(Env));
+    f->env->d = E->frame->locals;
+    f->env->up = E->frame->env;
+  }
+  return f;
+}
+
+static Value *call_def(Eval *E, Node *def, Env *env, Value *self, Args *a, Span sp);
+
 /* Inlines def at the call site sp. */
 Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
+  return call_def(E, def, NULL, self, a, sp);
+}
+
+/* Inlines def (a def or a lambda) at the call site sp, inside the scopes
+ * env. */
+static Value *call_def(Eval *E, Node *def, Env *env, Value *self, Args *a, Span sp) {
   if (E->depth >= EV_MAX_CALL_DEPTH)
     ev_error(E, sp,
              "calls nested more than %d deep (recursion is not "
@@ -184,6 +220,7 @@ Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   f.rt_base = E->rt_depth;
   f.cls = defining_class(self, def);
   f.self = self;
+  f.env = env;
   int saved_kind = E->loop_kind;
   const char *saved_hint = E->hint;
   E->frame = &f;
@@ -193,7 +230,12 @@ Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp) {
   f.has_site = false; /* argument errors point at the call itself */
   bind_params(E, def, self, a, sp);
   f.has_site = sp.line > 0;
-  ev_exec_block(E, &def->list2);
+  if (def->kind == N_LAMBDA) {
+    f.ret = ev_eval_expr(E, def->a);
+    f.returned = true;
+  } else {
+    ev_exec_block(E, &def->list2);
+  }
   E->frame = f.up;
   E->depth--;
   E->loop_kind = saved_kind;
@@ -227,7 +269,7 @@ Value *ev_instantiate(Eval *E, ClassDef *c, Args *a, Span sp) {
 Value *ev_call_value(Eval *E, Value *fn, Args *a, Span sp) {
   switch (fn->kind) {
   case V_FUNC:
-    return ev_call_user(E, fn->fn, NULL, a, sp);
+    return call_def(E, fn->fn, fn->env, NULL, a, sp);
   case V_BOUND:
     return ev_call_user(E, fn->fn, fn->self, a, sp);
   case V_CLASS:

@@ -30,13 +30,37 @@ Value *ev_lookup_name(Eval *E, const char *name, Span sp) {
                   {"str", B_STR},
                   {"print", B_PRINT},
                   {"dict", B_DICT},
-                  {"isinstance", B_ISINSTANCE}};
+                  {"isinstance", B_ISINSTANCE},
+                  {"sum", B_SUM},
+                  {"any", B_ANY},
+                  {"all", B_ALL},
+                  {"round", B_ROUND},
+                  {"divmod", B_DIVMOD},
+                  {"reversed", B_REVERSED},
+                  {"sorted", B_SORTED},
+                  {"getattr", B_GETATTR},
+                  {"hasattr", B_HASATTR}};
   Slot *s = NULL;
-  if (E->frame) s = ev_dict_find(E->frame->locals, name);
+  if (E->frame) {
+    s = ev_dict_find(E->frame->locals, name);
+    for (Env *e = E->frame->env; !s && e; e = e->up) s = ev_dict_find(e->d, name);
+  }
   if (!s) s = ev_dict_find(&E->globals, name);
+  if (s && s->val->kind == V_UNDEF && s->val->i == 1) s = NULL; /* del name */
   if (s) {
     if (s->val->kind == V_UNDEF) ev_error(E, sp, "'%s' is not defined on every path", name);
     return s->val;
+  }
+  static const char exceptions[] =
+      " Exception ValueError RuntimeError TypeError KeyError IndexError NotImplementedError "
+      "AssertionError AttributeError ImportError ModuleNotFoundError ZeroDivisionError "
+      "OverflowError ArithmeticError LookupError StopIteration ";
+  const char *hit = strstr(exceptions, name);
+  size_t nlen = strlen(name);
+  if (hit && hit[-1] == ' ' && hit[nlen] == ' ') {
+    Value *x = v_builtin(E, B_EXCEPTION, NULL);
+    x->s = arena_strndup(E->ar, hit, nlen);
+    return x;
   }
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
     if (strcmp(builtins[i].name, name) == 0) return v_builtin(E, builtins[i].bi, NULL);
@@ -500,6 +524,8 @@ static bool ct_compare(Eval *E, int op, Value *a, Value *b, Span sp) {
   }
 }
 
+bool ev_less(Eval *E, Value *a, Value *b, Span sp) { return ct_compare(E, '<', a, b, sp); }
+
 /* a < b <= c ...: compile time when every operand is; otherwise each link
  * becomes a bool expression, joined with && (operands are side-effect free
  * scalars, so evaluating each once is exact). */
@@ -650,6 +676,11 @@ static void comp_clause(Eval *E, Node *n, int clause, Value *out) {
     comp_run(E, n, clause == 0 ? n : n->list2.items[clause - 1], clause, out);
     return;
   }
+  if (out->kind == V_DICT) { /* {k: v for ...} */
+    Value *k = ev_eval_expr(E, n->a->a);
+    ev_dict_put(E, out, k, ev_eval_expr(E, n->a->b), n->a->span);
+    return;
+  }
   if (out->n >= EV_MAX_LIST_LEN) ev_error(E, n->span, "compile-time list is too long");
   if (out->n == out->i) { /* i holds the capacity while building */
     int cap = out->i ? (int)out->i * 2 : 8;
@@ -661,18 +692,99 @@ static void comp_clause(Eval *E, Node *n, int clause, Value *out) {
   out->items[out->n++] = ev_eval_expr(E, n->a);
 }
 
-/* [elt for x in xs if cond ...]: compile time only. */
+/* [elt for x in xs if cond ...], {k: v for ...} and (elt for ...):
+ * compile time only (a generator is its list). */
 static Value *eval_listcomp(Eval *E, Node *n) {
-  Value *out = v_new(E, V_LIST);
+  Value *out = n->kind == N_DICTCOMP ? v_dict(E) : v_new(E, V_LIST);
   comp_clause(E, n, 0, out);
-  out->i = 0;
+  if (out->kind == V_LIST) out->i = 0;
   return out;
 }
 
+/* (a, *b, c) and [a, *b, c]: starred items spliced in. */
 static Value *eval_seq(Eval *E, Node *n, VKind k) {
-  Value *v = v_seq(E, k, n->list.len);
-  for (int i = 0; i < n->list.len; i++) v->items[i] = ev_eval_expr(E, n->list.items[i]);
+  int len = n->list.len;
+  Value **vals = arena_alloc(E->ar, sizeof(Value *) * (size_t)(len + 1));
+  int64_t total = 0;
+  for (int i = 0; i < len; i++) {
+    Node *it = n->list.items[i];
+    vals[i] = ev_eval_expr(E, it->kind == N_STAR ? it->a : it);
+    if (it->kind == N_STAR) vals[i] = ev_iterate_list(E, vals[i], it->span);
+    total += it->kind == N_STAR ? vals[i]->n : 1;
+  }
+  if (total > EV_MAX_LIST_LEN) ev_error(E, n->span, "compile-time list is too long");
+  ev_charge(E, total / 8, n->span);
+  Value *v = v_seq(E, k, (int)total);
+  for (int i = 0, j = 0; i < len; i++) {
+    if (n->list.items[i]->kind != N_STAR) {
+      v->items[j++] = vals[i];
+      continue;
+    }
+    memcpy(&v->items[j], vals[i]->items, sizeof(Value *) * (size_t)vals[i]->n);
+    j += vals[i]->n;
+  }
   return v;
+}
+
+/* {k: v, **m}: a compile-time dict. */
+static Value *eval_dict(Eval *E, Node *n) {
+  Value *d = v_dict(E);
+  for (int i = 0; i < n->list.len; i++) {
+    Node *it = n->list.items[i];
+    if (it->kind == N_DSTAR) {
+      Value *m = ev_eval_expr(E, it->a);
+      if (m->kind != V_DICT) ev_error(E, it->span, "'%s' object is not a mapping", v_type_name(m));
+      for (int j = 0; j < m->n; j++)
+        ev_dict_put(E, d, m->items[2 * j], m->items[2 * j + 1], it->span);
+      continue;
+    }
+    Value *k = ev_eval_expr(E, it->a);
+    ev_dict_put(E, d, k, ev_eval_expr(E, it->b), it->a->span);
+  }
+  return d;
+}
+
+/* f"...": a compile-time string; each {x!r:spec} is format(x, spec) after
+ * the conversion (run-time values have no text before the kernel runs:
+ * self.printf prints them). */
+static Value *eval_fstring(Eval *E, Node *n) {
+  const char *s = "";
+  for (int i = 0; i < n->list.len; i++) {
+    Node *part = n->list.items[i];
+    const char *t;
+    if (part->kind == N_STR) {
+      t = part->str;
+    } else {
+      Value *v = ev_eval_expr(E, part->a);
+      if (v->kind == V_EXPR || v->kind == V_TENSOR || v->kind == V_REF)
+        ev_error(E, part->a->span,
+                 "an f-string is a compile-time string: it cannot hold a run-time value "
+                 "(self.printf prints one)");
+      if (part->op == 'r' || part->op == 'a')
+        v = v_str(E, ev_repr(E, v, part->span));
+      else if (part->op == 's')
+        v = v_str(E, ev_str(E, v, part->span));
+      const char *spec = "";
+      if (part->b) {
+        Value *sv = ev_eval_expr(E, part->b);
+        spec = sv->s;
+      }
+      t = ev_format(E, v, spec, part->span);
+    }
+    size_t len = strlen(s) + strlen(t);
+    if (len > EV_MAX_STR_LEN)
+      ev_error(E, n->span, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
+    ev_charge(E, (int64_t)len / 64, n->span);
+    s = arena_printf(E->ar, "%s%s", s, t);
+  }
+  return v_str(E, s);
+}
+
+/* x := v: binds x in the current scope, and is v. */
+static Value *eval_namedexpr(Eval *E, Node *n) {
+  Value *v = ev_eval_expr(E, n->b);
+  ev_assign_to(E, n->a, v, NULL, n->span);
+  return ev_eval_expr(E, n->a);
 }
 
 /* seq[i] and seq[a:b:c] on compile-time lists, tuples and strings. */
@@ -770,7 +882,31 @@ Value *ev_eval_expr(Eval *E, Node *n) {
   case N_LIST:
     return eval_seq(E, n, V_LIST);
   case N_LISTCOMP:
+  case N_GENEXP:
+  case N_DICTCOMP:
     return eval_listcomp(E, n);
+  case N_DICT:
+    return eval_dict(E, n);
+  case N_FSTRING:
+    return eval_fstring(E, n);
+  case N_LAMBDA:
+    return ev_func_here(E, n, NULL);
+  case N_NAMEDEXPR:
+    return eval_namedexpr(E, n);
+  case N_ELLIPSIS:
+    return v_new(E, V_ELLIPSIS);
+  case N_SET:
+  case N_SETCOMP:
+    ev_error(E, n->span, "sets are not supported yet (lists, tuples and dicts are)");
+  case N_BYTES:
+    ev_error(E, n->span, "bytes are not supported");
+  case N_IMAG:
+    ev_error(E, n->span, "complex numbers are not supported");
+  case N_AWAIT:
+  case N_YIELD:
+  case N_YIELD_FROM:
+    ev_error(E, n->span, "'%s' is not supported in code tlsc evaluates",
+             n->kind == N_AWAIT ? "await" : "yield");
   case N_CALL:
     return eval_call(E, n);
   case N_UNARY:
@@ -800,13 +936,27 @@ Value *ev_eval_expr(Eval *E, Node *n) {
 static Value *eval_call(Eval *E, Node *n) {
   Value *fn = ev_eval_expr(E, n->a);
   Args a = {0};
-  int cap = n->list.len;
+  int cap = n->list.len, kwcap = n->list2.len;
   Value **vals = arena_alloc(E->ar, sizeof(Value *) * (cap + 1));
   for (int i = 0; i < n->list.len; i++) {
     Node *arg = n->list.items[i];
-    vals[i] = ev_eval_expr(E, arg->kind == N_STAR ? arg->a : arg);
-    if (arg->kind == N_STAR) {
-      int more = ev_iterate_list(E, vals[i], arg->span)->n;
+    bool star = arg->kind == N_STAR, dstar = arg->kind == N_DSTAR;
+    vals[i] = ev_eval_expr(E, star || dstar ? arg->a : arg);
+    if (dstar) { /* f(**m): m's string keys are keyword arguments */
+      if (vals[i]->kind != V_DICT)
+        ev_error(E, arg->span, "argument after ** must be a mapping, not '%s'",
+                 v_type_name(vals[i]));
+      for (int j = 0; j < vals[i]->n; j++)
+        if (vals[i]->items[2 * j]->kind != V_STR)
+          ev_error(E, arg->span, "keywords must be strings");
+      if ((int64_t)kwcap + vals[i]->n > EV_MAX_LIST_LEN)
+        ev_error(E, arg->span, "too many arguments");
+      kwcap += vals[i]->n;
+      cap--;
+    }
+    if (star) {
+      vals[i] = ev_iterate_list(E, vals[i], arg->span);
+      int more = vals[i]->n;
       if ((int64_t)cap + more > EV_MAX_LIST_LEN) ev_error(E, arg->span, "too many arguments");
       ev_charge(E, more / 8, arg->span);
       cap += more;
@@ -816,6 +966,7 @@ static Value *eval_call(Eval *E, Node *n) {
   a.pos_span = arena_alloc(E->ar, sizeof(Span) * (cap + 1));
   for (int i = 0; i < n->list.len; i++) {
     Node *arg = n->list.items[i];
+    if (arg->kind == N_DSTAR) continue;
     if (arg->kind != N_STAR) {
       a.pos_span[a.npos] = arg->span;
       a.pos[a.npos++] = vals[i];
@@ -826,18 +977,30 @@ static Value *eval_call(Eval *E, Node *n) {
       a.pos[a.npos++] = vals[i]->items[j];
     }
   }
-  a.nkw = n->list2.len;
-  a.kw = arena_alloc(E->ar, sizeof(Value *) * (a.nkw + 1));
-  a.kw_name = arena_alloc(E->ar, sizeof(char *) * (a.nkw + 1));
-  a.kw_span = arena_alloc(E->ar, sizeof(Span) * (a.nkw + 1));
-  for (int i = 0; i < a.nkw; i++) {
+  a.kw = arena_alloc(E->ar, sizeof(Value *) * (kwcap + 1));
+  a.kw_name = arena_alloc(E->ar, sizeof(char *) * (kwcap + 1));
+  a.kw_span = arena_alloc(E->ar, sizeof(Span) * (kwcap + 1));
+  for (int i = 0; i < n->list2.len; i++) {
     Node *kw = n->list2.items[i];
     for (int j = 0; j < i; j++)
       if (strcmp(a.kw_name[j], kw->name) == 0)
         ev_error(E, kw->span, "keyword argument repeated: '%s'", kw->name);
-    a.kw_name[i] = kw->name;
-    a.kw_span[i] = kw->span;
-    a.kw[i] = ev_eval_expr(E, kw->a);
+    a.kw_name[a.nkw] = kw->name;
+    a.kw_span[a.nkw] = kw->span;
+    a.kw[a.nkw++] = ev_eval_expr(E, kw->a);
+  }
+  for (int i = 0; i < n->list.len; i++) {
+    Node *arg = n->list.items[i];
+    if (arg->kind != N_DSTAR) continue;
+    for (int j = 0; j < vals[i]->n; j++) {
+      const char *name = vals[i]->items[2 * j]->s;
+      for (int k = 0; k < a.nkw; k++)
+        if (strcmp(a.kw_name[k], name) == 0)
+          ev_error(E, arg->span, "got multiple values for keyword argument '%s'", name);
+      a.kw_name[a.nkw] = name;
+      a.kw_span[a.nkw] = arg->span;
+      a.kw[a.nkw++] = vals[i]->items[2 * j + 1];
+    }
   }
   return ev_call_value(E, fn, &a, n->span);
 }

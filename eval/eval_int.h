@@ -48,6 +48,7 @@ typedef enum VKind {
                 attributes are too, and any other use is an error */
   V_SUPER,   /* super(): cls = the class whose bases it searches, self */
   V_DICT,    /* items: n key, value pairs (2n items), i = capacity */
+  V_ELLIPSIS,
   V_CLASS,   /* cls */
   V_INST,    /* inst */
   V_FUNC,    /* fn (an N_DEF), cls = the class that defines it */
@@ -72,6 +73,16 @@ typedef enum Builtin {
   B_DICT_METHOD, /* s: items, keys, values, get, update, pop, setdefault;
                     self = the dict */
   B_ISINSTANCE,
+  B_SUM,
+  B_ANY,
+  B_ALL,
+  B_ROUND,
+  B_DIVMOD,
+  B_REVERSED,
+  B_SORTED,
+  B_GETATTR,
+  B_HASATTR,
+  B_EXCEPTION, /* s: ValueError, RuntimeError ... (raise them) */
   B_INT,
   B_FLOAT,
   B_BOOL,
@@ -118,6 +129,13 @@ typedef enum Builtin {
   P_CLUSTER_SYNC,
   P_SETMAXNREG,
   P_TRANSPOSE,
+  P_SINGLE_WARP,
+  P_WARP_GROUP,
+  P_STATIC_ASSERT,
+  P_ASSUME,
+  P_FREE_SHARED,
+  P_FENCE_PROXY_ASYNC,
+  P_TOLIST,
   /* namespaces (V_NS) */
   NS_ATTRS,
   NS_BLOCKIDX,
@@ -127,6 +145,9 @@ typedef enum Builtin {
   NS_CLUSTER,          /* self.cluster */
   NS_CLUSTER_BLOCKIDX, /* self.cluster.blockIdx */
   NS_CLUSTER_DIM,      /* self.cluster.clusterDim */
+  NS_FENCE,
+  NS_GRIDDIM,
+  NS_UNSUPPORTED, /* s: a group of Tilus primitives tlsc lacks (tcgen05 ...) */
   /* context managers returned by thread_group() / single_thread() */
   CTX_THREAD_GROUP,
   CTX_SINGLE_THREAD
@@ -135,6 +156,14 @@ typedef enum Builtin {
 typedef struct Value Value;
 typedef struct ClassDef ClassDef;
 typedef struct Instance Instance;
+typedef struct Dict Dict;
+
+/* The scopes around a nested function or lambda, innermost first: the
+ * locals of the functions it was defined in (Python's closures). */
+typedef struct Env {
+  Dict *d;
+  struct Env *up;
+} Env;
 
 /* One binding: a name in a scope or an attribute of an instance. A slot
  * whose var is set is a run-time variable: assignments emit S_ASSIGN. depth
@@ -146,7 +175,7 @@ typedef struct Slot {
   int depth;
 } Slot;
 
-typedef struct Dict {
+struct Dict {
   Slot *items;
   int len, cap;
   /* Past EV_DICT_HASH_MIN names, a hash index over items (open addressing,
@@ -154,7 +183,7 @@ typedef struct Dict {
    * 300000 names must not take 300000^2 string compares. */
   int *index;
   int index_cap;
-} Dict;
+};
 
 struct Value {
   VKind kind;
@@ -172,6 +201,7 @@ struct Value {
   IrExpr *x;
   IrTensor *t;
   IrRef ref;
+  Env *env;   /* V_FUNC defined in a function (or a lambda): its closure */
   bool owned; /* x is a variable of a finished call: the first binding may
                  adopt it instead of copying it */
 };
@@ -221,11 +251,37 @@ typedef struct Frame {
   int rt_base; /* run-time depth at entry: deeper returns are refused */
   Value *ret;
   bool returned;
-  ClassDef *cls; /* a method: the class defining it (for super()) */
-  Value *self;   /* a method: its first argument */
+  ClassDef *cls;                 /* a method: the class defining it (for super()) */
+  Value *self;                   /* a method: its first argument */
+  Env *env;                      /* the scopes around the function (a closure), or NULL */
+  NodeList *globals, *nonlocals; /* its `global` and `nonlocal` names */
 } Frame;
 
 typedef enum Ctrl { C_NEXT, C_BREAK, C_CONTINUE, C_RETURN } Ctrl;
+
+/* An open `with self.thread_group(...)`: its statement, the run-time depth
+ * where it stands and its threads (absolute). */
+typedef struct TgFrame {
+  struct TgFrame *up;
+  IrStmt *st;
+  int rt_depth, begin, count;
+} TgFrame;
+
+/* What the evaluator knows of one tensor of the kernel being built, beside
+ * the IR (eval_tensor.c): where a register tensor was made and filled, and
+ * whether anything else used it yet (a WGMMA accumulator made at block
+ * scope moves into the warp group that first uses it); the variables of a
+ * register tensor used element by element (phases[stage]); whether a
+ * shared tensor was freed. */
+typedef struct TensorRec {
+  IrBlock *blk; /* the block holding fill, NULL when the tensor has none */
+  IrStmt *fill; /* its register_tensor(init=...) */
+  int rt_depth; /* run-time depth where it was made */
+  int tg_begin, tg_count;
+  bool used;     /* a statement besides its fill reads or writes it */
+  IrVar **elems; /* element by element: one variable per element */
+  Span freed;    /* free_shared(): where (line 0: not freed) */
+} TensorRec;
 
 typedef struct Eval {
   Arena *ar;
@@ -245,16 +301,25 @@ typedef struct Eval {
   const char *hint; /* name for the next tensor or variable created */
   EvalDefine *defs;
   int ndefs;
+  EvalOptions opt;
   long steps;         /* evaluation work done: nested loops cannot hang */
   long kernel_stmts;  /* statements emitted into the kernel being built */
   ClassDef **classes; /* user classes in definition order */
   int nclasses;
-  int in_annotation; /* evaluating an annotation: host types allowed */
+  int in_annotation;     /* evaluating an annotation: host types allowed */
+  IrParam **void_params; /* the kernel's void_p parameters (eval.c) */
+  int nvoid;
+  TgFrame *groups;  /* the thread groups open here, innermost first */
+  IrKernel *recs_k; /* the kernel recs describes; recs[t->id] */
+  TensorRec **recs;
+  int nrecs;
 } Eval;
 
 /* eval_value.c: values, dictionaries, conversions, errors */
 _Noreturn void ev_error(Eval *E, Span sp, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Unwinds to eval_build after errors already reported. */
+_Noreturn void ev_error_quiet(Eval *E);
 Value *v_new(Eval *E, VKind k);
 Value *v_int(Eval *E, int64_t i);
 Value *v_bool(Eval *E, bool b);
@@ -300,6 +365,8 @@ const char *ev_hint(Eval *E, const char *fallback);
 const char *ev_repr(Eval *E, const Value *v, Span sp);
 const char *ev_str(Eval *E, const Value *v, Span sp);
 const char *ev_float_repr(Eval *E, double f);
+/* format(v, spec), Python's format mini-language, for compile-time values. */
+const char *ev_format(Eval *E, const Value *v, const char *spec, Span sp);
 
 /* Counts one unit of compile-time work; an error past EV_MAX_STEPS. */
 void ev_step(Eval *E, Span sp);
@@ -315,12 +382,19 @@ Value *ev_eval_binop(Eval *E, int op, Value *a, Value *b, Span sp);
 Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp);
 Value *ev_lookup_name(Eval *E, const char *name, Span sp);
 Value *ev_iterate_list(Eval *E, Value *v, Span sp); /* compile-time items */
+/* a < b between compile-time values, as Python compares them. */
+bool ev_less(Eval *E, Value *a, Value *b, Span sp);
 IrExpr *ev_scalar_as(Eval *E, Value *v, DType t, Span sp);
 IrExpr *ev_to_bool_expr(Eval *E, Value *v, Span sp);
 
 /* eval_call.c: calls, inlining, instances */
 Value *ev_call_value(Eval *E, Value *fn, Args *a, Span sp);
 Value *ev_call_user(Eval *E, Node *def, Value *self, Args *a, Span sp);
+/* A function value made here (def or lambda): it sees the scopes around. */
+Value *ev_func_here(Eval *E, Node *def, ClassDef *cls);
+/* The scope a name is assigned in: the locals, or the globals / an outer
+ * function's for a `global` / `nonlocal` name. */
+Dict *ev_assign_scope(Eval *E, const char *name);
 Value *ev_instantiate(Eval *E, ClassDef *c, Args *a, Span sp);
 Value *ev_find_member(ClassDef *c, const char *name);
 bool ev_bind_args(Eval *E, Args *a, Span sp, const char *fname, const char *const *names, int nreq,
@@ -359,11 +433,27 @@ Value *ev_tensor_binop(Eval *E, int op, Value *a, Value *b, Span sp);
 /* a op b into dst (a register tensor), or into a new tensor when NULL. */
 Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Span sp);
 Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx);
+/* The record of tensor t of the kernel being built (made on first use). */
+TensorRec *ev_tensor_rec(Eval *E, const IrTensor *t);
+/* A register tensor used by a statement (as a whole): an error for one used
+ * element by element. */
+void ev_reg_use(Eval *E, IrTensor *t, Span sp);
+void ev_free_shared(Eval *E, IrTensor *t, Span sp);
+/* An error for a shared tensor used after free_shared(). */
+void ev_check_not_freed(Eval *E, const IrTensor *t, Span sp);
+/* t[idx] = v for a register tensor used element by element. */
+void ev_tensor_elem_set(Eval *E, Value *tv, Value *idx, Value *v, Span sp);
+Value *ev_tensor_tolist(Eval *E, Value *tv, Args *a, Span sp);
+
+/* eval.c: kernels */
+bool ev_is_void_param(const Eval *E, const IrParam *p);
 
 /* eval_module.c: the module's top level (imports, classes, functions,
  * host code) */
 void ev_exec_module(Eval *E, const Node *module);
 void ev_exec_import(Eval *E, Node *s);
+/* A def's value with its decorators applied (cls: the class defining it). */
+Value *ev_def_value(Eval *E, Node *s, ClassDef *cls);
 bool ev_class_has_tune(const ClassDef *c, const char *name);
 /* mod.name for a module value (V_MODULE, V_HOST, V_UNSUP). */
 Value *ev_module_attr(Eval *E, Value *mod, const char *name, Span sp);

@@ -525,6 +525,11 @@ static Autotune *parse_autotune(Eval *E, Value *dec, Span sp) {
     at->points[i] = arena_alloc(E->ar, sizeof(int64_t) * at->nnames);
     for (int j = 0; j < at->nnames; j++) {
       Value *x = at->nnames > 1 ? row->items[j] : row;
+      if ((x->kind == V_LIST || x->kind == V_TUPLE) && at->nnames == 1)
+        ev_error(E, sp,
+                 "autotune value %s of '%s' is a %s: tlsc's autotune values are integers "
+                 "(lists are not supported yet)",
+                 ev_repr(E, x, sp), at->names[j], v_type_name(x));
       if (x->kind != V_INT && x->kind != V_BOOL)
         ev_error(E, sp,
                  "autotune values must be compile-time integers, not "
@@ -547,10 +552,8 @@ bool ev_class_has_tune(const ClassDef *c, const char *name) {
 /* A function value for a def; decorators applied innermost first: a host
  * decorator (triton.jit, torch.no_grad()) makes it an opaque host object,
  * a user function is called with it. */
-static Value *def_value(Eval *E, Node *s, ClassDef *cls) {
-  Value *f = v_new(E, V_FUNC);
-  f->fn = s;
-  f->cls = cls;
+Value *ev_def_value(Eval *E, Node *s, ClassDef *cls) {
+  Value *f = ev_func_here(E, s, cls);
   for (int i = s->list3.len - 1; i >= 0; i--) {
     Node *dn = s->list3.items[i];
     Value *dec = ev_eval_expr(E, dn);
@@ -600,7 +603,7 @@ static void exec_class(Eval *E, Node *s) {
   for (int i = 0; i < s->list2.len; i++) {
     Node *m = s->list2.items[i];
     if (m->kind == N_DEF) {
-      ev_dict_set(E, &c->members, m->name, def_value(E, m, c));
+      ev_dict_set(E, &c->members, m->name, ev_def_value(E, m, c));
     } else if (m->kind == N_ASSIGN && m->list.len == 1 && m->list.items[0]->kind == N_NAME) {
       ev_dict_set(E, &c->members, m->list.items[0]->name, ev_eval_expr(E, m->a));
     } else if (m->kind != N_PASS && m->kind != N_EXPR_STMT && m->kind != N_ANNDECL) {
@@ -658,7 +661,7 @@ void ev_exec_module(Eval *E, const Node *module) {
       exec_class(E, s);
       break;
     case N_DEF:
-      ev_dict_set(E, &E->globals, s->name, def_value(E, s, NULL));
+      ev_dict_set(E, &E->globals, s->name, ev_def_value(E, s, NULL));
       break;
     default:
       if (ev_exec_stmt(E, s) == C_RETURN) ev_error(E, s->span, "'return' outside function");

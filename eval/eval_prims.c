@@ -31,7 +31,34 @@ static const struct {
     {"printf", P_PRINTF},
     {"cluster", NS_CLUSTER},
     {"setmaxnreg", P_SETMAXNREG},
+    {"single_warp", P_SINGLE_WARP},
+    {"warp_group", P_WARP_GROUP},
+    {"static_assert", P_STATIC_ASSERT},
+    {"assume", P_ASSUME},
+    {"free_shared", P_FREE_SHARED},
+    {"fence", NS_FENCE},
+    {"gridDim", NS_GRIDDIM},
 };
+
+/* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
+ * methods of a Script, then the groups whose every member is missing. */
+static const char tilus_prims[] =
+    " global_tensor store_global_scatter store_shared_scatter reshape reshape_shared copy_async"
+    " copy_async_wait_all copy_async_commit_group copy_async_wait_group dot view squeeze"
+    " unsqueeze flatten transpose abs exp exp2 log sin cos round square sqrt rsqrt clip repeat"
+    " repeat_interleave sum max min any all scan cumsum cumprod add maximum where"
+    " lock_semaphore release_semaphore annotate_layout print_tensor assign randint4x randint"
+    " rand randn ";
+static const char tilus_prim_groups[] = " clc tcgen05 atomic cuda ";
+/* members of the groups tlsc has that it lacks */
+static const char tilus_group_prims[] = " fence.proxy_async_release cluster.map_shared_addr ";
+
+static bool word_in(const char *list, const char *word) {
+  size_t n = strlen(word);
+  for (const char *p = list; (p = strstr(p, word)); p += n)
+    if (p[-1] == ' ' && p[n] == ' ') return true;
+  return false;
+}
 
 static const struct {
   Builtin ns;
@@ -54,6 +81,7 @@ static const struct {
     {NS_MBARRIER, "arrive_and_expect_tx_multicast", P_MBAR_EXPECT_TX_MULTICAST},
     {NS_MBARRIER, "arrive_and_expect_tx_remote", P_MBAR_EXPECT_TX_REMOTE},
     {NS_CLUSTER, "sync", P_CLUSTER_SYNC},
+    {NS_FENCE, "proxy_async", P_FENCE_PROXY_ASYNC},
 };
 
 static const char *ns_name(Builtin ns) {
@@ -72,26 +100,57 @@ static const char *ns_name(Builtin ns) {
     return "cluster.blockIdx";
   case NS_CLUSTER_DIM:
     return "cluster.clusterDim";
+  case NS_FENCE:
+    return "fence";
+  case NS_GRIDDIM:
+    return "gridDim";
   default:
     return "wgmma";
   }
+}
+
+static int threads_here(Eval *E, Span sp);
+
+/* Whether an instance is a tilus.Script or tilus.Class (has primitives). */
+static bool is_tilus_instance(const Value *obj) {
+  const ClassDef *c = obj->inst->cls;
+  while (c && c->ck == CK_USER) c = c->base;
+  return c != NULL;
 }
 
 /* Attributes of a namespace (self.mbarrier.alloc ...) or the primitives of
  * an instance (self.range ...); NULL for an instance without that name. */
 Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
   if (obj->kind == V_INST) {
+    if (!is_tilus_instance(obj)) return NULL;
     for (size_t i = 0; i < sizeof inst_prims / sizeof inst_prims[0]; i++)
       if (strcmp(inst_prims[i].name, name) == 0) {
         Value *v = v_builtin(E, inst_prims[i].bi, obj);
         if (inst_prims[i].bi >= NS_ATTRS) v->kind = V_NS;
         return v;
       }
+    /* the thread group being built: absolute thread indices */
+    if (strcmp(name, "current_thread_begin") == 0) return v_int(E, E->tg_begin);
+    if (strcmp(name, "current_num_threads") == 0) return v_int(E, threads_here(E, sp));
+    if (strcmp(name, "current_thread_end") == 0) return v_int(E, E->tg_begin + threads_here(E, sp));
+    if (word_in(tilus_prims, name))
+      ev_error(E, sp, "%s is a Tilus primitive that tlsc does not support yet", name);
+    if (word_in(tilus_prim_groups, name)) {
+      Value *g = v_new(E, V_NS);
+      g->bi = NS_UNSUPPORTED;
+      g->s = name;
+      return g;
+    }
     return NULL;
   }
+  if (obj->bi == NS_UNSUPPORTED)
+    ev_error(E, sp, "%s.%s is a Tilus primitive that tlsc does not support yet", obj->s, name);
   for (size_t i = 0; i < sizeof ns_prims / sizeof ns_prims[0]; i++)
     if (ns_prims[i].ns == obj->bi && strcmp(ns_prims[i].name, name) == 0)
       return v_builtin(E, ns_prims[i].bi, obj);
+  if (word_in(tilus_group_prims, arena_printf(E->ar, "%s.%s", ns_name(obj->bi), name)))
+    ev_error(E, sp, "%s.%s is a Tilus primitive that tlsc does not support yet", ns_name(obj->bi),
+             name);
   if (obj->bi == NS_BLOCKIDX && name[0] >= 'x' && name[0] <= 'z' && !name[1])
     return v_expr(E, ir_special(E->ar, (SpecialReg)(SR_CTAID_X + name[0] - 'x')));
   /* Tilus's self.cluster: blockRank (uint32), blockIdx and clusterDim
@@ -109,6 +168,10 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
     int64_t n = E->k->cluster[name[0] - 'x'];
     return v_int(E, n > 0 ? n : 1);
   }
+  if (obj->bi == NS_GRIDDIM && strcmp(name, "x") == 0)
+    return v_expr(E, ir_special(E->ar, SR_NCTAID_X));
+  if (obj->bi == NS_GRIDDIM && (strcmp(name, "y") == 0 || strcmp(name, "z") == 0))
+    ev_error(E, sp, "self.gridDim.%s is not supported yet (only gridDim.x)", name);
   /* Tilus: a fresh barrier is in phase 0, so the producer's first wait on
    * parity 1 passes at once and the consumer's on parity 0 blocks. */
   if (obj->bi == NS_MBARRIER && strcmp(name, "producer_initial_phase") == 0)
@@ -118,7 +181,7 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
   if (obj->bi == NS_ATTRS && E->k && strcmp(name, "warps") == 0) return v_int(E, E->k->warps);
   if (obj->bi == NS_ATTRS && E->k && strcmp(name, "blocks") == 0 && E->k->grid[0])
     return v_expr(E, E->k->grid[0]);
-  if (obj->kind == V_NS && obj->bi >= NS_ATTRS && obj->bi <= NS_WGMMA)
+  if (obj->kind == V_NS && obj->bi >= NS_ATTRS && obj->bi <= NS_GRIDDIM)
     ev_error(E, sp, "'%s' has no attribute '%s'", ns_name(obj->bi), name);
   ev_error(E, sp, "'%s' object has no attribute '%s'", v_type_name(obj), name);
 }
@@ -285,11 +348,24 @@ static IrTensor *reg_tensor(Eval *E, DType dt, int rank, const int64_t *shape, S
 
 static IrRef barrier_ref(Eval *E, Value *v, Span sp) {
   IrRef r = v_to_ref(E, v ? v : v_none(E), sp, "barrier");
+  if (r.t->is_mbarrier && r.nidx == 0 && r.t->shape[0] == 1) { /* alloc(counts=[1]) as one */
+    r.idx[0] = ir_const(E->ar, DT_INT32, 0);
+    r.nidx = 1;
+  }
   if (!r.t->is_mbarrier || r.nidx != 1)
     ev_error(E, sp,
              "barrier must be one mbarrier (an element of "
              "self.mbarrier.alloc(...)), not a tensor view");
   return r;
+}
+
+/* A Tilus argument tlsc takes only at its default (None, or the value
+ * given): an error at its span otherwise. */
+static void only_default(Eval *E, Args *a, const char *const *names, int i, Value *v,
+                         const Value *dflt, const char *fname, Span sp) {
+  if (!v || (v->kind == V_NONE && !dflt) || (dflt && v_same(E, v, dflt, sp))) return;
+  ev_error(E, ev_arg_span(a, names, i, sp), "%s(%s=...) is not supported by tlsc yet%s", fname,
+           names[i], dflt ? arena_printf(E->ar, " (only %s)", ev_repr(E, dflt, sp)) : "");
 }
 
 static IrExpr *u32(Eval *E, Value *v, Span sp, const char *what) {
@@ -368,9 +444,10 @@ static void check_global_bytes(Eval *E, const int64_t *shape, int rank, DType dt
 /* self.global_view(ptr, dtype=, shape=[...]): a global tensor over a
  * pointer parameter, shape may be run-time. */
 static Value *p_global_view(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"ptr", "dtype", "shape", NULL};
-  Value *v[3];
+  static const char *const names[] = {"ptr", "dtype", "shape", "strides", NULL};
+  Value *v[4];
   ev_bind_args(E, a, sp, "global_view", names, 3, v);
+  only_default(E, a, names, 3, v[3], NULL, "global_view", sp);
   IrExpr *p = v[0]->kind == V_EXPR ? v[0]->x : NULL;
   if (!p || p->kind != X_PARAM || !p->param->is_ptr)
     ev_error(E, sp,
@@ -378,9 +455,13 @@ static Value *p_global_view(Eval *E, Args *a, Span sp) {
              "'%s'",
              v_type_name(v[0]));
   DType dt = v_to_dtype(E, v[1], sp, "dtype");
-  if (p->param->elem != dt)
-    ev_error(E, sp, "global_view() of a ~%s pointer as %s", dtype_name(p->param->elem),
-             dtype_name(dt));
+  if (p->param->elem == DT_VOID) /* void_p: its first view gives the element type */
+    p->param->elem = dt;
+  else if (p->param->elem != dt)
+    ev_error(
+        E, sp, "global_view() of a ~%s pointer as %s%s", dtype_name(p->param->elem), dtype_name(dt),
+        ev_is_void_param(E, p->param) ? " (a void_p parameter takes the dtype of its first view)"
+                                      : "");
   arg_list(E, v[2], sp, "shape");
   int rank = v[2]->n;
   if (rank < 1 || rank > IR_MAX_RANK)
@@ -427,6 +508,15 @@ static Value *p_register_tensor(Eval *E, Args *a, Span sp) {
   int64_t shape[IR_MAX_RANK];
   int rank = const_shape(E, v[1], sp, shape);
   IrTensor *t = reg_tensor(E, dt, rank, shape, sp);
+  TensorRec *rec = ev_tensor_rec(E, t);
+  rec->blk = E->cur;
+  rec->rt_depth = E->rt_depth;
+  rec->tg_begin = E->tg_begin;
+  rec->tg_count = E->tg_count;
+  if (v[2] && (v[2]->kind == V_FUNC || v[2]->kind == V_BOUND || v[2]->kind == V_BUILTIN))
+    ev_error(E, ev_arg_span(a, names, 2, sp),
+             "register_tensor(init=<function>): an element-wise initializer over the indices "
+             "belongs to the register-tensor layer, which tlsc does not support yet");
   if (v[2] && v[2]->kind != V_NONE) {
     if (!v_is_scalar(v[2])) ev_error(E, sp, "init must be a scalar, not '%s'", v_type_name(v[2]));
     if (v_is_number(v[2])) {
@@ -436,6 +526,7 @@ static Value *p_register_tensor(Eval *E, Args *a, Span sp) {
     IrStmt *s = stmt(E, S_FILL, sp);
     s->fill.dst = t;
     s->fill.value = ev_scalar_as(E, v[2], dt, ev_arg_span(a, names, 2, sp));
+    rec->fill = s;
   }
   return v_tensor(E, t);
 }
@@ -465,9 +556,10 @@ static void same_shape(Eval *E, Span sp, const char *what, int rank, const int64
 
 /* self.store_global(dst, src, offsets=[...]) */
 static Value *p_store_global(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"dst", "src", "offsets", NULL};
-  Value *v[3];
+  static const char *const names[] = {"dst", "src", "offsets", "dims", NULL};
+  Value *v[4];
   ev_bind_args(E, a, sp, "store_global", names, 3, v);
+  only_default(E, a, names, 3, v[3], NULL, "store_global", sp);
   IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "store_global() dst");
   IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_global() src");
   if (x->rank != g->rank)
@@ -490,9 +582,11 @@ static Value *p_store_global(Eval *E, Args *a, Span sp) {
 
 /* self.load_global(g, offsets=[...], shape=[...]) */
 static Value *p_load_global(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"src", "offsets", "shape", NULL};
-  Value *v[3];
+  static const char *const names[] = {"src", "offsets", "shape", "dims", "out", NULL};
+  Value *v[5];
   ev_bind_args(E, a, sp, "load_global", names, 3, v);
+  only_default(E, a, names, 3, v[3], NULL, "load_global", sp);
+  only_default(E, a, names, 4, v[4], NULL, "load_global", sp);
   IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "load_global() src");
   int64_t shape[IR_MAX_RANK];
   int rank = const_shape(E, v[2], sp, shape);
@@ -510,9 +604,11 @@ static Value *p_load_global(Eval *E, Args *a, Span sp) {
 
 /* self.store_shared(dst, src) */
 static Value *p_store_shared(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"dst", "src", NULL};
-  Value *v[2];
+  static const char *const names[] = {"dst", "src", "offsets", "dims", NULL};
+  Value *v[4];
   ev_bind_args(E, a, sp, "store_shared", names, 2, v);
+  only_default(E, a, names, 2, v[2], NULL, "store_shared", sp);
+  only_default(E, a, names, 3, v[3], NULL, "store_shared", sp);
   IrRef r = v_to_ref(E, v[0], sp, "store_shared() dst");
   IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_shared() src");
   int64_t dims[IR_MAX_RANK];
@@ -531,9 +627,10 @@ static Value *p_store_shared(Eval *E, Args *a, Span sp) {
 
 /* self.load_shared(src_view) */
 static Value *p_load_shared(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"src", NULL};
-  Value *v[1];
+  static const char *const names[] = {"src", "out", NULL};
+  Value *v[2];
   ev_bind_args(E, a, sp, "load_shared", names, 1, v);
+  only_default(E, a, names, 1, v[1], NULL, "load_shared", sp);
   IrRef r = v_to_ref(E, v[0], sp, "load_shared() src");
   if (r.t->is_mbarrier || ir_ref_rank(&r) < 1)
     ev_error(E, sp, "load_shared() needs a tensor view, not a barrier");
@@ -661,7 +758,12 @@ static Value *p_mbar_alloc(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"counts", NULL};
   Value *v[1];
   ev_bind_args(E, a, sp, "alloc", names, 1, v);
-  Value *l = arg_list(E, v[0], sp, "counts");
+  Value *l = v[0];
+  if (v_is_int_scalar(l)) { /* alloc(counts=1): one barrier */
+    l = v_seq(E, V_LIST, 1);
+    l->items[0] = v[0];
+  }
+  l = arg_list(E, l, sp, "counts");
   if (l->n < 1 || l->n > 1024)
     ev_error(E, sp, "alloc() needs 1 to 1024 barrier counts, not %d", l->n);
   int64_t n = l->n;
@@ -726,11 +828,15 @@ static Value *p_mbar_wait(Eval *E, Args *a, Span sp) {
 /* self.mbarrier.arrive(barrier) and arrive_and_expect_tx(barrier,
  * transaction_bytes=). */
 static Value *p_mbar_arrive(Eval *E, Args *a, Span sp, bool tx) {
-  static const char *const names[] = {"barrier", "transaction_bytes", NULL};
-  static const char *const names1[] = {"barrier", NULL};
-  Value *v[2];
-  ev_bind_args(E, a, sp, tx ? "arrive_and_expect_tx" : "arrive", tx ? names : names1, tx ? 2 : 1,
-               v);
+  static const char *const names[] = {"barrier", "transaction_bytes", "sem", "scope", NULL};
+  static const char *const names1[] = {"barrier", "count", "sem", "scope", NULL};
+  const char *fname = tx ? "arrive_and_expect_tx" : "arrive";
+  Value *v[4];
+  ev_bind_args(E, a, sp, fname, tx ? names : names1, tx ? 2 : 1, v);
+  /* PTX's mbarrier.arrive is release.cta: Tilus's defaults */
+  if (!tx) only_default(E, a, names1, 1, v[1], v_int(E, 1), fname, sp);
+  only_default(E, a, names, 2, v[2], v_str(E, "release"), fname, sp);
+  only_default(E, a, names, 3, v[3], v_str(E, "cta"), fname, sp);
   IrRef r = barrier_ref(E, v[0], sp);
   if (tx)
     const_in_range(E, v[1], ev_arg_span(a, names, 1, sp), "transaction_bytes", 0, (1 << 20) - 1);
@@ -767,9 +873,14 @@ static void check_tma(Eval *E, Span sp, IrTensor *g, IrRef *r) {
 
 /* self.tma.global_to_shared(src=, dst=, offsets=, mbarrier=) */
 static Value *p_tma_g2s(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"src", "dst", "offsets", "mbarrier", "multicast_mask", NULL};
-  Value *v[5];
+  static const char *const names[] = {"src",  "dst",       "offsets",        "mbarrier",
+                                      "dims", "cta_group", "multicast_mask", "cache_policy",
+                                      NULL};
+  Value *v[8];
   ev_bind_args(E, a, sp, "global_to_shared", names, 4, v);
+  only_default(E, a, names, 4, v[4], NULL, "global_to_shared", sp);
+  only_default(E, a, names, 5, v[5], v_int(E, 1), "global_to_shared", sp);
+  only_default(E, a, names, 7, v[7], NULL, "global_to_shared", sp);
   IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "src");
   IrRef r = v_to_ref(E, v[1], sp, "dst");
   check_tma(E, sp, g, &r);
@@ -781,9 +892,9 @@ static Value *p_tma_g2s(Eval *E, Args *a, Span sp) {
   s->tma.barrier = bar;
   s->tma.offsets = o;
   s->tma.noffsets = g->rank;
-  if (v[4] && v[4]->kind != V_NONE) { /* Tilus: a uint16 mask of cluster ranks */
-    const_in_range(E, v[4], ev_arg_span(a, names, 4, sp), "multicast_mask", 1, 0xFFFF);
-    s->tma.mcast = u32(E, v[4], sp, "multicast_mask");
+  if (v[6] && v[6]->kind != V_NONE) { /* Tilus: a uint16 mask of cluster ranks */
+    const_in_range(E, v[6], ev_arg_span(a, names, 6, sp), "multicast_mask", 1, 0xFFFF);
+    s->tma.mcast = u32(E, v[6], sp, "multicast_mask");
   }
   return v_none(E);
 }
@@ -866,9 +977,11 @@ static Value *p_setmaxnreg(Eval *E, Args *a, Span sp) {
 
 /* self.tma.shared_to_global(src=, dst=, offsets=) */
 static Value *p_tma_s2g(Eval *E, Args *a, Span sp) {
-  static const char *const names[] = {"src", "dst", "offsets", NULL};
-  Value *v[3];
+  static const char *const names[] = {"src", "dst", "offsets", "dims", "cache_policy", NULL};
+  Value *v[5];
   ev_bind_args(E, a, sp, "shared_to_global", names, 3, v);
+  only_default(E, a, names, 3, v[3], NULL, "shared_to_global", sp);
+  only_default(E, a, names, 4, v[4], NULL, "shared_to_global", sp);
   IrRef r = v_to_ref(E, v[0], sp, "src");
   IrTensor *g = v_to_tensor(E, v[1], sp, MS_GLOBAL, "dst");
   check_tma(E, sp, g, &r);
@@ -883,9 +996,16 @@ static Value *p_tma_s2g(Eval *E, Args *a, Span sp) {
 /* fence()/commit_group() take nothing; wait_group(n) a constant. */
 static Value *p_simple(Eval *E, Args *a, Span sp, SKind k, const char *fname, bool takes_n) {
   static const char *const names[] = {"n", NULL};
+  /* tma.wait_group: tlsc's waits for the reads of shared memory (.read) */
+  static const char *const tma_names[] = {"n", "read", NULL};
   static const char *const none[] = {NULL};
-  Value *v[1] = {NULL};
-  ev_bind_args(E, a, sp, fname, takes_n ? names : none, takes_n ? 1 : 0, v);
+  Value *v[2] = {NULL, NULL};
+  const char *const *ns = !takes_n ? none : k == S_TMA_WAIT ? tma_names : names;
+  ev_bind_args(E, a, sp, fname, ns, takes_n ? 1 : 0, v);
+  if (k == S_TMA_WAIT && v[1] && !(v[1]->kind == V_BOOL && v[1]->i))
+    ev_error(E, ev_arg_span(a, ns, 1, sp),
+             "tma.wait_group(read=False) is not supported by tlsc yet: its wait_group waits "
+             "until the groups' reads of shared memory are done (read=True)");
   int64_t n = 0;
   if (takes_n) {
     n = v_to_int(E, v[0], sp, "wait_group() argument");
@@ -930,6 +1050,45 @@ static Value *p_sync(Eval *E, Args *a, Span sp) {
 static bool wgmma_input(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
 
 /* self.wgmma.mma(a, b, acc): acc[M, N] += a[M, K] @ b[K, N]. */
+/* A WGMMA accumulator made outside the warp group that first uses it (at
+ * block scope, as Tilus's hopper matmul v3 and v4 do) and only filled so
+ * far belongs to that warp group from then on: it moves there with its fill
+ * (all the threads of the block filled it; only these use it). */
+static void adopt_accumulator(Eval *E, Value *v) {
+  if (v->kind != V_TENSOR || v->t->space != MS_REGISTER || v->t->nthreads == 128) return;
+  IrTensor *t = v->t;
+  TensorRec *rec = ev_tensor_rec(E, t);
+  if (rec->used || !rec->blk || rec->elems || E->tg_begin < rec->tg_begin ||
+      E->tg_begin + 128 > rec->tg_begin + rec->tg_count)
+    return;
+  /* the fill goes to the start of this warp group's region, which must stand
+   * at the tensor's run-time depth: before the group's first wgmma.fence,
+   * and outside the run-time loops and branches in the group */
+  IrBlock *to = NULL;
+  for (TgFrame *g = E->groups; !to && g; g = g->up)
+    if (g->begin == E->tg_begin && g->count == 128 && g->rt_depth == rec->rt_depth)
+      to = &g->st->body;
+  if (!to) return;
+  if (rec->fill) {
+    IrBlock *b = rec->blk;
+    int at = 0;
+    while (at < b->len && b->items[at] != rec->fill) at++;
+    if (at == b->len) return;
+    memmove(&b->items[at], &b->items[at + 1], sizeof(IrStmt *) * (size_t)(b->len - at - 1));
+    b->len--;
+    IrStmt *f = ir_stmt_new(E->ar, S_FILL, rec->fill->span);
+    f->fill = rec->fill->fill;
+    rec->fill = f;
+    ir_block_push(E->ar, to, f); /* room; then first */
+    memmove(&to->items[1], &to->items[0], sizeof(IrStmt *) * (size_t)(to->len - 1));
+    to->items[0] = f;
+  }
+  rec->blk = to;
+  rec->tg_begin = E->tg_begin;
+  rec->tg_count = 128;
+  t->nthreads = 128;
+}
+
 static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"a", "b", "d", NULL};
   Value *v[3];
@@ -938,6 +1097,7 @@ static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
     ev_error(E, sp,
              "wgmma requires a warp group: a thread group of 128 "
              "threads starting at a multiple of 128");
+  adopt_accumulator(E, v[2]);
   IrRef ra = v_to_ref(E, v[0], sp, "wgmma a");
   IrRef rb = v_to_ref(E, v[1], sp, "wgmma b");
   IrTensor *acc = v_to_tensor(E, v[2], sp, MS_REGISTER, "wgmma accumulator");
@@ -977,7 +1137,73 @@ static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
   return v_none(E);
 }
 
+/* static_assert(cond, msg): checked now; assume(cond): a hint tlsc does
+ * not use (a compile-time False is an error, as Tilus's would be). */
+static Value *p_assert(Eval *E, Args *a, Span sp, bool assume) {
+  static const char *const names[] = {"cond", "msg", NULL};
+  Value *v[2] = {NULL, NULL};
+  ev_bind_args(E, a, sp, assume ? "assume" : "static_assert", names, assume ? 1 : 2, v);
+  int64_t c;
+  if (v[0]->kind == V_EXPR && !ir_is_const(v[0]->x, &c)) {
+    if (assume) return v_none(E);
+    ev_error(E, ev_arg_span(a, names, 0, sp), "static_assert() needs a compile-time condition");
+  }
+  if (v_truthy(E, v[0], sp)) return v_none(E);
+  if (v[1] && v[1]->kind == V_STR) ev_error(E, sp, "static assertion failed: %s", v[1]->s);
+  ev_error(E, sp, assume ? "assume() of a condition that is False" : "static assertion failed");
+}
+
+/* free_shared(tensor): the tensor is not used again (tlsc's planner gives
+ * every shared tensor its own space; a use after the free is an error). */
+static Value *p_free_shared(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"tensor", NULL};
+  Value *v[1];
+  ev_bind_args(E, a, sp, "free_shared", names, 1, v);
+  if (v[0]->kind != V_TENSOR || v[0]->t->space != MS_SHARED || v[0]->t->is_mbarrier)
+    ev_error(E, sp, "free_shared() takes a shared tensor from self.shared_tensor(), not '%s'",
+             v_type_name(v[0]));
+  ev_free_shared(E, v[0]->t, sp);
+  return v_none(E);
+}
+
 /* ------------------------------------------------------ thread groups */
+
+/* single_warp(warp) and warp_group(warp_begin, num_warps): thread groups
+ * of whole warps of the current group. */
+static Value *p_warps(Eval *E, Args *a, Span sp, bool group) {
+  static const char *const wnames[] = {"warp", NULL};
+  static const char *const gnames[] = {"warp_begin", "num_warps", NULL};
+  Value *v[2] = {NULL, NULL};
+  ev_bind_args(E, a, sp, group ? "warp_group" : "single_warp", group ? gnames : wnames,
+               group ? 2 : 0, v);
+  int64_t w = v[0] ? v_to_int(E, v[0], sp, group ? "warp_begin" : "warp") : 0;
+  int64_t n = group ? v_to_int(E, v[1], sp, "num_warps") : 1;
+  if (w < 0 || w > INT32_MAX / 32 || n < 1 || n > INT32_MAX / 32)
+    ev_error(E, sp, "%s: warps out of range", group ? "warp_group()" : "single_warp()");
+  Value *c = v_new(E, V_NS);
+  c->bi = CTX_THREAD_GROUP;
+  c->i = w * 32;
+  c->self = v_int(E, n * 32);
+  return c;
+}
+
+/* single_thread(thread=-1): one elected thread; a given thread index is a
+ * thread group of that one thread, as in Tilus. */
+static Value *p_single_thread(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"thread", NULL};
+  Value *v[1] = {NULL};
+  ev_bind_args(E, a, sp, "single_thread", names, 0, v);
+  int64_t t = v[0] ? v_to_int(E, v[0], sp, "thread") : -1;
+  Value *c = v_new(E, V_NS);
+  if (t == -1) {
+    c->bi = CTX_SINGLE_THREAD;
+    return c;
+  }
+  c->bi = CTX_THREAD_GROUP;
+  c->i = t;
+  c->self = v_int(E, 1);
+  return c;
+}
 
 static Value *p_thread_group(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"thread_begin", "num_threads", NULL};
@@ -1018,11 +1244,14 @@ Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx) {
   IrBlock *saved = E->cur;
   int sb = E->tg_begin, sc = E->tg_count;
   bool se = E->tg_explicit;
+  TgFrame g = {E->groups, st, E->rt_depth, E->tg_begin + begin, count};
+  E->groups = &g;
   E->cur = &st->body;
   E->tg_begin += begin;
   E->tg_count = count;
   E->tg_explicit = true;
   Ctrl c = ev_exec_block(E, &s->list);
+  E->groups = g.up;
   E->cur = saved;
   E->tg_begin = sb;
   E->tg_count = sc;
@@ -1046,13 +1275,26 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return p_register_tensor(E, a, sp);
   case P_THREAD_GROUP:
     return p_thread_group(E, a, sp);
-  case P_SINGLE_THREAD: {
-    static const char *const none[] = {NULL};
-    ev_bind_args(E, a, sp, "single_thread", none, 0, NULL);
-    Value *c = v_new(E, V_NS);
-    c->bi = CTX_SINGLE_THREAD;
-    return c;
+  case P_SINGLE_THREAD:
+    return p_single_thread(E, a, sp);
+  case P_SINGLE_WARP:
+  case P_WARP_GROUP:
+    return p_warps(E, a, sp, fn->bi == P_WARP_GROUP);
+  case P_STATIC_ASSERT:
+  case P_ASSUME:
+    return p_assert(E, a, sp, fn->bi == P_ASSUME);
+  case P_FREE_SHARED:
+    return p_free_shared(E, a, sp);
+  case P_FENCE_PROXY_ASYNC: {
+    static const char *const names[] = {"space", NULL};
+    Value *v[1] = {NULL};
+    ev_bind_args(E, a, sp, "proxy_async", names, 0, v);
+    only_default(E, a, names, 0, v[0], v_str(E, "shared"), "fence.proxy_async", sp);
+    stmt(E, S_TMA_FENCE, sp);
+    return v_none(E);
   }
+  case P_TOLIST:
+    return ev_tensor_tolist(E, fn->self, a, sp);
   case P_CAST:
     return p_cast(E, a, sp);
   case P_STORE_GLOBAL:

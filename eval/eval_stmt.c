@@ -22,6 +22,21 @@
 
 Dict *ev_cur_scope(Eval *E) { return E->frame ? E->frame->locals : &E->globals; }
 
+static bool names_have(const NodeList *l, const char *name) {
+  for (int i = 0; l && i < l->len; i++)
+    if (strcmp(l->items[i]->name, name) == 0) return true;
+  return false;
+}
+
+Dict *ev_assign_scope(Eval *E, const char *name) {
+  if (!E->frame) return &E->globals;
+  if (names_have(E->frame->globals, name)) return &E->globals;
+  if (names_have(E->frame->nonlocals, name))
+    for (Env *e = E->frame->env; e; e = e->up)
+      if (ev_dict_find(e->d, name)) return e->d;
+  return E->frame->locals;
+}
+
 /* Appends s to the current block. A kernel whose evaluation alone emits
  * more statements than one may hold once unrolled stops here, at the user's
  * line, before building the rest (ir_check counts the unrolled total). */
@@ -148,7 +163,7 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
   switch (target->kind) {
   case N_NAME: {
     DType ann = eval_ann_type(E, annotation);
-    Slot *slot = target_slot(E, ev_cur_scope(E), target->name);
+    Slot *slot = target_slot(E, ev_assign_scope(E, target->name), target->name);
     ev_bind_slot(E, slot, v, ann, sp);
     return;
   }
@@ -175,6 +190,22 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
     if (annotation) ev_error(E, target->span, "only single target can be annotated");
     if (v->kind != V_TUPLE && v->kind != V_LIST)
       ev_error(E, sp, "cannot unpack '%s' into %d names", v_type_name(v), target->list.len);
+    int star = -1, nt = target->list.len;
+    for (int i = 0; i < nt; i++)
+      if (target->list.items[i]->kind == N_STAR) star = i;
+    if (star >= 0) { /* a, *rest, b = v */
+      if (v->n < nt - 1)
+        ev_error(E, sp, "not enough values to unpack (expected at least %d, got %d)", nt - 1, v->n);
+      int mid = v->n - (nt - 1);
+      for (int i = 0; i < star; i++) ev_assign_to(E, target->list.items[i], v->items[i], NULL, sp);
+      Value *rest = v_seq(E, V_LIST, mid);
+      ev_charge(E, mid / 8, sp);
+      for (int j = 0; j < mid; j++) rest->items[j] = v->items[star + j];
+      ev_assign_to(E, target->list.items[star]->a, rest, NULL, sp);
+      for (int i = star + 1; i < nt; i++)
+        ev_assign_to(E, target->list.items[i], v->items[mid + i - 1], NULL, sp);
+      return;
+    }
     if (v->n != target->list.len)
       ev_error(E, sp, "%s values to unpack (expected %d, got %d)",
                v->n > target->list.len ? "too many" : "not enough", target->list.len, v->n);
@@ -190,6 +221,10 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
     if (seq->kind == V_HOST) { /* host code: no effect */
       ev_host_use(E, seq, target->a->span);
       ev_eval_expr(E, target->b);
+      return;
+    }
+    if (seq->kind == V_TENSOR) {
+      ev_tensor_elem_set(E, seq, ev_eval_expr(E, target->b), v, target->span);
       return;
     }
     if (seq->kind != V_LIST)
@@ -448,11 +483,13 @@ static Ctrl ct_for(Eval *E, Node *s, Value *seq) {
   int saved = E->loop_kind;
   Ctrl out = C_NEXT;
   E->loop_kind = 1;
-  for (int i = 0; i < seq->n; i++) {
+  int i = 0;
+  for (; i < seq->n; i++) {
     ev_assign_to(E, s->a, seq->items[i], NULL, s->a->span);
     if (ct_loop_body(E, &s->list, &out)) break;
   }
   E->loop_kind = saved;
+  if (i == seq->n && s->list2.len) out = ev_exec_block(E, &s->list2); /* for ... else */
   if (outer) {
     if (!outer->val || outer->var || !v_same(E, outer->val, entry, s->a->span))
       ev_error(E, s->a->span,
@@ -468,7 +505,6 @@ static Ctrl ct_for(Eval *E, Node *s, Value *seq) {
 /* for x in self.range(...): one S_FOR with a fresh loop variable. */
 static void rt_for(Eval *E, Node *s, Value *rng) {
   if (s->a->kind != N_NAME) ev_error(E, s->a->span, "the target of a run-time loop must be a name");
-  if (s->list2.len) ev_error(E, s->span, "'else' on a run-time loop is not supported yet");
   prescan(E, &s->list, NULL, s->span);
   IrStmt *st = ir_stmt_new(E->ar, S_FOR, s->span);
   DType t = DT_INT32;
@@ -500,9 +536,9 @@ static Ctrl exec_for(Eval *E, Node *s) {
   Value *it = ev_eval_expr(E, s->b);
   if (it->kind == V_NS && it->bi == P_RANGE) {
     rt_for(E, s, it);
-    return C_NEXT;
+    /* a run-time loop has no break: its else always runs after it */
+    return s->list2.len ? ev_exec_block(E, &s->list2) : C_NEXT;
   }
-  if (s->list2.len) ev_error(E, s->span, "'else' on a loop is not supported yet");
   return ct_for(E, s, it);
 }
 
@@ -519,14 +555,53 @@ static Ctrl exec_while(Eval *E, Node *s) {
     if (!v_truthy(E, c, s->a->span)) break;
     if (iter >= EV_MAX_LOOP_ITERS)
       ev_error(E, s->span, "compile-time loop runs more than %d iterations", EV_MAX_LOOP_ITERS);
-    if (ct_loop_body(E, &s->list, &out)) break;
+    if (ct_loop_body(E, &s->list, &out)) {
+      E->loop_kind = saved;
+      return out;
+    }
   }
   E->loop_kind = saved;
-  return out;
+  return s->list2.len ? ev_exec_block(E, &s->list2) : out; /* while ... else */
+}
+
+/* x[i] op= v: the container and the index are evaluated once. */
+static void augassign_item(Eval *E, Node *s) {
+  Node *t = s->a;
+  Value *seq = ev_eval_expr(E, t->a);
+  if (t->b->kind == N_SLICE)
+    ev_error(E, t->span, "augmented assignment to a slice is not supported");
+  Value *idx = ev_eval_expr(E, t->b);
+  Value *cur;
+  if (seq->kind == V_TENSOR) {
+    cur = ev_tensor_index(E, seq, idx, t->span);
+  } else if (seq->kind == V_DICT) {
+    cur = ev_dict_get(E, seq, idx, t->b->span);
+    if (!cur)
+      ev_error(E, t->b->span, "KeyError: the dict has no key %s", ev_repr(E, idx, t->b->span));
+  } else if (seq->kind == V_LIST) {
+    int64_t i = v_to_int(E, idx, t->b->span, "list index");
+    if (i < 0) i += seq->n;
+    if (i < 0 || i >= seq->n) ev_error(E, t->b->span, "list index out of range");
+    cur = seq->items[i];
+    seq->items[i] = ev_eval_binop(E, s->op, cur, ev_eval_expr(E, s->b), s->span);
+    return;
+  } else {
+    ev_error(E, t->span, "augmented assignment to an element of '%s' is not supported yet",
+             v_type_name(seq));
+  }
+  Value *v = ev_eval_binop(E, s->op, cur, ev_eval_expr(E, s->b), s->span);
+  if (seq->kind == V_DICT)
+    ev_dict_put(E, seq, idx, v, t->b->span);
+  else
+    ev_tensor_elem_set(E, seq, idx, v, t->span);
 }
 
 /* x op= v: register tensors update in place; the rest is x = x op v. */
 static void exec_augassign(Eval *E, Node *s) {
+  if (s->a->kind == N_SUBSCRIPT) {
+    augassign_item(E, s);
+    return;
+  }
   if (s->a->kind != N_NAME && s->a->kind != N_ATTR)
     ev_error(E, s->a->span,
              "augmented assignment to this target is not "
@@ -596,6 +671,73 @@ static void exec_anndecl(Eval *E, Node *s) {
   slot->val = v_expr(E, ir_var_ref(E->ar, slot->var));
 }
 
+/* try: the body, then else, then finally. tlsc's errors are not Python
+ * exceptions: a handler never runs (an error in the body ends the build). */
+static Ctrl exec_try(Eval *E, Node *s) {
+  Ctrl c = ev_exec_block(E, &s->list);
+  for (int i = 0; i < s->list2.len; i++) {
+    Node *cl = s->list2.items[i];
+    if (cl->kind == N_TRY_ELSE && c == C_NEXT) c = ev_exec_block(E, &cl->list);
+    if (cl->kind == N_FINALLY) {
+      Ctrl f = ev_exec_block(E, &cl->list);
+      if (f != C_NEXT) c = f;
+    }
+  }
+  return c;
+}
+
+/* raise X(msg): an error at compile time, with Python's text. */
+static _Noreturn void exec_raise(Eval *E, Node *s) {
+  if (!s->a) ev_error(E, s->span, "raise: no active exception to re-raise");
+  Value *x = ev_eval_expr(E, s->a);
+  if (x->kind == V_BUILTIN && x->bi == B_EXCEPTION) ev_error(E, s->span, "%s", x->s);
+  if (x->kind == V_STR && x->i == 1) ev_error(E, s->span, "%s", x->s); /* an exception value */
+  if (x->kind == V_HOST) ev_error(E, s->span, "raise %s (host code)", x->s);
+  ev_error(E, s->span, "exceptions must derive from BaseException, not '%s'", v_type_name(x));
+}
+
+/* del name, del d[k], del l[i]. */
+static void exec_del(Eval *E, Node *t) {
+  if (t->kind == N_NAME) {
+    Slot *s = ev_dict_find(ev_assign_scope(E, t->name), t->name);
+    if (!s) ev_error(E, t->span, "name '%s' is not defined", t->name);
+    s->val = v_new(E, V_UNDEF);
+    s->val->i = 1; /* deleted: lookups say it is not defined */
+    s->var = NULL;
+    return;
+  }
+  if (t->kind == N_TUPLE || t->kind == N_LIST) {
+    for (int i = 0; i < t->list.len; i++) exec_del(E, t->list.items[i]);
+    return;
+  }
+  if (t->kind == N_SUBSCRIPT) {
+    Value *seq = ev_eval_expr(E, t->a);
+    Value *k = ev_eval_expr(E, t->b);
+    if (seq->kind == V_DICT) {
+      Value *m = ev_dict_attr(E, seq, "pop", t->span);
+      Args a = {0};
+      a.npos = 1;
+      a.pos = &k;
+      a.pos_span = &t->b->span;
+      ev_call_builtin(E, m, &a, t->span);
+      return;
+    }
+    if (seq->kind == V_LIST) {
+      int64_t i = v_to_int(E, k, t->b->span, "list index");
+      if (i < 0) i += seq->n;
+      if (i < 0 || i >= seq->n) ev_error(E, t->b->span, "list assignment index out of range");
+      memmove(&seq->items[i], &seq->items[i + 1], sizeof(Value *) * (size_t)(seq->n - i - 1));
+      seq->n--;
+      return;
+    }
+    if (seq->kind == V_HOST) {
+      ev_host_use(E, seq, t->a->span);
+      return;
+    }
+  }
+  ev_error(E, t->span, "del of this target is not supported");
+}
+
 Ctrl ev_exec_stmt(Eval *E, Node *s) {
   ev_step(E, s->span);
   switch (s->kind) {
@@ -627,11 +769,35 @@ Ctrl ev_exec_stmt(Eval *E, Node *s) {
     return exec_while(E, s);
   case N_FOR:
     return exec_for(E, s);
-  case N_WITH:
+  case N_WITH: {
+    Value *ctx = ev_eval_expr(E, s->a);
+    if (ctx->kind == V_HOST) { /* host code: the body runs, the context is opaque */
+      ev_host_use(E, ctx, s->a->span);
+      if (s->b) ev_assign_to(E, s->b, ev_host_derived(E, ctx, ".__enter__()"), NULL, s->b->span);
+      return ev_exec_block(E, &s->list);
+    }
     if (!E->k) ev_error(E, s->span, "'with' is only allowed inside a kernel");
-    return ev_exec_with(E, s, ev_eval_expr(E, s->a));
+    return ev_exec_with(E, s, ctx);
+  }
   case N_DEF:
-    ev_error(E, s->span, "nested function definitions are not supported yet");
+    ev_dict_set(E, ev_assign_scope(E, s->name), s->name, ev_def_value(E, s, NULL));
+    return C_NEXT;
+  case N_TRY:
+    return exec_try(E, s);
+  case N_RAISE:
+    exec_raise(E, s);
+  case N_GLOBAL:
+  case N_NONLOCAL:
+    if (E->frame) {
+      if (s->kind == N_GLOBAL)
+        E->frame->globals = &s->list;
+      else
+        E->frame->nonlocals = &s->list;
+    }
+    return C_NEXT;
+  case N_DEL:
+    for (int i = 0; i < s->list.len; i++) exec_del(E, s->list.items[i]);
+    return C_NEXT;
   case N_CLASS:
     ev_error(E, s->span, "nested class definitions are not supported yet");
   case N_IMPORT:

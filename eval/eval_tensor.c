@@ -31,6 +31,7 @@ Value *ev_tensor_attr(Eval *E, Value *tv, const char *name, Span sp) {
     return d;
   }
   if (strcmp(name, "transpose") == 0) return v_builtin(E, P_TRANSPOSE, tv);
+  if (strcmp(name, "tolist") == 0) return v_builtin(E, P_TOLIST, tv);
   if (strcmp(name, "shape") == 0) {
     Value *s = v_seq(E, V_TUPLE, ir_ref_rank(&r));
     for (int i = 0; i < s->n; i++)
@@ -45,6 +46,11 @@ Value *ev_tensor_attr(Eval *E, Value *tv, const char *name, Span sp) {
                "constant");
     return v_int(E, ref_bytes(E, &r, sp));
   }
+  static const char methods[] = " item item_ptr squeeze unsqueeze to permute ";
+  char *w = arena_printf(E->ar, " %s ", name);
+  if (strstr(methods, w))
+    ev_error(E, sp, "%s.%s() is a Tilus tensor method that tlsc does not support yet",
+             v_type_name(tv), name);
   ev_error(E, sp, "'%s' object has no attribute '%s'", v_type_name(tv), name);
 }
 
@@ -63,10 +69,14 @@ Value *ev_tensor_transpose(Eval *E, Value *tv, Span sp) {
 
 /* sa[i, j]: fixes the leading dimensions of a shared tensor (run-time
  * indices allowed); mbarriers[i] selects one barrier. */
+static Value *elem_get(Eval *E, IrTensor *t, Value *idx, Span sp);
+
 Value *ev_tensor_index(Eval *E, Value *tv, Value *idx, Span sp) {
   IrRef r = as_ref(tv);
+  if (r.t->space == MS_REGISTER && tv->kind == V_TENSOR) return elem_get(E, r.t, idx, sp);
   if (r.t->space != MS_SHARED)
     ev_error(E, sp, "indexing a %s is not supported yet", v_type_name(tv));
+  ev_check_not_freed(E, r.t, sp);
   if (r.transposed) ev_error(E, sp, "indexing a transposed view is not supported yet");
   int n = idx->kind == V_TUPLE ? idx->n : 1;
   if (r.nidx + n > r.t->rank)
@@ -126,6 +136,7 @@ Value *ev_tensor_slice(Eval *E, Value *tv, Node *idx, Span sp) {
              "tensors take column slices x[:, c0:c1]",
              v_type_name(tv));
   IrTensor *x = tv->t;
+  ev_reg_use(E, x, sp);
   if (x->rank != 2 || idx->kind != N_TUPLE || idx->list.len != 2 ||
       !is_full_slice(idx->list.items[0]) || idx->list.items[1]->kind != N_SLICE)
     ev_error(E, idx->span,
@@ -194,6 +205,9 @@ Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Sp
     ev_error(E, sp,
              "arithmetic needs register tensors; load shared or "
              "global tensors into registers first");
+  ev_reg_use(E, a->t, sp);
+  if (b->kind == V_TENSOR) ev_reg_use(E, b->t, sp);
+  if (dst) ev_reg_use(E, dst, sp);
   IrStmt *st = ir_stmt_new(E->ar, S_ELEMWISE, sp);
   st->elemwise.op = iop;
   st->elemwise.a = a->t;
@@ -226,4 +240,185 @@ Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Sp
 
 Value *ev_tensor_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
   return ev_tensor_binop_to(E, op, a, b, NULL, sp);
+}
+
+/* ------------------------------------------------ tensor records */
+
+TensorRec *ev_tensor_rec(Eval *E, const IrTensor *t) {
+  if (E->recs_k != E->k) { /* a new kernel: new ids */
+    E->recs_k = E->k;
+    E->recs = NULL;
+    E->nrecs = 0;
+  }
+  if (t->id >= E->nrecs) {
+    int n = E->nrecs ? E->nrecs : 16;
+    while (n <= t->id) n *= 2;
+    TensorRec **r = arena_alloc(E->ar, sizeof(TensorRec *) * (size_t)n);
+    if (E->nrecs) memcpy(r, E->recs, sizeof(TensorRec *) * (size_t)E->nrecs);
+    E->recs = r;
+    E->nrecs = n;
+  }
+  if (!E->recs[t->id]) E->recs[t->id] = arena_alloc(E->ar, sizeof(TensorRec));
+  return E->recs[t->id];
+}
+
+void ev_reg_use(Eval *E, IrTensor *t, Span sp) {
+  TensorRec *rec = ev_tensor_rec(E, t);
+  if (rec->elems)
+    ev_error(E, sp,
+             "register tensor '%s' is used element by element (%s[i]); it cannot also be used "
+             "as a whole tensor",
+             t->name, t->name);
+  rec->used = true;
+}
+
+void ev_free_shared(Eval *E, IrTensor *t, Span sp) {
+  ev_check_not_freed(E, t, sp);
+  ev_tensor_rec(E, t)->freed = sp;
+}
+
+void ev_check_not_freed(Eval *E, const IrTensor *t, Span sp) {
+  if (t->space != MS_SHARED) return;
+  TensorRec *rec = ev_tensor_rec(E, t);
+  if (rec->freed.line)
+    ev_error(E, sp, "shared tensor '%s' is used after free_shared() (line %d)", t->name,
+             rec->freed.line);
+}
+
+/* ------------------------------------- register tensors by element */
+
+enum { EV_MAX_ELEMS = 64 }; /* elements of a register tensor used one by one */
+
+/* Inserts n statements after `after` in b (the fill of a register tensor
+ * made before the point being evaluated). */
+static void block_insert_after(Eval *E, IrBlock *b, IrStmt *after, IrStmt **ss, int n) {
+  int at = 0;
+  while (at < b->len && b->items[at] != after) at++;
+  at++;
+  for (int i = 0; i < n; i++) ir_block_push(E->ar, b, ss[i]); /* room */
+  memmove(&b->items[at + n], &b->items[at], sizeof(IrStmt *) * (size_t)(b->len - n - at));
+  memcpy(&b->items[at], ss, sizeof(IrStmt *) * (size_t)n);
+  E->kernel_stmts += n;
+}
+
+/* The variables of register tensor t used element by element, as Tilus
+ * indexes a register tensor (phases[stage]): a rank-1 tensor of at most 64
+ * scalars made by register_tensor() and not used as a whole tensor; every
+ * thread holds every element. Made on first use: one variable per element,
+ * set to the init value right after the tensor's fill. */
+static IrVar **elem_vars(Eval *E, IrTensor *t, Span sp) {
+  TensorRec *rec = ev_tensor_rec(E, t);
+  if (rec->elems) return rec->elems;
+  if (t->rank != 1 || t->shape[0] > EV_MAX_ELEMS || t->dtype == DT_FLOAT16 ||
+      t->dtype == DT_BFLOAT16)
+    ev_error(E, sp,
+             "indexing a register tensor is supported for rank-1 tensors of at most %d "
+             "32- or 64-bit elements (a [%s%lld%s] %s tensor here)",
+             EV_MAX_ELEMS, "", (long long)t->shape[0], t->rank > 1 ? ", ..." : "",
+             dtype_name(t->dtype));
+  if (!rec->blk)
+    ev_error(E, sp, "indexing a register tensor is supported for tensors of register_tensor()");
+  if (rec->used)
+    ev_error(E, sp,
+             "register tensor '%s' was used as a whole tensor before; indexing it element by "
+             "element is not supported yet",
+             t->name);
+  int n = (int)t->shape[0];
+  rec->elems = arena_alloc(E->ar, sizeof(IrVar *) * (size_t)n);
+  IrStmt **ss = arena_alloc(E->ar, sizeof(IrStmt *) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    rec->elems[i] = ir_new_var(E->ar, E->k, arena_printf(E->ar, "%s_%d", t->name, i), t->dtype);
+    ss[i] = ir_stmt_new(E->ar, S_ASSIGN, rec->fill ? rec->fill->span : t->span);
+    ss[i]->assign.var = rec->elems[i];
+    ss[i]->assign.value = rec->fill                  ? rec->fill->fill.value
+                          : dtype_is_float(t->dtype) ? ir_const_f(E->ar, t->dtype, 0.0)
+                                                     : ir_const(E->ar, t->dtype, 0);
+  }
+  block_insert_after(E, rec->blk, rec->fill, ss, n);
+  return rec->elems;
+}
+
+/* The index of t[idx]: a compile-time element number, or -1 and *rt the
+ * run-time one. */
+static int64_t elem_index(Eval *E, IrTensor *t, Value *idx, Span sp, IrExpr **rt) {
+  if (idx->kind == V_TUPLE && idx->n == 1) idx = idx->items[0];
+  if (!v_is_int_scalar(idx))
+    ev_error(E, sp, "tensor index must be an integer, not '%s'", v_type_name(idx));
+  IrExpr *e = ev_scalar_as(E, idx, DT_INT32, sp);
+  int64_t c;
+  if (!ir_is_const(e, &c)) {
+    *rt = e;
+    return -1;
+  }
+  if (c < 0 || c >= t->shape[0])
+    ev_error(E, sp, "index %lld is out of bounds for a dimension of size %lld", (long long)c,
+             (long long)t->shape[0]);
+  return c;
+}
+
+static Value *elem_get(Eval *E, IrTensor *t, Value *idx, Span sp) {
+  IrVar **vs = elem_vars(E, t, sp);
+  IrExpr *rt = NULL;
+  int64_t i = elem_index(E, t, idx, sp, &rt);
+  if (i >= 0) return v_expr(E, ir_var_ref(E->ar, vs[i]));
+  IrExpr *x = ir_var_ref(E->ar, vs[t->shape[0] - 1]);
+  for (int64_t k = t->shape[0] - 2; k >= 0; k--)
+    x = ir_select(E->ar, ir_binary(E->ar, OP_EQ, rt, ir_const(E->ar, DT_INT32, k)),
+                  ir_var_ref(E->ar, vs[k]), x);
+  return ev_rt_value(E, x, sp);
+}
+
+void ev_tensor_elem_set(Eval *E, Value *tv, Value *idx, Value *v, Span sp) {
+  IrTensor *t = tv->t;
+  if (tv->kind != V_TENSOR || t->space != MS_REGISTER)
+    ev_error(E, sp, "assignment to an element of a %s is not supported", v_type_name(tv));
+  IrVar **vs = elem_vars(E, t, sp);
+  IrExpr *rt = NULL;
+  int64_t i = elem_index(E, t, idx, sp, &rt);
+  if (!v_is_scalar(v))
+    ev_error(E, sp, "an element of register tensor '%s' takes a scalar, not '%s'", t->name,
+             v_type_name(v));
+  IrExpr *x = ev_scalar_as(E, v, t->dtype, sp);
+  if (i < 0 && ev_expr_uses_var(x)) { /* read before any element is written */
+    IrVar *tmp = ir_new_var(E->ar, E->k, arena_printf(E->ar, "%s_new", t->name), t->dtype);
+    IrStmt *st = ir_stmt_new(E->ar, S_ASSIGN, sp);
+    st->assign.var = tmp;
+    st->assign.value = x;
+    ev_emit(E, st);
+    x = ir_var_ref(E->ar, tmp);
+  }
+  for (int64_t k = 0; k < t->shape[0]; k++) {
+    if (i >= 0 && k != i) continue;
+    IrStmt *st = ir_stmt_new(E->ar, S_ASSIGN, sp);
+    st->assign.var = vs[k];
+    st->assign.value =
+        i >= 0 ? x
+               : ir_select(E->ar, ir_binary(E->ar, OP_EQ, rt, ir_const(E->ar, DT_INT32, k)), x,
+                           ir_var_ref(E->ar, vs[k]));
+    ev_emit(E, st);
+  }
+}
+
+/* x.tolist(): the barriers of self.mbarrier.alloc(...), each one a value. */
+Value *ev_tensor_tolist(Eval *E, Value *tv, Args *a, Span sp) {
+  if (a->npos || a->nkw) ev_error(E, sp, "tolist() takes no arguments");
+  IrRef r = as_ref(tv);
+  if (tv->kind == V_TENSOR && tv->t->space == MS_REGISTER) {
+    Value *l = v_seq(E, V_LIST, (int)tv->t->shape[0]);
+    if (tv->t->rank != 1) ev_error(E, sp, "tolist() of a register tensor of rank %d", tv->t->rank);
+    for (int i = 0; i < l->n; i++) l->items[i] = elem_get(E, tv->t, v_int(E, i), sp);
+    return l;
+  }
+  if (!r.t->is_mbarrier || r.nidx != 0)
+    ev_error(E, sp, "tolist() of a %s is not supported yet (barriers of mbarrier.alloc only)",
+             v_type_name(tv));
+  Value *l = v_seq(E, V_LIST, (int)r.t->shape[0]);
+  for (int i = 0; i < l->n; i++) {
+    Value *b = v_new(E, V_REF);
+    b->ref = r;
+    b->ref.idx[0] = ir_const(E->ar, DT_INT32, i);
+    b->ref.nidx = 1;
+    l->items[i] = b;
+  }
+  return l;
 }

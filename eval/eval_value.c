@@ -31,6 +31,8 @@ void ev_error(Eval *E, Span sp, const char *fmt, ...) {
   longjmp(E->fail, 1);
 }
 
+void ev_error_quiet(Eval *E) { longjmp(E->fail, 1); }
+
 Value *v_new(Eval *E, VKind k) {
   Value *v = arena_alloc(E->ar, sizeof(Value));
   v->kind = k;
@@ -123,6 +125,8 @@ const char *v_type_name(const Value *v) {
     return "super";
   case V_DICT:
     return "dict";
+  case V_ELLIPSIS:
+    return "ellipsis";
   case V_CLASS:
     return "type";
   case V_INST:
@@ -274,6 +278,15 @@ static bool same_at(Eval *E, const Value *a, const Value *b, Span sp, int depth)
     return a->inst == b->inst;
   case V_CLASS:
     return a->cls == b->cls;
+  case V_DICT: /* the same keys, each with the same value */
+    if (a->n != b->n) return false;
+    if (depth >= EV_MAX_VALUE_DEPTH)
+      ev_error(E, sp, "cannot compare dicts nested more than %d levels deep", EV_MAX_VALUE_DEPTH);
+    for (int i = 0; i < a->n; i++) {
+      Value *bv = ev_dict_get(E, (Value *)b, a->items[2 * i], sp);
+      if (!bv || !same_at(E, a->items[2 * i + 1], bv, sp, depth + 1)) return false;
+    }
+    return true;
   case V_LIST:
   case V_TUPLE:
     if (a->n != b->n) return false;
@@ -369,6 +382,8 @@ bool ev_expr_only_params(const IrExpr *x) {
 /* A shared view: an indexed shared tensor, a whole shared tensor, or one
  * mbarrier. */
 IrRef v_to_ref(Eval *E, Value *v, Span sp, const char *what) {
+  if ((v->kind == V_REF || v->kind == V_TENSOR) && E->k)
+    ev_check_not_freed(E, v->kind == V_REF ? v->ref.t : v->t, sp);
   if (v->kind == V_REF) return v->ref;
   if (v->kind == V_TENSOR && v->t->space == MS_SHARED) {
     IrRef r = {0};
@@ -382,6 +397,7 @@ IrTensor *v_to_tensor(Eval *E, Value *v, Span sp, MemSpace space, const char *wh
   static const char *kind[] = {"a global tensor", "a shared tensor", "a register tensor"};
   if (v->kind != V_TENSOR || v->t->space != space)
     ev_error(E, sp, "%s must be %s, not '%s'", what, kind[space], v_type_name(v));
+  if (space == MS_REGISTER) ev_reg_use(E, v->t, sp);
   return v->t;
 }
 
@@ -489,6 +505,9 @@ static void repr_into(Eval *E, Text *t, const Value *v, Span sp, int depth, bool
   case V_NONE:
     text_add(E, t, "None", sp);
     return;
+  case V_ELLIPSIS:
+    text_add(E, t, "Ellipsis", sp);
+    return;
   case V_BOOL:
     text_add(E, t, v->i ? "True" : "False", sp);
     return;
@@ -550,4 +569,138 @@ const char *ev_str(Eval *E, const Value *v, Span sp) {
   Text t = {0};
   repr_into(E, &t, v, sp, 0, true);
   return t.buf ? t.buf : "";
+}
+
+/* Digits of |v| in base (2, 8, 10, 16), upper-case hex when asked. */
+static const char *int_digits(Eval *E, int64_t v, int base, bool upper) {
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  char buf[72], *p = buf + sizeof buf;
+  *--p = 0;
+  const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+  do {
+    *--p = dig[u % (uint64_t)base];
+    u /= (uint64_t)base;
+  } while (u);
+  return arena_printf(E->ar, "%s", p);
+}
+
+/* ',' or '_' between groups of 3 digits of the integer part of s. */
+static const char *group_digits(Eval *E, const char *s, char sep) {
+  size_t n = strspn(s, "0123456789");
+  if (!sep || n <= 3) return s;
+  char *out = arena_alloc(E->ar, strlen(s) + n / 3 + 2), *q = out;
+  for (size_t i = 0; i < n; i++) {
+    if (i && (n - i) % 3 == 0) *q++ = sep;
+    *q++ = s[i];
+  }
+  strcpy(q, s + n);
+  return out;
+}
+
+const char *ev_format(Eval *E, const Value *v, const char *spec, Span sp) {
+  if (!spec[0]) return v->kind == V_STR ? v->s : ev_str(E, v, sp);
+  const char *p = spec;
+  char fill = ' ', align = 0, sign = '-', type = 0, sep = 0;
+  bool alt = false;
+  if (p[0] && p[1] && strchr("<>=^", p[1])) {
+    fill = p[0];
+    align = p[1];
+    p += 2;
+  } else if (p[0] && strchr("<>=^", p[0])) {
+    align = *p++;
+  }
+  if (*p && strchr("+- ", *p)) sign = *p++;
+  if (*p == 'z') p++;
+  if (*p == '#') alt = true, p++;
+  if (*p == '0') {
+    if (!align) fill = '0', align = '=';
+    p++;
+  }
+  long width = 0, prec = -1;
+  while (*p >= '0' && *p <= '9' && width < 100000) width = width * 10 + (*p++ - '0');
+  if (*p == ',' || *p == '_') sep = *p++;
+  if (*p == '.') {
+    prec = 0;
+    p++;
+    while (*p >= '0' && *p <= '9' && prec < 1000) prec = prec * 10 + (*p++ - '0');
+  }
+  if (*p) type = *p++;
+  if (*p || width >= 100000 || prec >= 1000) ev_error(E, sp, "invalid format specifier '%s'", spec);
+  const char *body, *sgn = "";
+  bool number = v->kind == V_INT || v->kind == V_FLOAT || (v->kind == V_BOOL && type);
+  if (v->kind == V_STR || (!number && !type)) {
+    if (type && type != 's') ev_error(E, sp, "unknown format code '%c' for a string", type);
+    body = v->kind == V_STR ? v->s : ev_str(E, v, sp);
+    if (prec >= 0 && (size_t)prec < strlen(body)) body = arena_strndup(E->ar, body, (size_t)prec);
+    if (!align) align = '<';
+  } else if (!number) {
+    ev_error(E, sp, "a '%s' has no format '%s'", v_type_name(v), spec);
+  } else if (v->kind != V_FLOAT && (!type || strchr("dbBoxXcn", type))) {
+    int64_t i = v->i;
+    if (type == 'c') {
+      body = arena_printf(E->ar, "%c", (char)i);
+    } else {
+      int base = type == 'b' ? 2 : type == 'o' ? 8 : (type == 'x' || type == 'X') ? 16 : 10;
+      const char *d = group_digits(E, int_digits(E, i, base, type == 'X'), base == 10 ? sep : 0);
+      const char *pre = !alt         ? ""
+                        : base == 2  ? "0b"
+                        : base == 8  ? "0o"
+                        : base == 16 ? (type == 'X' ? "0X" : "0x")
+                                     : "";
+      body = arena_printf(E->ar, "%s%s", pre, d);
+      sgn = i < 0 ? "-" : sign == '+' ? "+" : sign == ' ' ? " " : "";
+    }
+  } else {
+    double f = v->kind == V_FLOAT ? v->f : (double)v->i;
+    if (type && !strchr("eEfFgG%n", type))
+      ev_error(E, sp, "unknown format code '%c' for a float", type);
+    double a = fabs(f);
+    if (type == '%') a *= 100;
+    if (!type && prec < 0) {
+      body = v->kind == V_FLOAT ? ev_float_repr(E, a) : arena_printf(E->ar, "%lld", (long long)(a));
+    } else {
+      char t = !type || type == 'n' ? 'g' : type == '%' ? 'f' : type;
+      int pr = (int)(prec < 0 ? 6 : prec);
+      switch (t) {
+      case 'e':
+        body = alt ? arena_printf(E->ar, "%#.*e", pr, a) : arena_printf(E->ar, "%.*e", pr, a);
+        break;
+      case 'E':
+        body = alt ? arena_printf(E->ar, "%#.*E", pr, a) : arena_printf(E->ar, "%.*E", pr, a);
+        break;
+      case 'f':
+      case 'F':
+        body = alt ? arena_printf(E->ar, "%#.*f", pr, a) : arena_printf(E->ar, "%.*f", pr, a);
+        break;
+      case 'G':
+        body = alt ? arena_printf(E->ar, "%#.*G", pr, a) : arena_printf(E->ar, "%.*G", pr, a);
+        break;
+      default:
+        body = alt ? arena_printf(E->ar, "%#.*g", pr, a) : arena_printf(E->ar, "%.*g", pr, a);
+      }
+      if (!type && !strpbrk(body, ".eEn")) body = arena_printf(E->ar, "%s.0", body);
+      if (isinf(a)) body = t >= 'a' ? "inf" : "INF";
+      if (isnan(f)) body = t >= 'a' ? "nan" : "NAN";
+    }
+    body = group_digits(E, body, sep);
+    if (type == '%') body = arena_printf(E->ar, "%s%%", body);
+    sgn = signbit(f) && !isnan(f) ? "-" : sign == '+' ? "+" : sign == ' ' ? " " : "";
+  }
+  if (!align) align = '>';
+  size_t len = strlen(sgn) + strlen(body); /* characters, as Python counts ASCII */
+  size_t pad = width > 0 && (size_t)width > len ? (size_t)width - len : 0;
+  ev_charge(E, (int64_t)(len + pad) / 64, sp);
+  char *padding = arena_alloc(E->ar, pad + 1);
+  memset(padding, fill, pad);
+  size_t half = align == '^' ? pad / 2 : 0;
+  switch (align) {
+  case '<':
+    return arena_printf(E->ar, "%s%s%s", sgn, body, padding);
+  case '^':
+    return arena_printf(E->ar, "%.*s%s%s%s", (int)half, padding, sgn, body, padding + half);
+  case '=':
+    return arena_printf(E->ar, "%s%s%s", sgn, padding, body);
+  default:
+    return arena_printf(E->ar, "%s%s%s", padding, sgn, body);
+  }
 }
