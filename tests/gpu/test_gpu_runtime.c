@@ -13,17 +13,8 @@
 #include <unistd.h>
 
 #include "runtime/tlsrt.h"
+#include "tests/unit.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      failures++;                                                                                  \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                  \
-      printf(__VA_ARGS__);                                                                         \
-      printf("\n");                                                                                \
-    }                                                                                              \
-  } while (0)
 #define OK(call) CHECK((call) == TLS_OK, "%s: %s", #call, tls_last_error(ctx))
 
 static tls_context *ctx;

@@ -15,19 +15,10 @@
  * spans point into FAKE_SCRIPT below, so diagnostics print real lines.
  */
 #include "eval/eval.h"
+#include "tests/unit.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                     \
-      failures++;                                                                                  \
-    }                                                                                              \
-  } while (0)
 
 /* The "script" the spans point at: one line per construct. */
 static const char *FAKE_SCRIPT =

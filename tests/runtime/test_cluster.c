@@ -6,19 +6,7 @@
 #include <string.h>
 
 #include "runtime/tlsrt.h"
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    checks++;                                                                                      \
-    if (!(cond)) {                                                                                 \
-      failures++;                                                                                  \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                  \
-      printf(__VA_ARGS__);                                                                         \
-      printf("\n");                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "tests/unit.h"
 
 /* A one-entry file: metadata lines `meta` between the param and the end. */
 static tls_status load(tls_context *ctx, const char *meta, tls_module **mod) {

@@ -8,20 +8,9 @@
 
 #include "runtime/rt_internal.h"
 #include "runtime/tlsrt.h"
+#include "tests/unit.h"
 
-static int failures, checks;
 static const char *data_dir;
-
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    checks++;                                                                                      \
-    if (!(cond)) {                                                                                 \
-      failures++;                                                                                  \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                  \
-      printf(__VA_ARGS__);                                                                         \
-      printf("\n");                                                                                \
-    }                                                                                              \
-  } while (0)
 
 /* ------------------------------------------------------------ expressions */
 

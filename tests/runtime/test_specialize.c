@@ -9,19 +9,7 @@
 #include <string.h>
 
 #include "runtime/tlsrt.h"
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    checks++;                                                                                      \
-    if (!(cond)) {                                                                                 \
-      failures++;                                                                                  \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                  \
-      printf(__VA_ARGS__);                                                                         \
-      printf("\n");                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "tests/unit.h"
 
 static const char *V = "MatmulWGMMAV5";
 

@@ -14,19 +14,10 @@
  */
 #include "eval/eval.h"
 #include "sim/sim.h"
+#include "tests/unit.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                     \
-      failures++;                                                                                  \
-    }                                                                                              \
-  } while (0)
 
 static const SimParam SIZES_1024[] = {{"m_size", 1024}, {"n_size", 1024}, {"k_size", 1024}};
 
