@@ -43,6 +43,7 @@ typedef enum Emit { EMIT_AST, EMIT_IR, EMIT_PTX } Emit;
 typedef struct Define {
   const char *name;
   long long value;
+  const char *word; /* -D NAME=WORD (a dtype name for __init__), else NULL */
 } Define;
 
 /* --specialize NAME=V1,V2,...: the values of an `int` parameter to build
@@ -121,6 +122,11 @@ static bool is_identifier(const char *s, size_t n) {
   return true;
 }
 
+static char *strdup_or_die(const char *s) {
+  size_t n = strlen(s) + 1;
+  return memcpy(xmalloc(n), s, n);
+}
+
 /* NAME=VALUE of -D (compile-time values) and -p (--verify's run-time
  * parameter values), appended to list[*n] for the option `opt`: VALUE an
  * int64 (decimal, 0x hex, 0 octal, optional sign), a name at most once. */
@@ -132,9 +138,11 @@ static int parse_name_value(const char *opt, Define *list, int *n, const char *a
   char *end;
   errno = 0;
   long long v = strtoll(digits, &end, 0);
-  /* strtoll skips leading blanks; a value is only the number. */
+  /* strtoll skips leading blanks; a value is only the number. -D also
+   * takes a name (a dtype, for an __init__ parameter). */
   bool blank = isspace((unsigned char)digits[0]);
-  if (*digits == '\0' || blank || *end != '\0' || errno == ERANGE)
+  bool word = strcmp(opt, "-D") == 0 && is_identifier(digits, strlen(digits));
+  if (!word && (*digits == '\0' || blank || *end != '\0' || errno == ERANGE))
     return usage_error("bad %s '%s': the value must be an integer", opt, arg);
   if (*n == MAX_DEFINES)
     return usage_error("too many %s options (the limit is %d): '%s'", opt, MAX_DEFINES, arg);
@@ -145,7 +153,7 @@ static int parse_name_value(const char *opt, Define *list, int *n, const char *a
   char *name = xmalloc(len + 1);
   memcpy(name, arg, len);
   name[len] = '\0';
-  list[(*n)++] = (Define){name, v};
+  list[(*n)++] = (Define){name, word ? 0 : v, word ? strdup_or_die(digits) : NULL};
   return 0;
 }
 
@@ -585,9 +593,9 @@ static IrModule *evaluate(const Options *o, Arena *ar, const Source *src, const 
   EvalDefine defs[MAX_DEFINES + MAX_SPECS];
   int n = 0;
   for (int i = 0; i < o->ndefines; i++)
-    defs[n++] = (EvalDefine){o->defines[i].name, o->defines[i].value, false};
+    defs[n++] = (EvalDefine){o->defines[i].name, o->defines[i].value, false, o->defines[i].word};
   for (int i = 0; combo && i < o->nspecs; i++)
-    defs[n++] = (EvalDefine){o->specs[i].name, combo[i], true};
+    defs[n++] = (EvalDefine){o->specs[i].name, combo[i], true, NULL};
   /* points that do not compile: noted once, for the generic entries */
   EvalOptions eo = {.verbose = o->verbose, .quiet_skips = combo != NULL};
   return eval_build_with(ar, module, src, defs, n, &eo, d);
@@ -810,7 +818,10 @@ int main(int argc, char **argv) {
   int rc = parse_args(&opts, argc, argv);
   if (rc >= 0) return rc;
   rc = run(&opts);
-  for (int i = 0; i < opts.ndefines; i++) free((char *)opts.defines[i].name);
+  for (int i = 0; i < opts.ndefines; i++) {
+    free((char *)opts.defines[i].name);
+    free((char *)opts.defines[i].word);
+  }
   for (int i = 0; i < opts.nparams; i++) free((char *)opts.params[i].name);
   for (int i = 0; i < opts.nspecs; i++) free((char *)opts.specs[i].name);
   return rc;

@@ -12,10 +12,21 @@ enum { EV_MAX_POINTS = 4096 }; /* autotune points of one script */
 
 /* ------------------------------------------------------------ kernels */
 
-static EvalDefine *find_define(Eval *E, const char *name) {
+/* The -D of name, or NULL. Only an __init__ parameter takes a word (a
+ * dtype name): every other use needs an integer. */
+static EvalDefine *find_define_any(Eval *E, const char *name) {
   for (int i = 0; i < E->ndefs; i++)
     if (strcmp(E->defs[i].name, name) == 0) return &E->defs[i];
   return NULL;
+}
+
+static EvalDefine *find_define(Eval *E, const char *name) {
+  EvalDefine *d = find_define_any(E, name);
+  if (d && d->word) {
+    diag_plain_error(E->d, "-D %s=%s: '%s' needs an integer value", name, d->word, name);
+    ev_error_quiet(E);
+  }
+  return d;
 }
 
 /* One kernel parameter from its annotation. An `int` parameter fixed by -D
@@ -134,6 +145,15 @@ static bool init_has_param(ClassDef *c, const char *name) {
   return false;
 }
 
+/* The dtype a -D NAME=WORD names, for the __init__ parameter p. */
+static Value *define_dtype(Eval *E, EvalDefine *d, Node *p) {
+  Value *v = ev_dtype_named(E, d->word);
+  if (!v)
+    ev_error(E, p->span, "-D %s=%s: '%s' is not a Tilus dtype name (float16, bfloat16, int32 ...)",
+             d->name, d->word, d->word);
+  return v;
+}
+
 /* The arguments of __init__: the autotune point, then its other parameters
  * from -D NAME=VALUE (Tilus passes them when the program instantiates the
  * script; tlsc compiles ahead of time): required without a default, and a
@@ -155,7 +175,7 @@ static Args init_args(Eval *E, ClassDef *c, Node *init, int n, const char **name
     bool tuned = false;
     for (int j = 0; j < n && !tuned; j++) tuned = strcmp(names[j], p->name) == 0;
     if (p->op || tuned) continue;
-    EvalDefine *d = find_define(E, p->name);
+    EvalDefine *d = find_define_any(E, p->name);
     if (!d && p->b) continue;
     if (!d)
       ev_error(E, p->span,
@@ -165,7 +185,7 @@ static Args init_args(Eval *E, ClassDef *c, Node *init, int n, const char **name
     d->used = true;
     a.kw_name[a.nkw] = p->name;
     a.kw_span[a.nkw] = p->span;
-    a.kw[a.nkw++] = v_int(E, d->value);
+    a.kw[a.nkw++] = d->word ? define_dtype(E, d, p) : v_int(E, d->value);
   }
   return a;
 }

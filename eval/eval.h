@@ -14,7 +14,8 @@
 typedef struct EvalDefine {
   const char *name;
   int64_t value;
-  bool used; /* set by eval_build; unused defines are an error */
+  bool used;        /* set by eval_build; unused defines are an error */
+  const char *word; /* -D NAME=WORD: a dtype name (value unused), else NULL */
 } EvalDefine;
 
 /* How the points of an autotune space that do not compile are reported.

@@ -110,6 +110,13 @@ static Value *tilus_type_name(Eval *E, const char *name) {
   return NULL;
 }
 
+/* A Tilus dtype by name (float16, f16, int32 ...), for -D NAME=DTYPE; NULL
+ * for another name. */
+Value *ev_dtype_named(Eval *E, const char *name) {
+  Value *v = tilus_type_name(E, name);
+  return v && v->kind == V_DTYPE ? v : NULL;
+}
+
 static Value *module_value(Eval *E, const char *path) {
   if (strcmp(path, "tilus") == 0 || strncmp(path, "tilus.", 6) == 0 || strcmp(path, "math") == 0) {
     Value *v = v_new(E, V_MODULE);
