@@ -436,8 +436,17 @@ _Noreturn void ev_unsupported(Eval *E, Value *v, Span sp) {
   ev_error(E, sp, "'%s' is part of Tilus that tlsc does not support yet", v->s);
 }
 
+/* numpy's scalar functions whose value on a Python number is math's (as a
+ * float: np.sqrt(128) == math.sqrt(128)): Tilus's kernels compute constants
+ * with them in __init__ (`float(1.0 / np.sqrt(head_size))`). np.floor and
+ * np.ceil are not among them (they return floats, math's return ints). */
+static const char numpy_scalar_funcs[] = " sqrt log log2 log10 exp sin cos tan tanh pi e inf prod ";
+
 Value *ev_module_attr(Eval *E, Value *mod, const char *name, Span sp) {
   Value *v = NULL;
+  if (mod->kind == V_HOST && strcmp(host_module(E, mod), "numpy") == 0 &&
+      strcmp(mod->s, "numpy") == 0 && in_list(numpy_scalar_funcs, name))
+    return math_attr(E, name);
   if (mod->kind == V_HOST) {
     ev_host_use(E, mod, sp);
     return host_in(E, host_module(E, mod), arena_printf(E->ar, "%s.%s", mod->s, name));
