@@ -73,5 +73,7 @@ void diag_verror(Diag *d, Span sp, const char *fmt, va_list ap);
 void diag_note(Diag *d, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* An error with no source position: "tlsc: error: msg". */
 void diag_plain_error(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warning with no source position: "tlsc: warning: msg" (not an error). */
+void diag_plain_warning(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

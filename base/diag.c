@@ -152,6 +152,15 @@ void diag_note(Diag *d, Span sp, const char *fmt, ...) {
   va_end(ap);
 }
 
+void diag_plain_warning(Diag *d, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(d->out, "tlsc: warning: ");
+  vfprintf(d->out, fmt, ap);
+  fputc('\n', d->out);
+  va_end(ap);
+}
+
 void diag_plain_error(Diag *d, const char *fmt, ...) {
   d->nerrors++;
   va_list ap;

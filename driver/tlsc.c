@@ -571,6 +571,7 @@ static bool verify_module(const Options *o, const IrModule *m, Diag *d, FILE *ou
     }
     if (st == SIM_PROBLEM) worst = st;
   }
+  if (m->nkernels == 0) return true; /* host code only: nothing to run */
   if (!verified) {
     diag_plain_error(d,
                      "--verify: no entry takes these -p values (%s, for one, is compiled for "

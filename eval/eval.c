@@ -514,11 +514,12 @@ IrModule *eval_build_with(Arena *ar, const Node *module, const Source *src, Eval
     ev_exec_module(E, module);
     build_all(E, m);
     if (check_defines(E)) {
+      /* Python imports a file of host code alone without complaint: so
+       * does tlsc, with a warning, and an output that has no entry. */
       if (m->nkernels == 0)
-        diag_plain_error(d, "no kernel: the file defines no tilus.Script "
-                            "class");
-      else
-        result = m;
+        diag_plain_warning(d, "no kernel: the file defines no tilus.Script class with a "
+                              "__call__; the output has no entry");
+      result = m;
     }
   }
   free(E);

@@ -9,7 +9,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$examples"
 find . -name '*.py' -type f | sed 's|^\./||' | sort | while read -r rel; do
   name=$(printf '%s' "${rel%.py}" | sed 's|/|__|g')
-  if "$tlsc" "$rel" -o /dev/null 2>/tmp/conform.$$; then echo ok; else head -1 /tmp/conform.$$; fi \
+  args=()
+  [ -f "$here/expected/$name.args" ] && read -r -a args <"$here/expected/$name.args"
+  if "$tlsc" "${args[@]}" "$rel" -o /dev/null 2>/tmp/conform.$$; then echo ok; else head -1 /tmp/conform.$$; fi \
     >"$here/expected/$name.out"
 done
 rm -f /tmp/conform.$$
