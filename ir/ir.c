@@ -84,7 +84,7 @@ static bool op_is_shift(IrOp op) { return op == OP_SHL || op == OP_SHR; }
 
 /* Reduces a 64-bit pattern to the value range of integer type t, so that
  * equal constants have equal ival (uint64 keeps its bit pattern). */
-static int64_t int_wrap(DType t, int64_t v) {
+int64_t ir_int_wrap(DType t, int64_t v) {
   switch (t) {
   case DT_BOOL:
     return v != 0;
@@ -121,7 +121,7 @@ static int count_nodes(const IrExpr *a, const IrExpr *b, const IrExpr *c) {
 IrExpr *ir_const(Arena *ar, DType t, int64_t v) {
   if (dtype_is_float(t)) return ir_const_f(ar, t, (double)v);
   IrExpr *e = new_expr(ar, X_CONST, t);
-  e->ival = int_wrap(t, v);
+  e->ival = ir_int_wrap(t, v);
   return e;
 }
 

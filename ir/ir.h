@@ -135,6 +135,9 @@ IrExpr *ir_binary(Arena *ar, IrOp op, IrExpr *a, IrExpr *b);
 IrExpr *ir_select(Arena *ar, IrExpr *cond, IrExpr *a, IrExpr *b);
 IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a);
 bool ir_is_const(const IrExpr *e, int64_t *value);
+/* v as a register of integer type t holds it: bool 0/1, 32-bit types
+ * wrapped to their range, 64-bit types as they are. */
+int64_t ir_int_wrap(DType t, int64_t v);
 /* Prints in the IR text form: `(m_size + 127) / 128`, `%v3`, `blockIdx.x`. */
 void ir_print_expr(FILE *out, const IrExpr *e);
 

@@ -337,7 +337,7 @@ static bool bind_params(const IrKernel *k, const SimOptions *opt, int64_t *value
                        given->value, dtype_name(p->type), p->name, k->name, lo, hi);
       return false;
     }
-    values[i] = sim_wrap(p->type, given->value);
+    values[i] = ir_int_wrap(p->type, given->value);
   }
   return true;
 }

@@ -12,20 +12,6 @@
 #include <math.h>
 #include <stdio.h>
 
-/* Reduces a value to what a register of type t holds. */
-int64_t sim_wrap(DType t, int64_t v) {
-  switch (t) {
-  case DT_BOOL:
-    return v != 0;
-  case DT_INT32:
-    return (int32_t)(uint32_t)(uint64_t)v;
-  case DT_UINT32:
-    return (int64_t)(uint32_t)(uint64_t)v;
-  default:
-    return v;
-  }
-}
-
 static bool is_unsigned(DType t) { return t == DT_UINT32 || t == DT_UINT64 || t == DT_BOOL; }
 
 static int type_bits(DType t) { return t == DT_INT64 || t == DT_UINT64 ? 64 : 32; }
@@ -222,7 +208,7 @@ int64_t sim_eval_int(Sim *S, SimWarp *w, const IrExpr *e, Span sp) {
   default:
     v = eval_failure(S, sp, "an unknown expression");
   }
-  return sim_wrap(e->type, v);
+  return ir_int_wrap(e->type, v);
 }
 
 static double eval_binary_float(Sim *S, SimWarp *w, const IrExpr *e, Span sp) {

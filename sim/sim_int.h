@@ -187,7 +187,6 @@ SimWarpGroup *sim_wg(Sim *S, const SimWarp *w);
 /* sim_expr.c */
 int64_t sim_eval_int(Sim *S, SimWarp *w, const IrExpr *e, Span sp);
 double sim_eval_float(Sim *S, SimWarp *w, const IrExpr *e, Span sp);
-int64_t sim_wrap(DType t, int64_t v);
 bool sim_view(Sim *S, SimWarp *w, const IrRef *r, Span sp, SimView *out);
 void sim_view_name(const SimView *v, char *buf, size_t size);
 /* "warp 8", "warps 0-3"; in a cluster "warps 0-3 of block 5" (warps by

@@ -73,7 +73,7 @@ static void leave_frame(SimWarp *w) {
   if (s && s->kind == S_FOR) {
     const IrVar *var = s->loop.var;
     int64_t *v = &w->ivals[var->id];
-    *v = sim_wrap(var->type, (int64_t)((uint64_t)*v + (uint64_t)f->step));
+    *v = ir_int_wrap(var->type, (int64_t)((uint64_t)*v + (uint64_t)f->step));
     if (loop_continues(var->type, *v, f->stop, f->step)) {
       f->pc = 0;
       return;
@@ -93,8 +93,8 @@ static SimStep failed(Sim *S) {
 static SimStep exec_for(Sim *S, SimWarp *w, const IrStmt *s) {
   const IrForStmt *l = &s->loop;
   DType t = l->var->type;
-  int64_t start = sim_wrap(t, sim_eval_int(S, w, l->start, s->span));
-  int64_t stop = sim_wrap(t, sim_eval_int(S, w, l->stop, s->span));
+  int64_t start = ir_int_wrap(t, sim_eval_int(S, w, l->start, s->span));
+  int64_t stop = ir_int_wrap(t, sim_eval_int(S, w, l->stop, s->span));
   int64_t step = sim_eval_int(S, w, l->step, s->span);
   if (S->failed) return STEP_FAILED;
   if (step == 0) {
@@ -228,7 +228,7 @@ static SimStep exec_assign(Sim *S, SimWarp *w, const IrStmt *s) {
   if (dtype_is_float(var->type))
     w->fvals[var->id] = sim_eval_float(S, w, s->assign.value, s->span);
   else
-    w->ivals[var->id] = sim_wrap(var->type, sim_eval_int(S, w, s->assign.value, s->span));
+    w->ivals[var->id] = ir_int_wrap(var->type, sim_eval_int(S, w, s->assign.value, s->span));
   return S->failed ? STEP_FAILED : STEP_RAN;
 }
 
