@@ -212,6 +212,12 @@ static Value *call_def(Eval *E, Node *def, Env *env, Value *self, Args *a, Span 
              "calls nested more than %d deep (recursion is not "
              "supported)",
              EV_MAX_CALL_DEPTH);
+  /* Python would return a coroutine object, which nothing in a kernel
+   * can await: refused rather than run as a plain function. */
+  if (def->kind == N_DEF && def->op == TOK_ASYNC)
+    ev_error(E, sp,
+             "'%s' is an async def: calling it makes a coroutine, which tlsc does not support",
+             def->name);
   Frame f = {0};
   f.up = E->frame;
   f.call_site = sp;
