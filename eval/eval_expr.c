@@ -333,7 +333,8 @@ IrExpr *ev_scalar_as(Eval *E, Value *v, DType t, Span sp) {
   return ev_expr_convert(E, v_to_expr(E, v, sp), t);
 }
 
-static bool rt_binop_code(int op, IrOp *out) {
+/* The IR operation of Python's binary or comparison operator op. */
+bool ev_binop_code(int op, IrOp *out) {
   switch (op) {
   case '+':
     *out = OP_ADD;
@@ -429,7 +430,7 @@ static Value *compare_outside(Eval *E, IrOp iop, const Value *a, const Value *b,
  * type is reported there), sp the whole expression's. */
 static Value *rt_binop(Eval *E, int op, Value *a, Value *b, Span sp, Span asp, Span bsp) {
   IrOp iop;
-  if (!rt_binop_code(op, &iop))
+  if (!ev_binop_code(op, &iop))
     ev_error(E, sp, "operator %s on run-time values is not supported yet", op_name(op));
   DType t = rt_type(a, b);
   bool bitwise = iop == OP_AND || iop == OP_OR || iop == OP_XOR || iop == OP_SHL || iop == OP_SHR;

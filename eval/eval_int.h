@@ -470,6 +470,7 @@ Value *ev_call_tutil(Eval *E, Value *fn, Args *a, Span sp);
 /* An annotation's value; host types (Optional[...]) are allowed in it. */
 Value *ev_eval_annotation(Eval *E, Node *ann);
 Value *ev_dtype_named(Eval *E, const char *name);
+bool ev_binop_code(int op, IrOp *out); /* eval_expr.c */
 /* The run-time dtype an annotation asks for (int32, uint32, float32, bool
  * ...), or DT_VOID for a compile-time annotation (int, float, classes). */
 DType ev_annotation_rt_type(const Value *ann);

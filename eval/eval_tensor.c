@@ -160,23 +160,10 @@ Value *ev_tensor_slice(Eval *E, Value *tv, Node *idx, Span sp) {
   return v_tensor(E, t);
 }
 
+/* Element-wise operators on tensors: + - * and true division. */
 static bool elem_op(int op, IrOp *out) {
-  switch (op) {
-  case '+':
-    *out = OP_ADD;
-    return true;
-  case '-':
-    *out = OP_SUB;
-    return true;
-  case '*':
-    *out = OP_MUL;
-    return true;
-  case '/':
-    *out = OP_DIV;
-    return true;
-  default:
-    return false;
-  }
+  return op != TOK_FLOORDIV && ev_binop_code(op, out) &&
+         (*out == OP_ADD || *out == OP_SUB || *out == OP_MUL || *out == OP_DIV);
 }
 
 static IrTensor *like(Eval *E, IrTensor *t, Span sp) {
