@@ -90,6 +90,10 @@ Val emit_int_divmod(Emitter *e, IrOp op, Val a, Val b, DType t, const IrRange *r
 
 /* ---- emit_stmt.c: statements and control flow */
 void emit_block(Emitter *e, const IrBlock *b);
+/* bar.sync over the threads of the current group: barrier 0 for the whole
+ * block, else the named barrier id (ir_assign_barriers); false after
+ * reporting a group that cannot meet at one (`what` names the statement). */
+bool emit_barrier(Emitter *e, int id, const char *what);
 /* Runs body(e, arg) in exactly one thread of the current group (elected).
  * predicable: body's only side effects are emit_effect instructions (its
  * other instructions compute fresh registers), so every thread may run it
@@ -111,6 +115,31 @@ void emit_wgmma_stmt(Emitter *e, const IrStmt *s);
 /* ---- emit_regtile.c: register tensors */
 void tensor_reg_decls(Emitter *e, FILE *out);
 void emit_regtile_stmt(Emitter *e, const IrStmt *s);
+int64_t tensor_nslots(const IrTensor *t); /* registers per thread */
+/* The register of slot i (for 16-bit WGMMA fragments: of the pair). */
+Val tensor_slot_reg(const IrTensor *t, int64_t i);
+/* false after reporting a tensor without registers (no layout). */
+bool tensor_check_regs(Emitter *e, const IrTensor *t);
+/* Register operands of a global tensor: base pointer (global space) and
+ * its run-time shape (s32). */
+typedef struct GView {
+  Val base;
+  Val dims[IR_MAX_RANK];
+  int rank;
+  int bytes;
+} GView;
+GView global_view(Emitter *e, const IrTensor *g);
+/* Address (u64) of the element at coords (s32 registers, outermost
+ * first), and in *inb whether every coordinate is inside the shape
+ * (negative ones are out: unsigned compare). */
+Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb);
+/* A byte offset inside a shared tensor after its swizzle (0: none). */
+Val smem_swizzle(Emitter *e, Val off, int swizzle_bytes);
+
+/* ---- emit_spread.c: register tensors with spread layouts (IrRegLayout):
+ * loads and stores, element-wise arithmetic with broadcasting, unary
+ * functions, reductions */
+void emit_spread_stmt(Emitter *e, const IrStmt *s);
 
 /* ---- emit_meta.c: the //@tls metadata block */
 bool emit_metadata(FILE *out, const IrModule *m, Diag *d);

@@ -25,22 +25,21 @@ static bool is_packed(const IrTensor *t) {
   return t->layout == LAYOUT_WGMMA_ACC && dtype_bytes(t->dtype) == 2;
 }
 
-static int64_t owner_threads(const IrTensor *t) {
-  return t->layout == LAYOUT_WGMMA_ACC ? 128 : t->nthreads > 0 ? t->nthreads : 1;
+/* Slots per thread. */
+int64_t tensor_nslots(const IrTensor *t) {
+  if (t->layout == LAYOUT_SPATIAL) return t->reg->nslots;
+  return (ir_tensor_numel(t) + 127) / 128;
 }
 
-/* Slots per thread. */
-static int64_t nslots(const IrTensor *t) {
-  int64_t n = owner_threads(t);
-  return (ir_tensor_numel(t) + n - 1) / n;
-}
+static int64_t nslots(const IrTensor *t) { return tensor_nslots(t); }
 
 static bool has_regs(const IrTensor *t) {
-  return t->space == MS_REGISTER && (t->layout == LAYOUT_WGMMA_ACC || t->layout == LAYOUT_SPATIAL);
+  return t->space == MS_REGISTER &&
+         (t->layout == LAYOUT_WGMMA_ACC || (t->layout == LAYOUT_SPATIAL && t->reg));
 }
 
 /* The register of slot i (for packed tensors: of the pair holding it). */
-static Val slot_reg(const IrTensor *t, int64_t i) {
+Val tensor_slot_reg(const IrTensor *t, int64_t i) {
   Val v;
   v.type = is_packed(t) ? DT_UINT32 : t->dtype;
   snprintf(v.s, sizeof v.s, "%%t%d_%" PRId64, t->id, is_packed(t) ? i / 2 : i);
@@ -57,7 +56,9 @@ void tensor_reg_decls(Emitter *e, FILE *out) {
   }
 }
 
-static bool check_regs(Emitter *e, const IrTensor *t) {
+static Val slot_reg(const IrTensor *t, int64_t i) { return tensor_slot_reg(t, i); }
+
+bool tensor_check_regs(Emitter *e, const IrTensor *t) {
   if (!t || !has_regs(t)) {
     unsupported(e, "register tensor '%s' without a spatial or WGMMA layout", t ? t->name : "?");
     return false;
@@ -70,7 +71,8 @@ static bool check_regs(Emitter *e, const IrTensor *t) {
 }
 
 static bool same_layout(Emitter *e, const IrTensor *a, const IrTensor *b) {
-  bool same = a->layout == b->layout && a->rank == b->rank && owner_threads(a) == owner_threads(b);
+  bool same = a->layout == b->layout && a->rank == b->rank && a->nthreads == b->nthreads &&
+              (a->layout != LAYOUT_SPATIAL || ir_reglayout_equal(a->reg, b->reg));
   for (int i = 0; same && i < a->rank; i++) same = a->shape[i] == b->shape[i];
   if (!same)
     unsupported(e, "register tensors '%s' and '%s' of different shapes or layouts", a->name,
@@ -120,7 +122,7 @@ static void cast_copy_packed(Emitter *e, const IrTensor *d, const IrTensor *src)
 
 static void emit_cast(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->cast.dst, *src = s->cast.src;
-  if (!check_regs(e, src) || !same_layout(e, d, src)) return;
+  if (!tensor_check_regs(e, src) || !same_layout(e, d, src)) return;
   if (is_packed(d) && src->dtype == DT_FLOAT32) {
     cast_pack(e, d, src);
     return;
@@ -146,8 +148,8 @@ static void emit_cast(Emitter *e, const IrStmt *s) {
 
 static void emit_elemwise(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->elemwise.dst, *a = s->elemwise.a, *b = s->elemwise.b;
-  if (!check_regs(e, a) || !same_layout(e, d, a) ||
-      (b && (!check_regs(e, b) || !same_layout(e, d, b))))
+  if (!tensor_check_regs(e, a) || !same_layout(e, d, a) ||
+      (b && (!tensor_check_regs(e, b) || !same_layout(e, d, b))))
     return;
   if (is_packed(d) || is_packed(a) || (b && is_packed(b))) {
     unsupported(e, "elementwise arithmetic on 16-bit WGMMA fragments");
@@ -165,16 +167,7 @@ static void emit_elemwise(Emitter *e, const IrStmt *s) {
 
 /* ------------------------------------------------------------ global memory */
 
-/* Register operands of a global tensor: base pointer (global space) and
- * its run-time shape (s32). */
-typedef struct GView {
-  Val base;
-  Val dims[IR_MAX_RANK];
-  int rank;
-  int bytes;
-} GView;
-
-static GView global_view(Emitter *e, const IrTensor *g) {
+GView global_view(Emitter *e, const IrTensor *g) {
   GView v = {.rank = g->rank, .bytes = dtype_bytes(g->dtype)};
   Val p = val_to_reg(e, val_convert(e, emit_expr(e, g->gptr), DT_UINT64));
   v.base = new_reg(e, DT_UINT64);
@@ -187,7 +180,7 @@ static GView global_view(Emitter *e, const IrTensor *g) {
 /* Address and in-bounds predicate of the element at coords (s32 registers,
  * outermost first). Negative coordinates are out of bounds too (unsigned
  * compare). */
-static Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb) {
+Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb) {
   Val lin = new_reg(e, DT_INT64);
   emit(e, "mov.b64 %s, 0;", lin.s);
   for (int d = 0; d < g->rank; d++) {
@@ -204,73 +197,6 @@ static Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb) 
   Val a = new_reg(e, DT_UINT64);
   emit(e, "mad.lo.s64 %s, %s, %d, %s;", a.s, lin.s, g->bytes, g->base.s);
   return a;
-}
-
-/* Global coordinates of slot `slot` of a spatial register tensor placed at
- * the statement's offsets (a lower-rank tile fills the innermost dims). */
-static void spatial_coords(Emitter *e, const IrStmt *s, const IrTensor *t, int grank, Val tid,
-                           int64_t slot, Val *coords) {
-  Val flat = new_reg(e, DT_INT32);
-  emit(e, "add.s32 %s, %s, %" PRId64 ";", flat.s, tid.s, slot * owner_threads(t));
-  Val inner[IR_MAX_RANK];
-  Val rest = flat;
-  for (int i = t->rank - 1; i >= 0; i--) {
-    if (i == 0) {
-      inner[i] = rest;
-      break;
-    }
-    /* unsigned (the index is non-negative): by constants, without div */
-    Val u = rest, n = val_imm(DT_UINT32, t->shape[i]);
-    u.type = DT_UINT32;
-    inner[i] = emit_int_divmod(e, OP_MOD, u, n, DT_UINT32, NULL, NULL);
-    rest = emit_int_divmod(e, OP_DIV, u, n, DT_UINT32, NULL, NULL);
-    inner[i].type = rest.type = DT_INT32;
-  }
-  for (int d = 0; d < grank; d++) {
-    Val off = d < s->gmem.noffsets ? val_convert(e, emit_expr(e, s->gmem.offsets[d]), DT_INT32)
-                                   : val_imm(DT_INT32, 0);
-    int ti = d - (grank - t->rank);
-    coords[d] = new_reg(e, DT_INT32);
-    if (ti >= 0)
-      emit(e, "add.s32 %s, %s, %s;", coords[d].s, inner[ti].s, off.s);
-    else
-      emit(e, "mov.b32 %s, %s;", coords[d].s, off.s);
-  }
-}
-
-/* Load or store of a spatial register tensor, element by element, bounds
- * checked against the global shape (out-of-bounds loads give 0). */
-static void spatial_global(Emitter *e, const IrStmt *s, const IrTensor *g, const IrTensor *t,
-                           bool load) {
-  if (g->rank < t->rank || t->dtype == DT_BOOL) {
-    unsupported(e, "this global load/store shape or dtype");
-    return;
-  }
-  GView gv = global_view(e, g);
-  Val tid = emit_group_tid(e);
-  int64_t numel = ir_tensor_numel(t), nthr = owner_threads(t);
-  for (int64_t i = 0; i < nslots(t); i++) {
-    Val coords[IR_MAX_RANK], inb;
-    spatial_coords(e, s, t, g->rank, tid, i, coords);
-    Val addr = global_elem(e, &gv, coords, &inb);
-    if ((i + 1) * nthr > numel) { /* last slot: not every thread has one */
-      Val p = new_reg(e, DT_BOOL);
-      emit(e, "setp.lt.s32 %s, %s, %" PRId64 ";", p.s, tid.s, numel - i * nthr);
-      emit(e, "and.pred %s, %s, %s;", inb.s, inb.s, p.s);
-    }
-    Val r = slot_reg(t, i);
-    const char *bt = dtype_bytes(t->dtype) == 2 ? ".b16" : ptx_btype(t->dtype);
-    if (load) {
-      /* A float register's zero must be a float literal for ptxas. */
-      const char *zero = t->dtype == DT_FLOAT32   ? "0f00000000"
-                         : t->dtype == DT_FLOAT64 ? "0d0000000000000000"
-                                                  : "0";
-      emit(e, "mov%s %s, %s;", bt, r.s, zero);
-      emit(e, "@%s ld.global%s %s, [%s];", inb.s, bt, r.s, addr.s);
-    } else {
-      emit(e, "@%s st.global%s [%s], %s;", inb.s, bt, addr.s, r.s);
-    }
-  }
 }
 
 /* Where one thread's part of a WGMMA fragment store starts: its first
@@ -407,7 +333,7 @@ static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, c
 /* Byte offset of an element inside its shared tensor after the swizzle:
  * the 16-byte chunk index (bits 4-6) is XORed with the row of the atom
  * (bits 7-9, fewer for narrower swizzles), as TMA and WGMMA lay it out. */
-static Val swizzle(Emitter *e, Val off, int swizzle_bytes) {
+Val smem_swizzle(Emitter *e, Val off, int swizzle_bytes) {
   if (swizzle_bytes < 32) return off;
   int bits = swizzle_bytes == 128 ? 3 : swizzle_bytes == 64 ? 2 : 1;
   Val x = new_reg(e, DT_UINT32), r = new_reg(e, DT_UINT32);
@@ -415,62 +341,6 @@ static Val swizzle(Emitter *e, Val off, int swizzle_bytes) {
   emit(e, "shl.b32 %s, %s, 4;", x.s, x.s);
   emit(e, "xor.b32 %s, %s, %s;", r.s, off.s, x.s);
   return r;
-}
-
-/* Load or store of a spatial register tensor from/to a shared view of the
- * same shape (row-major or swizzled shared layout). */
-static void spatial_shared(Emitter *e, const IrStmt *s, const IrTensor *t, bool load) {
-  const IrRef *ref = &s->smem.shared;
-  const IrTensor *sh = ref->t;
-  int rank = ir_ref_rank(ref);
-  bool ok = sh && sh->space == MS_SHARED && rank == t->rank && t->dtype == sh->dtype &&
-            t->dtype != DT_BOOL && t->layout == LAYOUT_SPATIAL;
-  for (int i = 0; ok && i < rank; i++) ok = ir_ref_dim(ref, i) == t->shape[i];
-  if (!ok) {
-    unsupported(e, "shared load/store between tensors of different shapes, dtypes or layouts");
-    return;
-  }
-  IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
-  Val view = val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32));
-  Val tid = emit_group_tid(e);
-  int64_t numel = ir_tensor_numel(t), nthr = owner_threads(t), bytes = dtype_bytes(t->dtype);
-  int64_t rows = rank >= 2 ? ir_ref_dim(ref, rank - 2) : 1, cols = ir_ref_dim(ref, rank - 1);
-  const char *bt = bytes == 2 ? ".b16" : ptx_btype(t->dtype);
-  for (int64_t i = 0; i < nslots(t); i++) {
-    /* flat index -> element offset inside the view (transposed views swap
-     * the last two coordinates; the underlying tile is row-major) */
-    Val flat = new_reg(e, DT_UINT32), el = new_reg(e, DT_UINT32);
-    emit(e, "add.u32 %s, %s, %" PRId64 ";", flat.s, tid.s, i * nthr);
-    if (ref->transposed && rank >= 2) {
-      Val ncols = val_imm(DT_UINT32, cols), nrows = val_imm(DT_UINT32, rows);
-      Val c = emit_int_divmod(e, OP_MOD, flat, ncols, DT_UINT32, NULL, NULL);
-      Val q = emit_int_divmod(e, OP_DIV, flat, ncols, DT_UINT32, NULL, NULL);
-      Val rr = emit_int_divmod(e, OP_MOD, q, nrows, DT_UINT32, NULL, NULL);
-      /* underlying [cols, rows] tile: outer*rows*cols + c*rows + r */
-      emit(e, "sub.u32 %s, %s, %s;", el.s, q.s, rr.s); /* outer * rows */
-      emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", el.s, el.s, cols);
-      emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", el.s, c.s, rows, el.s);
-      emit(e, "add.u32 %s, %s, %s;", el.s, el.s, rr.s);
-    } else {
-      emit(e, "mov.b32 %s, %s;", el.s, flat.s);
-    }
-    Val off = new_reg(e, DT_UINT32);
-    emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", off.s, el.s, bytes, view.s);
-    Val phys = swizzle(e, off, sh->layout == LAYOUT_SWIZZLED ? sh->swizzle_bytes : 0);
-    Val addr = new_reg(e, DT_UINT32);
-    emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
-    Val r = slot_reg(t, i);
-    bool partial = (i + 1) * nthr > numel;
-    Val p = new_reg(e, DT_BOOL);
-    if (partial) emit(e, "setp.lt.u32 %s, %s, %" PRId64 ";", p.s, tid.s, numel - i * nthr);
-    const char *guard = partial ? p.s : NULL;
-    if (load)
-      emit(e, "%s%s%sld.shared%s %s, [%s+%" PRId64 "];", guard ? "@" : "", guard ? guard : "",
-           guard ? " " : "", bt, r.s, addr.s, sh->smem_offset);
-    else
-      emit(e, "%s%s%sst.shared%s [%s+%" PRId64 "], %s;", guard ? "@" : "", guard ? guard : "",
-           guard ? " " : "", bt, addr.s, sh->smem_offset, r.s);
-  }
 }
 
 /* Stores a WGMMA fragment tensor [64r, N] into a shared view of the same
@@ -515,7 +385,7 @@ static void wgmma_store_shared(Emitter *e, const IrStmt *s, const IrTensor *t) {
     for (int64_t j = 0; j < n / 8; j++) {
       Val off = new_reg(e, DT_UINT32), addr = new_reg(e, DT_UINT32);
       emit(e, "add.u32 %s, %s, %" PRId64 ";", off.s, origin.s, (rr * n + 8 * j) * bytes);
-      Val phys = swizzle(e, off, sw);
+      Val phys = smem_swizzle(e, off, sw);
       emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
       int64_t slot = (i / 2) * (n / 2) + 4 * j + 2 * (i % 2);
       if (is_packed(t))
@@ -536,7 +406,7 @@ static void wgmma_store_shared(Emitter *e, const IrStmt *s, const IrTensor *t) {
 static void emit_slice(Emitter *e, const IrStmt *s) {
   const IrSliceStmt *c = &s->slice;
   const IrTensor *d = c->dst, *x = c->src;
-  if (!check_regs(e, x)) return;
+  if (!tensor_check_regs(e, x)) return;
   if (x->layout != LAYOUT_WGMMA_ACC || d->layout != LAYOUT_WGMMA_ACC || d->dtype != x->dtype ||
       c->begin % 8 || c->end % 8 || d->shape[1] != c->end - c->begin ||
       d->shape[0] != x->shape[0]) {
@@ -554,42 +424,44 @@ static void emit_slice(Emitter *e, const IrStmt *s) {
 /* ------------------------------------------------------------ dispatch */
 
 void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
+  const IrTensor *reg = s->kind == S_LOAD_GLOBAL || s->kind == S_STORE_GLOBAL   ? s->gmem.reg
+                        : s->kind == S_LOAD_SHARED || s->kind == S_STORE_SHARED ? s->smem.reg
+                        : s->kind == S_ELEMWISE                                 ? s->elemwise.dst
+                                                                                : NULL;
+  if (reg && reg->layout == LAYOUT_SPATIAL && reg->reg) {
+    emit_spread_stmt(e, s);
+    return;
+  }
   switch (s->kind) {
   case S_FILL:
-    if (check_regs(e, s->fill.dst)) emit_fill(e, s);
+    if (tensor_check_regs(e, s->fill.dst)) emit_fill(e, s);
     break;
   case S_CAST:
-    if (check_regs(e, s->cast.dst)) emit_cast(e, s);
+    if (tensor_check_regs(e, s->cast.dst)) emit_cast(e, s);
     break;
   case S_ELEMWISE:
-    if (check_regs(e, s->elemwise.dst)) emit_elemwise(e, s);
+    if (tensor_check_regs(e, s->elemwise.dst)) emit_elemwise(e, s);
+    break;
+  case S_UNARY:
+  case S_REDUCE:
+    emit_spread_stmt(e, s);
     break;
   case S_LOAD_GLOBAL:
-    if (!check_regs(e, s->gmem.reg)) break;
-    if (s->gmem.reg->layout == LAYOUT_SPATIAL)
-      spatial_global(e, s, s->gmem.global, s->gmem.reg, true);
-    else
+    if (tensor_check_regs(e, s->gmem.reg))
       unsupported(e, "load_global into a WGMMA fragment tensor");
     break;
   case S_STORE_GLOBAL:
-    if (!check_regs(e, s->gmem.reg)) break;
-    if (s->gmem.reg->layout == LAYOUT_SPATIAL)
-      spatial_global(e, s, s->gmem.global, s->gmem.reg, false);
-    else
-      wgmma_store_global(e, s, s->gmem.global, s->gmem.reg);
+    if (tensor_check_regs(e, s->gmem.reg)) wgmma_store_global(e, s, s->gmem.global, s->gmem.reg);
     break;
   case S_LOAD_SHARED:
-    if (check_regs(e, s->smem.reg)) spatial_shared(e, s, s->smem.reg, true);
+    if (tensor_check_regs(e, s->smem.reg))
+      unsupported(e, "load_shared into a WGMMA fragment tensor");
     break;
   case S_STORE_SHARED:
-    if (!check_regs(e, s->smem.reg)) break;
-    if (s->smem.reg->layout == LAYOUT_WGMMA_ACC)
-      wgmma_store_shared(e, s, s->smem.reg);
-    else
-      spatial_shared(e, s, s->smem.reg, false);
+    if (tensor_check_regs(e, s->smem.reg)) wgmma_store_shared(e, s, s->smem.reg);
     break;
   case S_SLICE:
-    if (check_regs(e, s->slice.dst)) emit_slice(e, s);
+    if (tensor_check_regs(e, s->slice.dst)) emit_slice(e, s);
     break;
   default:
     break;

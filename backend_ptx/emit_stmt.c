@@ -220,24 +220,28 @@ static void block_body(Emitter *e, const void *block) { emit_block(e, block); }
  * thread count (bar.sync counts whole warps, so the group must be made of
  * them: the verifier checks it). A single thread cannot complete a
  * barrier: refused. */
-static void emit_sync(Emitter *e, const IrStmt *s) {
+bool emit_barrier(Emitter *e, int id, const char *what) {
   Group g = e->group;
   if (g.single || g.begin % 32 != 0 || g.size % 32 != 0) {
-    unsupported(e, "sync() inside single_thread() or a thread group that is not whole warps");
-    return;
+    unsupported(e, "%s inside single_thread() or a thread group that is not whole warps", what);
+    return false;
   }
-  int id = s->sync.barrier_id;
   bool whole = g.begin == 0 && g.size == (int64_t)e->k->warps * 32;
   if (whole ? id != 0 : id < 1 || id > IR_MAX_NAMED_BARRIERS) {
-    unsupported(
-        e, "sync() on barrier %d, not one of its thread group (barrier assignment did not run?)",
-        id);
-    return;
+    unsupported(e,
+                "%s on barrier %d, not one of its thread group (barrier assignment did not run?)",
+                what, id);
+    return false;
   }
   if (whole)
     emit(e, "bar.sync 0;");
   else
     emit(e, "bar.sync %d, %" PRId64 ";", id, g.size);
+  return true;
+}
+
+static void emit_sync(Emitter *e, const IrStmt *s) {
+  emit_barrier(e, s->sync.barrier_id, "sync()");
 }
 
 static void emit_stmt(Emitter *e, const IrStmt *s) {
@@ -296,6 +300,8 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
   case S_FILL:
   case S_CAST:
   case S_ELEMWISE:
+  case S_UNARY:
+  case S_REDUCE:
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:
   case S_LOAD_SHARED:

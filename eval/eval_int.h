@@ -136,6 +136,8 @@ typedef enum Builtin {
   P_FREE_SHARED,
   P_FENCE_PROXY_ASYNC,
   P_TOLIST,
+  P_REGOP,     /* s: a register-tensor operation (eval_regops.c) */
+  P_TENSOR_TO, /* self: the tensor of x.to(dtype) */
   /* namespaces (V_NS) */
   NS_ATTRS,
   NS_BLOCKIDX,
@@ -402,6 +404,14 @@ bool ev_bind_args(Eval *E, Args *a, Span sp, const char *fname, const char *cons
 /* Where the argument for names[i] (bound by ev_bind_args) was written; sp
  * when it was not given. */
 Span ev_arg_span(const Args *a, const char *const *names, int i, Span sp);
+
+/* eval_regops.c: self.exp(x), self.sum(x, dim=) ..., x.to(dtype) */
+bool ev_is_regop(const char *name);
+Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp);
+Value *ev_tensor_to(Eval *E, Value *self, Args *a, Span sp);
+/* a op b element by element, register tensors (broadcasting) or a tensor
+ * and a scalar (either side). */
+Value *ev_tensor_elemwise(Eval *E, IrOp op, Value *a, Value *b, Span sp);
 
 /* eval_stmt.c: statements */
 Ctrl ev_exec_block(Eval *E, NodeList *body);

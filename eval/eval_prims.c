@@ -45,8 +45,8 @@ static const struct {
 static const char tilus_prims[] =
     " global_tensor store_global_scatter store_shared_scatter reshape reshape_shared copy_async"
     " copy_async_wait_all copy_async_commit_group copy_async_wait_group dot view squeeze"
-    " unsqueeze flatten transpose abs exp exp2 log sin cos round square sqrt rsqrt clip repeat"
-    " repeat_interleave sum max min any all scan cumsum cumprod add maximum where"
+    " unsqueeze flatten transpose round clip repeat"
+    " repeat_interleave any all scan cumsum cumprod add where"
     " lock_semaphore release_semaphore annotate_layout print_tensor assign randint4x randint"
     " rand randn ";
 static const char tilus_prim_groups[] = " clc tcgen05 atomic cuda ";
@@ -133,6 +133,11 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
     if (strcmp(name, "current_thread_begin") == 0) return v_int(E, E->tg_begin);
     if (strcmp(name, "current_num_threads") == 0) return v_int(E, threads_here(E, sp));
     if (strcmp(name, "current_thread_end") == 0) return v_int(E, E->tg_begin + threads_here(E, sp));
+    if (ev_is_regop(name)) {
+      Value *v = v_builtin(E, P_REGOP, obj);
+      v->s = name;
+      return v;
+    }
     if (word_in(tilus_prims, name))
       ev_error(E, sp, "%s is a Tilus primitive that tlsc does not support yet", name);
     if (word_in(tilus_prim_groups, name)) {
@@ -1295,6 +1300,10 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
   }
   case P_TOLIST:
     return ev_tensor_tolist(E, fn->self, a, sp);
+  case P_REGOP:
+    return ev_call_regop(E, fn->s, a, sp);
+  case P_TENSOR_TO:
+    return ev_tensor_to(E, fn->self, a, sp);
   case P_CAST:
     return p_cast(E, a, sp);
   case P_STORE_GLOBAL:

@@ -32,6 +32,7 @@ Value *ev_tensor_attr(Eval *E, Value *tv, const char *name, Span sp) {
   }
   if (strcmp(name, "transpose") == 0) return v_builtin(E, P_TRANSPOSE, tv);
   if (strcmp(name, "tolist") == 0) return v_builtin(E, P_TOLIST, tv);
+  if (strcmp(name, "to") == 0 && r.t->space == MS_REGISTER) return v_builtin(E, P_TENSOR_TO, tv);
   if (strcmp(name, "shape") == 0) {
     Value *s = v_seq(E, V_TUPLE, ir_ref_rank(&r));
     for (int i = 0; i < s->n; i++)
@@ -166,29 +167,32 @@ static bool elem_op(int op, IrOp *out) {
          (*out == OP_ADD || *out == OP_SUB || *out == OP_MUL || *out == OP_DIV);
 }
 
-static IrTensor *like(Eval *E, IrTensor *t, Span sp) {
-  IrTensor *r = ir_new_tensor(E->ar, E->k, "t", MS_REGISTER, t->dtype, t->rank, t->shape, sp);
-  r->nthreads = t->nthreads;
-  return r;
+/* The shape a and b broadcast to (numpy's rules: aligned on the right,
+ * a dimension of 1 repeats). */
+static int broadcast_shape(Eval *E, const IrTensor *a, const IrTensor *b, int64_t *shape, Span sp) {
+  int rank = a->rank > b->rank ? a->rank : b->rank;
+  for (int i = 1; i <= rank; i++) {
+    int64_t x = i <= a->rank ? a->shape[a->rank - i] : 1;
+    int64_t y = i <= b->rank ? b->shape[b->rank - i] : 1;
+    if (x != y && x != 1 && y != 1)
+      ev_error(E, sp, "tensor shapes do not broadcast: dimension %d is %lld and %lld", rank - i,
+               (long long)x, (long long)y);
+    shape[rank - i] = x == 1 ? y : x;
+  }
+  return rank;
 }
 
-/* a op b where one side is a register tensor: S_ELEMWISE into dst (a new
- * tensor when dst is NULL). */
-Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Span sp) {
-  IrOp iop;
-  if (!elem_op(op, &iop))
-    ev_error(E, sp, "operator %s on tensors is not supported yet", op_name(op));
-  if (a->kind != V_TENSOR && (op == '+' || op == '*')) {
+/* a op b into dst (a new tensor when NULL): register tensors of one dtype
+ * broadcasting, or a tensor and a scalar on either side. */
+static Value *elemwise_to(Eval *E, IrOp iop, Value *a, Value *b, IrTensor *dst, Span sp) {
+  bool scalar_first = a->kind != V_TENSOR;
+  if (scalar_first) {
     Value *t = a;
     a = b;
     b = t;
   }
-  if (a->kind != V_TENSOR)
-    ev_error(E, sp,
-             "scalar %s tensor is not supported yet; write it with "
-             "the tensor first",
-             op_name(op));
-  if (a->t->space != MS_REGISTER || (b->kind == V_TENSOR && b->t->space != MS_REGISTER))
+  if (a->kind != V_TENSOR || a->t->space != MS_REGISTER ||
+      (b->kind == V_TENSOR && b->t->space != MS_REGISTER))
     ev_error(E, sp,
              "arithmetic needs register tensors; load shared or "
              "global tensors into registers first");
@@ -198,31 +202,50 @@ Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Sp
   IrStmt *st = ir_stmt_new(E->ar, S_ELEMWISE, sp);
   st->elemwise.op = iop;
   st->elemwise.a = a->t;
+  int64_t shape[IR_MAX_RANK];
+  int rank = a->t->rank;
+  memcpy(shape, a->t->shape, sizeof(int64_t) * (size_t)rank);
   if (b->kind == V_TENSOR) {
     IrTensor *x = a->t, *y = b->t;
-    if (x->rank != y->rank || memcmp(x->shape, y->shape, sizeof(int64_t) * x->rank) != 0)
-      ev_error(E, sp,
-               "tensor shapes differ (broadcasting is not supported "
-               "yet)");
     if (x->dtype != y->dtype)
       ev_error(E, sp, "tensor dtypes differ: %s and %s; cast one first", dtype_name(x->dtype),
                dtype_name(y->dtype));
+    rank = broadcast_shape(E, x, y, shape, sp);
     st->elemwise.b = y;
   } else if (v_is_scalar(b)) {
     st->elemwise.scalar = ev_scalar_as(E, b, a->t->dtype, sp);
+    st->elemwise.scalar_first =
+        scalar_first && iop != OP_ADD && iop != OP_MUL && iop != OP_MAX && iop != OP_MIN;
     int64_t c; /* integer tensors divide as C does: by zero is undefined */
-    if (iop == OP_DIV && !dtype_is_float(a->t->dtype) && ir_is_const(st->elemwise.scalar, &c) &&
-        c == 0)
+    if (iop == OP_DIV && !scalar_first && !dtype_is_float(a->t->dtype) &&
+        ir_is_const(st->elemwise.scalar, &c) && c == 0)
       ev_error(E, sp, "division by zero");
   } else {
-    ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", op_name(op), v_type_name(a),
-             v_type_name(b));
+    ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", ir_op_name(iop),
+             v_type_name(a), v_type_name(b));
   }
-  if (dst && (dst->dtype != a->t->dtype || dst->rank != a->t->rank))
+  if (dst && (dst->dtype != a->t->dtype || dst->rank != rank ||
+              memcmp(dst->shape, shape, sizeof(int64_t) * (size_t)rank) != 0))
     ev_error(E, sp, "the result does not fit the tensor it updates");
-  st->elemwise.dst = dst ? dst : like(E, a->t, sp);
+  if (!dst) {
+    dst = ir_new_tensor(E->ar, E->k, "t", MS_REGISTER, a->t->dtype, rank, shape, sp);
+    dst->nthreads = a->t->nthreads;
+  }
+  st->elemwise.dst = dst;
   ev_emit(E, st);
   return v_tensor(E, st->elemwise.dst);
+}
+
+Value *ev_tensor_elemwise(Eval *E, IrOp op, Value *a, Value *b, Span sp) {
+  return elemwise_to(E, op, a, b, NULL, sp);
+}
+
+/* a op b (a Python operator) where one side is a register tensor. */
+Value *ev_tensor_binop_to(Eval *E, int op, Value *a, Value *b, IrTensor *dst, Span sp) {
+  IrOp iop;
+  if (!elem_op(op, &iop))
+    ev_error(E, sp, "operator %s on tensors is not supported yet", op_name(op));
+  return elemwise_to(E, iop, a, b, dst, sp);
 }
 
 Value *ev_tensor_binop(Eval *E, int op, Value *a, Value *b, Span sp) {

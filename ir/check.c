@@ -568,14 +568,47 @@ static bool check_register_file(Verifier *v) {
   return false;
 }
 
-/* fill, cast and element-wise: register tensors of one shape. */
+/* Whether x broadcasts to dst's shape (numpy's rules: aligned on the
+ * right, each dimension equal or 1). */
+static bool broadcasts_to(const IrTensor *x, const IrTensor *dst) {
+  if (x->rank > dst->rank) return false;
+  for (int i = 1; i <= x->rank; i++) {
+    int64_t a = x->shape[x->rank - i], b = dst->shape[dst->rank - i];
+    if (a != b && a != 1) return false;
+  }
+  return true;
+}
+
+/* dst = reduction of src over dim: src's shape with dim of size 1. */
+static bool check_reduce(Verifier *v, const IrStmt *s, Region rg) {
+  const IrReduceStmt *r = &s->reduce;
+  if (!check_register(v, r->dst, rg, s->span, "the destination") ||
+      !check_register(v, r->src, rg, s->span, "the source"))
+    return false;
+  bool ok = r->dst->rank == r->src->rank - (r->keepdim ? 0 : 1) && r->dim >= 0 &&
+            r->dim < r->src->rank && r->dst->dtype == r->src->dtype &&
+            (r->op == OP_ADD || r->op == OP_MAX || r->op == OP_MIN);
+  if (ok && r->keepdim) ok = r->dst->shape[r->dim] == 1;
+  for (int i = 0; ok && i < r->src->rank; i++)
+    if (i != r->dim) ok = r->dst->shape[i - (!r->keepdim && i > r->dim)] == r->src->shape[i];
+  if (!ok)
+    diag_error(v->d, s->span, "internal error: malformed reduction of '%s' in the IR",
+               r->src->name);
+  return ok;
+}
+
+/* fill, cast, unary functions and element-wise: register tensors of one
+ * shape (element-wise operands may broadcast). */
 static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
   if (s->kind == S_FILL)
     return check_register(v, s->fill.dst, rg, s->span, "the destination") &&
            check_expr(v, s->fill.value, assigned, s->span);
+  if (s->kind == S_REDUCE) return check_reduce(v, s, rg);
   bool elemwise = s->kind == S_ELEMWISE;
-  const IrTensor *dst = elemwise ? s->elemwise.dst : s->cast.dst;
-  const IrTensor *src = elemwise ? s->elemwise.a : s->cast.src;
+  const IrTensor *dst = elemwise             ? s->elemwise.dst
+                        : s->kind == S_UNARY ? s->unary.dst
+                                             : s->cast.dst;
+  const IrTensor *src = elemwise ? s->elemwise.a : s->kind == S_UNARY ? s->unary.src : s->cast.src;
   const IrTensor *other = elemwise ? s->elemwise.b : NULL;
   if (!check_register(v, dst, rg, s->span, "the destination")) return false;
   if (!check_register(v, src, rg, s->span, "the source")) return false;
@@ -583,8 +616,12 @@ static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned
     if (other && !check_register(v, other, rg, s->span, "the operand")) return false;
     if (!other && !check_expr(v, s->elemwise.scalar, assigned, s->span)) return false;
   }
-  bool ok = same_tensor_shape(dst, src) && (!other || same_tensor_shape(dst, other));
-  if (elemwise && dst->dtype != src->dtype) ok = false;
+  bool ok = elemwise ? broadcasts_to(src, dst) && (!other || broadcasts_to(other, dst))
+                     : same_tensor_shape(dst, src);
+  bool compare = elemwise && s->elemwise.op >= OP_EQ && s->elemwise.op <= OP_GE;
+  if (elemwise && (compare ? dst->dtype != DT_BOOL : dst->dtype != src->dtype)) ok = false;
+  if (other && other->dtype != src->dtype) ok = false;
+  if (s->kind == S_UNARY && dst->dtype != src->dtype) ok = false;
   if (!ok)
     diag_error(v->d, s->span,
                "register tensors '%s' and '%s' differ in "
@@ -821,6 +858,8 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_FILL:
   case S_CAST:
   case S_ELEMWISE:
+  case S_UNARY:
+  case S_REDUCE:
     return check_register_op(v, s, assigned, rg);
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:

@@ -76,6 +76,17 @@ const char *ir_op_name(IrOp op) {
   return names[op];
 }
 
+const char *ir_fn_name(IrMathFn fn) {
+  static const char *names[] = {
+      [FN_EXP] = "exp",          [FN_EXP2] = "exp2",   [FN_LOG] = "log", [FN_LOG2] = "log2",
+      [FN_SQRT] = "sqrt",        [FN_RSQRT] = "rsqrt", [FN_ABS] = "abs", [FN_NEG] = "neg",
+      [FN_SQUARE] = "square",    [FN_SIN] = "sin",     [FN_COS] = "cos", [FN_TANH] = "tanh",
+      [FN_RECIP] = "reciprocal",
+  };
+  if ((int)fn < 0 || (int)fn >= (int)(sizeof names / sizeof names[0]) || !names[fn]) return "?";
+  return names[fn];
+}
+
 static bool op_is_compare(IrOp op) { return op >= OP_EQ && op <= OP_GE; }
 static bool op_is_logical(IrOp op) { return op == OP_LAND || op == OP_LOR; }
 static bool op_is_shift(IrOp op) { return op == OP_SHL || op == OP_SHR; }

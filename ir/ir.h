@@ -147,12 +147,89 @@ typedef enum LayoutKind {
   LAYOUT_NONE,      /* not yet inferred */
   LAYOUT_ROW_MAJOR, /* global, and shared without swizzle */
   LAYOUT_SWIZZLED,  /* shared, TMA/WGMMA swizzle of swizzle_bytes */
-  LAYOUT_SPATIAL,   /* register: flat row-major element i lives in thread
-                       i % nthreads, slot i / nthreads */
+  LAYOUT_SPATIAL,   /* register: spread over the owner threads as the
+                       tensor's IrRegLayout (reg) says */
   LAYOUT_WGMMA_ACC  /* register: wgmma m64nNk16 accumulator fragments of one
                        128-thread warp group; rank 2 [M, N], M % 64 == 0,
                        fragment r covers rows [64r, 64r+64) */
 } LayoutKind;
+
+/* A register layout: how the elements of a register tensor of `shape` are
+ * spread over the `nthreads` threads that own it, `nslots` registers each.
+ *
+ * Each dimension d is split into modes (digits), listed dimension by
+ * dimension, outer to inner inside one: an index i_d is the mixed-radix
+ * number of d's modes (mode m adds digit * ir_reglayout_mode_stride(m)).
+ * Every mode is one digit of the thread id or one digit of the slot:
+ *   thread id = mixed radix over `thread_*`, outer to inner; a digit whose
+ *               mode is -1 replicates (the threads that differ only there
+ *               hold the same elements);
+ *   slot      = mixed radix over `local_mode`, outer to inner.
+ * So element (tid, slot) sits at the sum of a part that depends on tid only
+ * and a part that depends on the slot only, with no carries.
+ *
+ * Examples, with 32 threads:
+ *   [8, 64] by ir_reglayout_default(vec 4): modes d0:2 d0:4 d1:8 d1:4 ...
+ *   the m16n8k16 A operand of mma.sync [16, 16]: modes d0:2 d0:8 d1:2 d1:4
+ *   d1:2, threads = [m1 m3] (lane / 4 = row % 8, lane % 4 = column pair),
+ *   locals = [m2 m0 m4]. */
+#define IR_MAX_MODES 16
+typedef struct IrRegLayout {
+  int rank;
+  int64_t shape[IR_MAX_RANK];
+  int nmodes;
+  int mode_dim[IR_MAX_MODES];
+  int64_t mode_size[IR_MAX_MODES];
+  int nthread;
+  int thread_mode[IR_MAX_MODES]; /* a mode, or -1: replication */
+  int64_t thread_size[IR_MAX_MODES];
+  int nlocal;
+  int local_mode[IR_MAX_MODES];
+  int64_t nthreads, nslots; /* products of the thread and slot digits */
+} IrRegLayout;
+
+/* reglayout.c. The default layout: vec (a power of two) consecutive
+ * elements of the last dimension per thread, then consecutive threads
+ * along the innermost dimensions (coalesced rows), repeated over the
+ * slots; threads beyond the elements replicate. */
+IrRegLayout *ir_reglayout_default(Arena *ar, int rank, const int64_t *shape, int64_t nthreads,
+                                  int64_t vec);
+IrRegLayout *ir_reglayout_make(Arena *ar, int rank, const int64_t *shape, int nmodes,
+                               const int *mode_dim, const int64_t *mode_size, int nthread,
+                               const int *thread_mode, const int64_t *thread_size, int nlocal,
+                               const int *local_mode);
+int64_t ir_reglayout_mode_stride(const IrRegLayout *L, int m);
+int64_t ir_reglayout_thread_stride(const IrRegLayout *L, int i); /* of thread digit i */
+/* The coordinates of slot `slot` of thread tid. */
+void ir_reglayout_coords(const IrRegLayout *L, int64_t tid, int64_t slot, int64_t *coords);
+/* Whether thread tid holds the element at coords, and in which slot. */
+bool ir_reglayout_slot_of(const IrRegLayout *L, int64_t tid, const int64_t *coords, int64_t *slot);
+/* The layout that a tensor of `shape`, broadcast (numpy's rules) against a
+ * tensor with layout full, must have for each thread to hold the elements
+ * it needs: full's modes over the dimensions it lacks are dropped. */
+IrRegLayout *ir_reglayout_broadcast(Arena *ar, const IrRegLayout *full, int rank,
+                                    const int64_t *shape);
+/* The layout of a reduction of src over dim: the dimension kept with size
+ * 1 (keepdim), or removed. */
+IrRegLayout *ir_reglayout_reduce(Arena *ar, const IrRegLayout *src, int dim, bool keepdim);
+bool ir_reglayout_equal(const IrRegLayout *a, const IrRegLayout *b);
+/* How a reduction over dimension dim of a tensor with layout src crosses
+ * threads: a butterfly over the lane bits lane_mask (shfl.bfly), then,
+ * when the dimension spreads over warps, `parts` partial results per
+ * element exchanged through shared memory. Partial k of a thread is the
+ * mixed radix of the terms tid / part_div[i] % part_mod[i]; of the
+ * threads with one (k, element) the writer is the one whose lane_mask bits
+ * and replica digits (tid / zero_div[i] % zero_mod[i]) are all zero. */
+typedef struct IrReducePlan {
+  unsigned lane_mask;
+  int64_t parts;
+  int nparts_terms;
+  int64_t part_div[IR_MAX_MODES], part_mod[IR_MAX_MODES];
+  int nzero;
+  int64_t zero_div[IR_MAX_MODES], zero_mod[IR_MAX_MODES];
+} IrReducePlan;
+void ir_reduce_plan(const IrRegLayout *src, int dim, IrReducePlan *p);
+void ir_reglayout_print(FILE *out, const IrRegLayout *L);
 
 typedef struct IrTensor {
   int id;
@@ -178,6 +255,7 @@ typedef struct IrTensor {
   int nthreads;  /* threads of the group that owns it */
   bool has_init; /* register_tensor(init=...) */
   double init;
+  IrRegLayout *reg; /* LAYOUT_SPATIAL: set by layout inference */
 
   LayoutKind layout;
 } IrTensor;
@@ -248,7 +326,9 @@ typedef enum SKind {
   S_CLUSTER_SYNC,   /* barrier.cluster.arrive + wait (no fields) */
   S_MBAR_REMOTE,    /* cmbar: arrive (and expect tx) on one peer CTA's barrier */
   S_MBAR_MULTICAST, /* cmbar: arrive (and expect tx) on the CTAs of a mask */
-  S_SETMAXNREG      /* nreg: setmaxnreg.inc/dec.sync.aligned.u32 count */
+  S_SETMAXNREG,     /* nreg: setmaxnreg.inc/dec.sync.aligned.u32 count */
+  S_UNARY,          /* unary: dst = fn(src) element by element */
+  S_REDUCE          /* reduce: dst = reduction of src over one dimension */
 } SKind;
 
 /* The fields of each statement kind, one struct each. IrStmt holds them in
@@ -384,13 +464,52 @@ typedef struct IrCastStmt {
   IrTensor *dst, *src;
 } IrCastStmt;
 
-/* S_ELEMWISE: dst = a op b, or a op scalar when b is NULL; register
- * tensors of one shape and dtype. */
+/* S_ELEMWISE: dst = a op b, or a op scalar when b is NULL (scalar op a
+ * when scalar_first); register tensors of one dtype (a comparison's dst is
+ * bool). a and b broadcast to dst's shape by numpy's rules (shapes aligned
+ * on the right, a dimension of size 1 or missing repeats). */
 typedef struct IrElemwiseStmt {
   IrTensor *dst, *a, *b;
   IrExpr *scalar;
   IrOp op;
+  bool scalar_first;
 } IrElemwiseStmt;
+
+/* S_UNARY: dst = fn(src) element by element, one shape. */
+typedef enum IrMathFn {
+  FN_EXP,
+  FN_EXP2,
+  FN_LOG,
+  FN_LOG2,
+  FN_SQRT,
+  FN_RSQRT,
+  FN_ABS,
+  FN_NEG,
+  FN_SQUARE,
+  FN_SIN,
+  FN_COS,
+  FN_TANH,
+  FN_RECIP
+} IrMathFn;
+const char *ir_fn_name(IrMathFn fn); /* "exp", "rsqrt" ... */
+typedef struct IrUnaryStmt {
+  IrTensor *dst, *src;
+  IrMathFn fn;
+} IrUnaryStmt;
+
+/* S_REDUCE: dst = op (OP_ADD, OP_MAX or OP_MIN) over dimension dim of src;
+ * dst has src's shape with dim of size 1 (keepdim) or without dim.
+ * Collective over the owner threads: when
+ * the reduced dimension spreads over warps it exchanges partial results
+ * through the kernel's reduction scratch in shared memory between two
+ * barriers (barrier_id, set by ir_assign_barriers like S_SYNC's). */
+typedef struct IrReduceStmt {
+  IrTensor *dst, *src;
+  int dim;
+  bool keepdim;
+  IrOp op;
+  int barrier_id;
+} IrReduceStmt;
 
 /* S_LOAD_GLOBAL (reg = global[offsets...]) and S_STORE_GLOBAL
  * (global[offsets...] = reg): a register tile at offsets of a global
@@ -449,8 +568,14 @@ struct IrStmt {
     IrSliceStmt slice;       /* S_SLICE */
     IrClusterMbarStmt cmbar; /* S_MBAR_REMOTE, S_MBAR_MULTICAST */
     IrSetmaxnregStmt nreg;   /* S_SETMAXNREG */
+    IrUnaryStmt unary;       /* S_UNARY */
+    IrReduceStmt reduce;     /* S_REDUCE */
   };
 };
+
+/* Bytes of reduction scratch an S_REDUCE needs (0 without an exchange
+ * across warps); known once layouts are inferred. */
+int64_t ir_reduce_scratch_bytes(const IrStmt *s);
 
 /* A zeroed statement of that kind (tma.tmap = -1 for TMA copies). */
 IrStmt *ir_stmt_new(Arena *ar, SKind kind, Span span);
@@ -479,6 +604,9 @@ typedef struct IrKernel {
   int ntmaps;
   IrBlock body;
   int64_t smem_bytes; /* dynamic shared memory: set by planning */
+  /* where S_REDUCE statements exchange partial results across warps, and
+   * how many bytes the largest needs: set by planning */
+  int64_t reduce_scratch_offset, reduce_scratch_bytes;
   Span span;
 } IrKernel;
 
@@ -498,6 +626,9 @@ bool ir_check(IrModule *m, Diag *d);         /* check.c */
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */
 bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */
+/* reginfer.c: the layouts of register tensors that are not WGMMA
+ * fragments, called by ir_infer_layouts once those are known. */
+bool ir_infer_reg_layouts(IrKernel *k, Arena *ar, Diag *d);
 /* barriers.c: the barrier_id of every S_SYNC. It never fails and reads only
  * the nesting of thread groups, so it runs first: the checker reports a
  * group past IR_MAX_NAMED_BARRIERS at its first sync(). */

@@ -13,8 +13,8 @@
  * Register tensors: WGMMA accumulators get the WGMMA fragment layout, and so
  * does every register tensor cast from or combined element-wise with one
  * (to a fixed point), and every column slice of one (acc[:, c0:c1], the
- * fragment layout with N = c1 - c0); the rest are spatial. Only fragments
- * can be sliced.
+ * fragment layout with N = c1 - c0); the rest get spread layouts
+ * (reginfer.c). Only fragments can be sliced.
  */
 #include "ir/ir.h"
 
@@ -285,21 +285,21 @@ static void check_slice_source(IrStmt *s, void *ctx) {
   c->ok = false;
 }
 
-static bool infer_registers(IrKernel *k, Diag *d) {
+static bool infer_registers(IrKernel *k, Arena *ar, Diag *d) {
   for (int i = 0; i < k->ntensors; i++)
-    if (k->tensors[i]->space == MS_REGISTER) k->tensors[i]->layout = LAYOUT_NONE;
+    if (k->tensors[i]->space == MS_REGISTER) {
+      k->tensors[i]->layout = LAYOUT_NONE;
+      k->tensors[i]->reg = NULL;
+    }
   AccCtx c = {d, true, true};
   /* each round fixes at least one tensor, so ntensors + 1 rounds suffice */
   for (int round = 0; c.changed && round <= k->ntensors; round++) {
     c.changed = false;
     walk(&k->body, acc_stmt, &c);
   }
-  for (int i = 0; i < k->ntensors; i++) {
-    IrTensor *t = k->tensors[i];
-    if (t->space == MS_REGISTER && t->layout == LAYOUT_NONE) t->layout = LAYOUT_SPATIAL;
-  }
+  bool spatial_ok = ir_infer_reg_layouts(k, ar, d);
   walk(&k->body, check_slice_source, &c);
-  return c.ok;
+  return c.ok && spatial_ok;
 }
 
 /* ------------------------------------------------------------- entry */
@@ -313,7 +313,7 @@ bool ir_infer_layouts(IrModule *m, Diag *d) {
     bool shared_ok = infer_shared(k, d);
     /* tensor maps need the swizzles: skip them after a swizzle error */
     bool maps_ok = shared_ok && make_tmaps(k, m->ar, d);
-    bool regs_ok = infer_registers(k, d);
+    bool regs_ok = infer_registers(k, m->ar, d);
     ok = ok && shared_ok && maps_ok && regs_ok;
   }
   return ok;

@@ -124,6 +124,11 @@ static void print_tensor(FILE *out, const IrTensor *t) {
     }
   }
   fprintf(out, " layout=%s", layout_name(t->layout));
+  if (t->layout == LAYOUT_SPATIAL && t->reg) {
+    fputc('(', out);
+    ir_reglayout_print(out, t->reg);
+    fputc(')', out);
+  }
   if (t->space == MS_SHARED && !t->is_mbarrier) fprintf(out, " swizzle=%d", t->swizzle_bytes);
   if (t->space == MS_SHARED && t->align > 0)
     fprintf(out, " offset=%lld align=%lld", (long long)t->smem_offset, (long long)t->align);
@@ -262,12 +267,30 @@ static void print_simple(FILE *out, const IrStmt *s) {
   case S_ELEMWISE:
     print_tensor_ref(out, s->elemwise.dst);
     fputs(" = ", out);
+    if (s->elemwise.scalar_first) {
+      ir_print_expr(out, s->elemwise.scalar);
+      fprintf(out, " %s ", ir_op_name(s->elemwise.op));
+      print_tensor_ref(out, s->elemwise.a);
+      break;
+    }
     print_tensor_ref(out, s->elemwise.a);
     fprintf(out, " %s ", ir_op_name(s->elemwise.op));
     if (s->elemwise.b)
       print_tensor_ref(out, s->elemwise.b);
     else
       ir_print_expr(out, s->elemwise.scalar);
+    break;
+  case S_UNARY:
+    print_tensor_ref(out, s->unary.dst);
+    fprintf(out, " = %s(", ir_fn_name(s->unary.fn));
+    print_tensor_ref(out, s->unary.src);
+    fputs(")", out);
+    break;
+  case S_REDUCE:
+    print_tensor_ref(out, s->reduce.dst);
+    fprintf(out, " = reduce_%s(", s->reduce.op == OP_ADD ? "sum" : ir_op_name(s->reduce.op));
+    print_tensor_ref(out, s->reduce.src);
+    fprintf(out, ", dim=%d)", s->reduce.dim);
     break;
   case S_LOAD_GLOBAL:
     print_tensor_ref(out, s->gmem.reg);

@@ -93,6 +93,8 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
   case S_SLICE:
   case S_CLUSTER_SYNC:
   case S_SETMAXNREG:
+  case S_UNARY:
+  case S_REDUCE:
     break;
   }
 }

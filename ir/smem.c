@@ -102,6 +102,20 @@ static void report_overflow(const IrKernel *k, int64_t needed, int64_t slack, Di
 
 /* ------------------------------------------------------------- plan */
 
+/* The largest reduction scratch any S_REDUCE of blk needs. */
+static int64_t max_reduce_scratch(const IrBlock *blk) {
+  int64_t most = 0;
+  for (int i = 0; i < blk->len; i++) {
+    const IrStmt *s = blk->items[i];
+    int64_t n = ir_reduce_scratch_bytes(s);
+    int64_t inner = max_reduce_scratch(&s->body), other = max_reduce_scratch(&s->orelse);
+    if (inner > n) n = inner;
+    if (other > n) n = other;
+    if (n > most) most = n;
+  }
+  return most;
+}
+
 static bool plan_kernel(IrKernel *k, Diag *d) {
   int64_t offset = 0, max_align = 16;
   for (int i = 0; i < k->ntensors; i++) {
@@ -112,6 +126,12 @@ static bool plan_kernel(IrKernel *k, Diag *d) {
     offset = sat_add(t->smem_offset, ir_tensor_nbytes(t));
     if (t->align > max_align) max_align = t->align;
   }
+  /* reductions across warps exchange partial results after the tensors
+   * (never overlapping one: a reduction may run while any is in use) */
+  k->reduce_scratch_bytes = max_reduce_scratch(&k->body);
+  k->reduce_scratch_offset = align_up(offset, 16);
+  if (k->reduce_scratch_bytes > 0)
+    offset = sat_add(k->reduce_scratch_offset, k->reduce_scratch_bytes);
   int64_t slack = max_align > 16 ? BASE_ROUNDING : 0;
   k->smem_bytes = offset > 0 ? align_up(offset, 16) + slack : 0;
   if (k->smem_bytes > TLS_SMEM_LIMIT) {

@@ -150,7 +150,7 @@ static SimMeet *sync_meet(Sim *S, SimWarp *w, const IrStmt *s) {
     diag_error(S->d, s->span, "sync() inside single_thread() can never complete");
     return NULL;
   }
-  int id = s->sync.barrier_id;
+  int id = s->kind == S_REDUCE ? s->reduce.barrier_id : s->sync.barrier_id;
   bool whole = r.begin == 0 && r.end == 32 * (int64_t)S->wpc;
   SimMeet *m = id >= 1 && id <= IR_MAX_NAMED_BARRIERS ? &S->named[w->cta][id - 1] : NULL;
   if (whole ? id != 0 : !m || (m->size && (m->begin != r.begin || m->end != r.end))) {
@@ -189,7 +189,7 @@ static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
   }
   m->at = s;
   if (++m->arrived == m->size) {
-    bool barrier = s->kind == S_SYNC || s->kind == S_CLUSTER_SYNC;
+    bool barrier = s->kind == S_SYNC || s->kind == S_CLUSTER_SYNC || s->kind == S_REDUCE;
     if (barrier) sim_order_meet(S, m, w);
     m->arrived = 0;
     m->generation++;
@@ -299,6 +299,9 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
   case S_THREAD_GROUP:
   case S_SINGLE_THREAD:
     return exec_region(S, w, s);
+  case S_REDUCE: /* across warps: through shared memory, between barriers */
+    if (ir_reduce_scratch_bytes(s) == 0) return STEP_RAN;
+    /* fall through */
   case S_SYNC: {
     SimMeet *m = sync_meet(S, w, s);
     return m ? exec_meet(S, w, m, s) : failed(S);

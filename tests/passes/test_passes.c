@@ -455,7 +455,8 @@ static void test_v5_passes(Arena *ar, const Source *src) {
   int64_t shape[1] = {256};
   IrTensor *lone = ir_new_tensor(ar, k, "lone", MS_REGISTER, DT_FLOAT32, 1, shape, line_span(19));
   lone->nthreads = 128;
-  CHECK(ir_infer_layouts(m, &d) && lone->layout == LAYOUT_SPATIAL);
+  CHECK(ir_infer_layouts(m, &d) && lone->layout == LAYOUT_SPATIAL && lone->reg &&
+        lone->reg->nthreads == 128 && lone->reg->nslots == 2);
   CHECK(d.nerrors == 0);
 }
 

@@ -73,6 +73,9 @@ static IrTensor *regs(const char *name, DType dt, int rank, const int64_t *shape
   IrTensor *t = ir_new_tensor(ar, kern, name, MS_REGISTER, dt, rank, shape, at(4));
   t->nthreads = nthreads;
   t->layout = layout;
+  /* the spread layout of one element per thread and slot, threads
+   * innermost (what layout inference gives a tile loaded as a whole) */
+  if (layout == LAYOUT_SPATIAL) t->reg = ir_reglayout_default(ar, rank, shape, nthreads, 1);
   return t;
 }
 

@@ -1,0 +1,579 @@
+/* emit_spread.c: register tensors with spread layouts (IrRegLayout, ir.h):
+ * loads and stores from global and shared memory, element-wise arithmetic
+ * with broadcasting, unary functions and reductions.
+ *
+ * Slot i of a thread is register %t<id>_<i>. The coordinates of a slot are
+ * a thread part (computed once per statement from the thread id) plus a
+ * constant slot part (ir_reglayout_coords at thread 0), so every access is
+ * registers computed once plus immediates.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_ptx/emit_int.h"
+
+static const IrRegLayout *layout_of(const IrTensor *t) { return t->reg; }
+
+/* The owner group must be the group running the statement: a thread's
+ * registers are only its own. */
+static bool owned_here(Emitter *e, const IrTensor *t) {
+  if (!tensor_check_regs(e, t)) return false;
+  if (!e->group.single && e->group.size == layout_of(t)->nthreads) return true;
+  unsupported(
+      e, "register tensor '%s' (over %" PRId64 " threads) used in a group of %" PRId64 " threads",
+      t->name, layout_of(t)->nthreads, e->group.single ? 1 : e->group.size);
+  return false;
+}
+
+/* (tid / div) % mod as a u32 register (by constants: shifts and masks for
+ * powers of two, multiplications otherwise). */
+static Val tid_digit(Emitter *e, Val tid, int64_t div, int64_t mod) {
+  Val u = tid;
+  u.type = DT_UINT32;
+  if (div > 1) u = emit_int_divmod(e, OP_DIV, u, val_imm(DT_UINT32, div), DT_UINT32, NULL, NULL);
+  if (div * mod < e->group.size)
+    u = emit_int_divmod(e, OP_MOD, u, val_imm(DT_UINT32, mod), DT_UINT32, NULL, NULL);
+  return val_to_reg(e, u);
+}
+
+/* The thread part of each coordinate (s32 registers). */
+static void thread_coords(Emitter *e, const IrRegLayout *L, Val tid, Val *tc) {
+  for (int d = 0; d < L->rank; d++) tc[d] = val_imm(DT_INT32, 0);
+  for (int i = 0; i < L->nthread; i++) {
+    int m = L->thread_mode[i];
+    if (m < 0) continue;
+    Val digit = tid_digit(e, tid, ir_reglayout_thread_stride(L, i), L->thread_size[i]);
+    int d = L->mode_dim[m];
+    Val r = new_reg(e, DT_INT32);
+    emit(e, "mad.lo.s32 %s, %s, %" PRId64 ", %s;", r.s, digit.s, ir_reglayout_mode_stride(L, m),
+         val_to_reg(e, tc[d]).s);
+    tc[d] = r;
+  }
+}
+
+/* Whether this thread is the first of its replicas (it writes for them). */
+static Val first_replica(Emitter *e, const IrRegLayout *L, Val tid) {
+  Val p = {.s = "", .type = DT_BOOL};
+  for (int i = 0; i < L->nthread; i++) {
+    if (L->thread_mode[i] >= 0) continue;
+    Val digit = tid_digit(e, tid, ir_reglayout_thread_stride(L, i), L->thread_size[i]);
+    Val q = new_reg(e, DT_BOOL);
+    emit(e, "setp.eq.u32 %s, %s, 0;", q.s, digit.s);
+    if (p.s[0]) emit(e, "and.pred %s, %s, %s;", q.s, q.s, p.s);
+    p = q;
+  }
+  return p;
+}
+
+/* Row-major element strides of a shape. */
+static void row_major(const int64_t *shape, int rank, int64_t *stride) {
+  int64_t acc = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    stride[d] = acc;
+    acc *= shape[d];
+  }
+}
+
+/* A float register's zero must be a float literal for ptxas. */
+static const char *zero_of(DType t) {
+  return t == DT_FLOAT32 ? "0f00000000" : t == DT_FLOAT64 ? "0d0000000000000000" : "0";
+}
+
+static const char *mem_type(DType t) {
+  return dtype_bytes(t) == 2 ? ".b16" : dtype_bytes(t) == 1 ? ".b8" : ptx_btype(t);
+}
+
+/* ------------------------------------------------------------ global memory */
+
+/* One global load or store: the tile at the statement's offsets (a tile of
+ * lower rank fills the innermost dimensions). */
+typedef struct GAccess {
+  const IrStmt *s;
+  const IrTensor *t;
+  const IrRegLayout *L;
+  GView g;
+  Val origin[IR_MAX_RANK]; /* offset + thread part, per global dimension */
+  Val store_ok;            /* stores: the first replica (empty: all) */
+  bool load;
+  int lead; /* global dimensions the tile does not cover */
+} GAccess;
+
+static void access_coords(Emitter *e, const GAccess *a, int64_t slot, Val *coords) {
+  int64_t lc[IR_MAX_RANK];
+  ir_reglayout_coords(a->L, 0, slot, lc);
+  for (int d = 0; d < a->g.rank; d++) {
+    int td = d - a->lead;
+    if (td < 0 || lc[td] == 0) {
+      coords[d] = a->origin[d];
+      continue;
+    }
+    coords[d] = new_reg(e, DT_INT32);
+    emit(e, "add.s32 %s, %s, %" PRId64 ";", coords[d].s, a->origin[d].s, lc[td]);
+  }
+}
+
+/* Slots [slot, slot + n) as one access of n consecutive elements (n == 1:
+ * a scalar), under the bounds of its first element. */
+static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
+  Val coords[IR_MAX_RANK], inb;
+  access_coords(e, a, slot, coords);
+  Val addr = global_elem(e, &a->g, coords, &inb);
+  if (!a->load && a->store_ok.s[0]) emit(e, "and.pred %s, %s, %s;", inb.s, inb.s, a->store_ok.s);
+  int bytes = dtype_bytes(a->t->dtype);
+  if (n == 1) {
+    Val r = tensor_slot_reg(a->t, slot);
+    if (a->load) {
+      emit(e, "mov%s %s, %s;", ptx_btype(a->t->dtype), r.s, zero_of(a->t->dtype));
+      emit(e, "@%s ld.global%s %s, [%s];", inb.s, mem_type(a->t->dtype), r.s, addr.s);
+    } else {
+      emit(e, "@%s st.global%s [%s], %s;", inb.s, mem_type(a->t->dtype), addr.s, r.s);
+    }
+    return;
+  }
+  /* n elements = n * bytes / 4 words of 32 bits; 16-bit elements pair up */
+  int64_t words = n * bytes / 4, per = 4 / bytes;
+  Val w[4];
+  char list[4 * 52] = "";
+  for (int64_t i = 0; i < words; i++) {
+    w[i] = new_reg(e, DT_UINT32);
+    strcat(list, i ? ", " : "");
+    strcat(list, w[i].s);
+  }
+  if (!a->load)
+    for (int64_t i = 0; i < words; i++) {
+      if (per == 2)
+        emit(e, "mov.b32 %s, {%s, %s};", w[i].s, tensor_slot_reg(a->t, slot + 2 * i).s,
+             tensor_slot_reg(a->t, slot + 2 * i + 1).s);
+      else
+        emit(e, "mov.b32 %s, %s;", w[i].s, tensor_slot_reg(a->t, slot + i).s);
+    }
+  char vec[8] = "";
+  if (words > 1) snprintf(vec, sizeof vec, ".v%" PRId64, words);
+  if (a->load) {
+    for (int64_t i = 0; i < words; i++) emit(e, "mov.b32 %s, 0;", w[i].s);
+    emit(e, "@%s ld.global%s.b32 {%s}, [%s];", inb.s, vec, list, addr.s);
+    for (int64_t i = 0; i < words; i++) {
+      if (per == 2)
+        emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(a->t, slot + 2 * i).s,
+             tensor_slot_reg(a->t, slot + 2 * i + 1).s, w[i].s);
+      else
+        emit(e, "mov.b32 %s, %s;", tensor_slot_reg(a->t, slot + i).s, w[i].s);
+    }
+  } else {
+    emit(e, "@%s st.global%s.b32 [%s], {%s};", inb.s, vec, addr.s, list);
+  }
+}
+
+/* Elements per vector access: the innermost slot digit when it runs along
+ * the innermost tile dimension with stride 1, cut to 16 bytes; 1 when the
+ * elements are not 16- or 32-bit. */
+static int64_t vector_elems(const GAccess *a) {
+  const IrRegLayout *L = a->L;
+  int bytes = dtype_bytes(a->t->dtype);
+  if (L->nlocal == 0 || (bytes != 2 && bytes != 4) || a->t->dtype == DT_BOOL) return 1;
+  int m = L->local_mode[L->nlocal - 1];
+  if (L->mode_dim[m] != L->rank - 1 || ir_reglayout_mode_stride(L, m) != 1) return 1;
+  int64_t n = L->mode_size[m];
+  while (n * bytes > 16) n /= 2;
+  while (n > 1 && (n * bytes < 4 || L->mode_size[m] % n)) n /= 2;
+  return n * bytes >= 4 ? n : 1;
+}
+
+/* Whether vector accesses of n elements are aligned and never straddle the
+ * end of a row: the base, the row length and the innermost offset are
+ * multiples of n elements (known only at run time). */
+static Val vector_ok(Emitter *e, const GAccess *a, int64_t n) {
+  int bytes = dtype_bytes(a->t->dtype);
+  Val p = new_reg(e, DT_BOOL), q = new_reg(e, DT_BOOL), t = new_reg(e, DT_UINT64);
+  emit(e, "and.b64 %s, %s, %" PRId64 ";", t.s, a->g.base.s, n * bytes - 1);
+  emit(e, "setp.eq.u64 %s, %s, 0;", p.s, t.s);
+  int last = a->g.rank - 1;
+  Val u = new_reg(e, DT_UINT32);
+  emit(e, "or.b32 %s, %s, %s;", u.s, a->origin[last].s, a->g.rank > 1 ? a->g.dims[last].s : "0");
+  emit(e, "and.b32 %s, %s, %" PRId64 ";", u.s, u.s, n - 1);
+  emit(e, "setp.eq.u32 %s, %s, 0;", q.s, u.s);
+  emit(e, "and.pred %s, %s, %s;", p.s, p.s, q.s);
+  return p;
+}
+
+static void spread_global(Emitter *e, const IrStmt *s, bool load) {
+  const IrTensor *t = s->gmem.reg, *g = s->gmem.global;
+  if (!owned_here(e, t)) return;
+  if (g->rank < t->rank || t->dtype == DT_BOOL) {
+    unsupported(e, "this global load/store shape or dtype");
+    return;
+  }
+  GAccess a = {.s = s, .t = t, .L = layout_of(t), .load = load, .lead = g->rank - t->rank};
+  a.g = global_view(e, g);
+  Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
+  thread_coords(e, a.L, tid, tc);
+  for (int d = 0; d < g->rank; d++) {
+    Val off = d < s->gmem.noffsets ? val_convert(e, emit_expr(e, s->gmem.offsets[d]), DT_INT32)
+                                   : val_imm(DT_INT32, 0);
+    int td = d - a.lead;
+    a.origin[d] = new_reg(e, DT_INT32);
+    if (td >= 0)
+      emit(e, "add.s32 %s, %s, %s;", a.origin[d].s, val_to_reg(e, tc[td]).s, off.s);
+    else
+      emit(e, "mov.b32 %s, %s;", a.origin[d].s, off.s);
+  }
+  a.store_ok = load ? (Val){.s = ""} : first_replica(e, a.L, tid);
+  int64_t n = vector_elems(&a), slots = a.L->nslots;
+  if (n == 1) {
+    for (int64_t i = 0; i < slots; i++) access_run(e, &a, i, 1);
+    return;
+  }
+  /* vectors where the run-time alignment allows, else element by element */
+  int scalar = new_label(e), done = new_label(e);
+  Val ok = vector_ok(e, &a, n);
+  emit(e, "@!%s bra $L%d;", ok.s, scalar);
+  for (int64_t i = 0; i < slots; i += n) access_run(e, &a, i, n);
+  emit(e, "bra.uni $L%d;", done);
+  emit_label(e, scalar);
+  for (int64_t i = 0; i < slots; i++) access_run(e, &a, i, 1);
+  emit_label(e, done);
+}
+
+/* ------------------------------------------------------------ shared memory */
+
+/* Load or store of a spread register tensor from/to a shared view of its
+ * shape (row-major or swizzled; transposed views swap the last two
+ * coordinates), element by element. */
+static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
+  const IrRef *ref = &s->smem.shared;
+  const IrTensor *sh = ref->t, *t = s->smem.reg;
+  if (!owned_here(e, t)) return;
+  int rank = ir_ref_rank(ref);
+  bool ok = sh && sh->space == MS_SHARED && rank == t->rank && t->dtype == sh->dtype &&
+            t->dtype != DT_BOOL;
+  for (int i = 0; ok && i < rank; i++) ok = ir_ref_dim(ref, i) == t->shape[i];
+  if (!ok) {
+    unsupported(e, "shared load/store between tensors of different shapes or dtypes");
+    return;
+  }
+  const IrRegLayout *L = layout_of(t);
+  IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
+  Val view = val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32));
+  Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
+  thread_coords(e, L, tid, tc);
+  Val writer = load ? (Val){.s = ""} : first_replica(e, L, tid);
+  /* element strides of the view's dimensions in the row-major tile under
+   * it (a transposed view's tile has the last two dimensions swapped) */
+  int64_t tile[IR_MAX_RANK], tstride[IR_MAX_RANK], stride[IR_MAX_RANK];
+  int64_t bytes = dtype_bytes(t->dtype);
+  bool swap = ref->transposed && rank >= 2;
+  for (int d = 0; d < rank; d++) tile[d] = ir_ref_dim(ref, d);
+  if (swap) tile[rank - 1] = ir_ref_dim(ref, rank - 2), tile[rank - 2] = ir_ref_dim(ref, rank - 1);
+  row_major(tile, rank, tstride);
+  for (int d = 0; d < rank; d++) stride[d] = tstride[d];
+  if (swap) stride[rank - 1] = tstride[rank - 2], stride[rank - 2] = tstride[rank - 1];
+  Val base = new_reg(e, DT_UINT32);
+  emit(e, "mov.b32 %s, %s;", base.s, view.s);
+  for (int d = 0; d < rank; d++)
+    emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", base.s, val_to_reg(e, tc[d]).s,
+         stride[d] * bytes, base.s);
+  int sw = sh->layout == LAYOUT_SWIZZLED ? sh->swizzle_bytes : 0;
+  for (int64_t i = 0; i < L->nslots; i++) {
+    int64_t lc[IR_MAX_RANK], off = 0;
+    ir_reglayout_coords(L, 0, i, lc);
+    for (int d = 0; d < rank; d++) off += lc[d] * stride[d] * bytes;
+    Val o = new_reg(e, DT_UINT32), addr = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %" PRId64 ";", o.s, base.s, off);
+    Val phys = smem_swizzle(e, o, sw);
+    emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+    Val r = tensor_slot_reg(t, i);
+    if (load)
+      emit(e, "ld.shared%s %s, [%s+%" PRId64 "];", mem_type(t->dtype), r.s, addr.s,
+           sh->smem_offset);
+    else
+      emit(e, "%s%s%sst.shared%s [%s+%" PRId64 "], %s;", writer.s[0] ? "@" : "", writer.s,
+           writer.s[0] ? " " : "", mem_type(t->dtype), addr.s, sh->smem_offset, r.s);
+  }
+}
+
+/* ------------------------------------------------------------ element-wise */
+
+/* The slot of x holding the element that slot `slot` of dst (layout D)
+ * combines with, x broadcast to dst's shape. */
+static int64_t operand_slot(const IrRegLayout *D, const IrTensor *x, int64_t slot) {
+  int64_t c[IR_MAX_RANK], xc[IR_MAX_RANK], xs = 0;
+  ir_reglayout_coords(D, 0, slot, c);
+  int lead = D->rank - x->rank;
+  for (int d = 0; d < x->rank; d++) xc[d] = x->shape[d] == 1 ? 0 : c[d + lead];
+  ir_reglayout_slot_of(x->reg, 0, xc, &xs);
+  return xs;
+}
+
+static bool operand_ok(Emitter *e, const IrTensor *dst, const IrTensor *x) {
+  if (!tensor_check_regs(e, x)) return false;
+  if (x->layout == LAYOUT_SPATIAL &&
+      ir_reglayout_equal(x->reg, ir_reglayout_broadcast(e->m->ar, dst->reg, x->rank, x->shape)))
+    return true;
+  unsupported(e, "register tensors '%s' and '%s' with layouts that do not match", dst->name,
+              x->name);
+  return false;
+}
+
+static void spread_elemwise(Emitter *e, const IrStmt *s) {
+  const IrElemwiseStmt *w = &s->elemwise;
+  const IrTensor *d = w->dst, *a = w->a, *b = w->b;
+  if (!owned_here(e, d) || !operand_ok(e, d, a) || (b && !operand_ok(e, d, b))) return;
+  DType t = a->dtype;
+  Val scalar = {.s = ""};
+  if (!b) scalar = val_to_reg(e, val_convert(e, emit_expr(e, w->scalar), t));
+  for (int64_t i = 0; i < d->reg->nslots; i++) {
+    Val x = tensor_slot_reg(a, operand_slot(d->reg, a, i));
+    Val y = b ? tensor_slot_reg(b, operand_slot(d->reg, b, i)) : scalar;
+    Val r = w->scalar_first ? emit_binop(e, w->op, y, x, t) : emit_binop(e, w->op, x, y, t);
+    r = val_convert(e, r, d->dtype);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), tensor_slot_reg(d, i).s, r.s);
+  }
+}
+
+/* ------------------------------------------------------------ unary */
+
+/* fn(x) of an f32 (or f64 for the exact ones) register. */
+static Val math_fn(Emitter *e, IrMathFn fn, Val x) {
+  DType t = x.type;
+  const char *ty = ptx_type(t);
+  Val r = new_reg(e, t);
+  switch (fn) {
+  case FN_EXP: /* e^x = 2^(x log2 e) */
+    emit(e, "mul.f32 %s, %s, 0f3FB8AA3B;", r.s, x.s);
+    emit(e, "ex2.approx.f32 %s, %s;", r.s, r.s);
+    return r;
+  case FN_EXP2:
+    emit(e, "ex2.approx.f32 %s, %s;", r.s, x.s);
+    return r;
+  case FN_LOG: /* ln x = log2(x) ln 2 */
+    emit(e, "lg2.approx.f32 %s, %s;", r.s, x.s);
+    emit(e, "mul.f32 %s, %s, 0f3F317218;", r.s, r.s);
+    return r;
+  case FN_LOG2:
+    emit(e, "lg2.approx.f32 %s, %s;", r.s, x.s);
+    return r;
+  case FN_SQRT:
+    emit(e, "sqrt.rn%s %s, %s;", ty, r.s, x.s);
+    return r;
+  case FN_RSQRT:
+    emit(e, "rsqrt.approx%s %s, %s;", ty, r.s, x.s);
+    return r;
+  case FN_ABS:
+    emit(e, "abs%s %s, %s;", ty, r.s, x.s);
+    return r;
+  case FN_NEG:
+    emit(e, "neg%s %s, %s;", ty, r.s, x.s);
+    return r;
+  case FN_SQUARE:
+    emit(e, "mul%s %s, %s, %s;",
+         dtype_is_float(t) ? ty
+         : t == DT_INT32   ? ".lo.s32"
+                           : ".lo.u32",
+         r.s, x.s, x.s);
+    return r;
+  case FN_SIN:
+    emit(e, "sin.approx.f32 %s, %s;", r.s, x.s);
+    return r;
+  case FN_COS:
+    emit(e, "cos.approx.f32 %s, %s;", r.s, x.s);
+    return r;
+  case FN_TANH:
+    emit(e, "tanh.approx.f32 %s, %s;", r.s, x.s);
+    return r;
+  case FN_RECIP:
+    emit(e, "rcp.rn%s %s, %s;", ty, r.s, x.s);
+    return r;
+  }
+  return r;
+}
+
+/* The type a function computes in: f32 for 16-bit floats; the
+ * approximations exist in f32 only. */
+static bool fn_type(IrMathFn fn, DType t, DType *work) {
+  bool approx = fn == FN_EXP || fn == FN_EXP2 || fn == FN_LOG || fn == FN_LOG2 || fn == FN_SIN ||
+                fn == FN_COS || fn == FN_TANH;
+  if (t == DT_FLOAT16 || t == DT_BFLOAT16) t = DT_FLOAT32;
+  *work = t;
+  if (t == DT_FLOAT32) return true;
+  if (t == DT_FLOAT64) return !approx;
+  return fn == FN_ABS || fn == FN_NEG || fn == FN_SQUARE;
+}
+
+static void spread_unary(Emitter *e, const IrStmt *s) {
+  const IrTensor *d = s->unary.dst, *x = s->unary.src;
+  if (!owned_here(e, d) || !operand_ok(e, d, x)) return;
+  DType work;
+  if (!fn_type(s->unary.fn, x->dtype, &work)) {
+    unsupported(e, "%s of a %s tensor", ir_fn_name(s->unary.fn), dtype_name(x->dtype));
+    return;
+  }
+  for (int64_t i = 0; i < d->reg->nslots; i++) {
+    Val v = val_to_reg(e, val_convert(e, tensor_slot_reg(x, i), work));
+    Val r = val_convert(e, math_fn(e, s->unary.fn, v), d->dtype);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), tensor_slot_reg(d, i).s, r.s);
+  }
+}
+
+/* ------------------------------------------------------------ reductions */
+
+static Val combine(Emitter *e, IrOp op, Val a, Val b) {
+  return val_to_reg(e, emit_binop(e, op, a, b, a.type));
+}
+
+/* The butterfly over the lanes of lane_mask: every lane ends with the
+ * combination of its group's values (in one order per pair of lanes, so
+ * all of them hold the same bits). */
+static Val butterfly(Emitter *e, IrOp op, Val v, unsigned lane_mask) {
+  unsigned members = 0xffffffffu;
+  if (e->group.size < 32)
+    members = (unsigned)(((uint64_t)1 << e->group.size) - 1) << (e->group.begin % 32);
+  for (int bit = 0; bit < 5; bit++) {
+    if (!(lane_mask & (1u << bit))) continue;
+    Val other = new_reg(e, v.type);
+    if (dtype_bytes(v.type) == 8) {
+      Val lo = new_reg(e, DT_UINT32), hi = new_reg(e, DT_UINT32);
+      emit(e, "mov.b64 {%s, %s}, %s;", lo.s, hi.s, v.s);
+      emit(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0x%08x;", lo.s, lo.s, 1 << bit, members);
+      emit(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0x%08x;", hi.s, hi.s, 1 << bit, members);
+      emit(e, "mov.b64 %s, {%s, %s};", other.s, lo.s, hi.s);
+    } else {
+      emit(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0x%08x;", other.s, v.s, 1 << bit, members);
+    }
+    v = combine(e, op, v, other);
+  }
+  return v;
+}
+
+/* Partials of the warps exchanged through the reduction scratch: writers
+ * store, everyone reads the parts of its elements in order. */
+static void exchange(Emitter *e, const IrStmt *s, const IrReducePlan *p, Val tid, Val *part,
+                     DType work) {
+  const IrTensor *d = s->reduce.dst;
+  const IrRegLayout *D = d->reg;
+  int64_t numel = ir_tensor_numel(d), wb = dtype_bytes(work) > 4 ? 8 : 4;
+  /* k: this thread's part; writer: one thread per (k, element) */
+  Val k = val_imm(DT_UINT32, 0);
+  for (int i = 0; i < p->nparts_terms; i++) {
+    Val digit = tid_digit(e, tid, p->part_div[i], p->part_mod[i]);
+    Val r = new_reg(e, DT_UINT32);
+    emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", r.s, val_to_reg(e, k).s, p->part_mod[i],
+         digit.s);
+    k = r;
+  }
+  Val writer = new_reg(e, DT_BOOL), lanes = new_reg(e, DT_UINT32);
+  emit(e, "and.b32 %s, %s, %u;", lanes.s, tid.s, p->lane_mask);
+  emit(e, "setp.eq.u32 %s, %s, 0;", writer.s, lanes.s);
+  for (int i = 0; i < p->nzero; i++) {
+    Val digit = tid_digit(e, tid, p->zero_div[i], p->zero_mod[i]), q = new_reg(e, DT_BOOL);
+    emit(e, "setp.eq.u32 %s, %s, 0;", q.s, digit.s);
+    emit(e, "and.pred %s, %s, %s;", writer.s, writer.s, q.s);
+  }
+  /* element index: thread part once, slot part constant */
+  int64_t stride[IR_MAX_RANK];
+  row_major(d->shape, d->rank, stride);
+  Val tc[IR_MAX_RANK], eidx = new_reg(e, DT_UINT32);
+  thread_coords(e, D, tid, tc);
+  emit(e, "mov.b32 %s, 0;", eidx.s);
+  for (int i = 0; i < d->rank; i++)
+    emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", eidx.s, val_to_reg(e, tc[i]).s, stride[i],
+         eidx.s);
+  Val base = new_reg(e, DT_UINT32), mine = new_reg(e, DT_UINT32);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %%smem;", base.s, eidx.s, wb);
+  emit(e, "add.u32 %s, %s, %" PRId64 ";", base.s, base.s, e->k->reduce_scratch_offset);
+  emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", mine.s, val_to_reg(e, k).s, numel * wb);
+  emit(e, "add.u32 %s, %s, %s;", mine.s, mine.s, base.s);
+  const char *mt = ptx_btype(work);
+  for (int64_t i = 0; i < D->nslots; i++) {
+    int64_t c[IR_MAX_RANK], off = 0;
+    ir_reglayout_coords(D, 0, i, c);
+    for (int j = 0; j < d->rank; j++) off += c[j] * stride[j] * wb;
+    emit(e, "@%s st.shared%s [%s+%" PRId64 "], %s;", writer.s, mt, mine.s, off, part[i].s);
+  }
+  if (!emit_barrier(e, s->reduce.barrier_id, "a reduction across warps")) return;
+  for (int64_t i = 0; i < D->nslots; i++) {
+    int64_t c[IR_MAX_RANK], off = 0;
+    ir_reglayout_coords(D, 0, i, c);
+    for (int j = 0; j < d->rank; j++) off += c[j] * stride[j] * wb;
+    Val acc = {.s = ""};
+    for (int64_t q = 0; q < p->parts; q++) {
+      Val v = new_reg(e, work);
+      emit(e, "ld.shared%s %s, [%s+%" PRId64 "];", mt, v.s, base.s, off + q * numel * wb);
+      acc = q ? combine(e, s->reduce.op, acc, v) : v;
+    }
+    part[i] = acc;
+  }
+  emit_barrier(e, s->reduce.barrier_id, "a reduction across warps"); /* scratch free again */
+}
+
+static void spread_reduce(Emitter *e, const IrStmt *s) {
+  const IrTensor *d = s->reduce.dst, *x = s->reduce.src;
+  if (!owned_here(e, d) || !owned_here(e, x)) return;
+  const IrRegLayout *D = d->reg;
+  if (!ir_reglayout_equal(
+          D, ir_reglayout_reduce(e->m->ar, x->reg, s->reduce.dim, s->reduce.keepdim))) {
+    unsupported(e, "a reduction into a tensor of another layout");
+    return;
+  }
+  DType work = x->dtype == DT_FLOAT16 || x->dtype == DT_BFLOAT16 ? DT_FLOAT32 : x->dtype;
+  if (dtype_bytes(work) < 4) {
+    unsupported(e, "a reduction of a %s tensor", dtype_name(x->dtype));
+    return;
+  }
+  Val *part = xmalloc(sizeof(Val) * (size_t)D->nslots);
+  for (int64_t j = 0; j < D->nslots; j++) part[j].s[0] = 0;
+  /* 1. the thread's own elements, in slot order */
+  for (int64_t i = 0; i < x->reg->nslots; i++) {
+    int64_t c[IR_MAX_RANK], j = 0;
+    ir_reglayout_coords(x->reg, 0, i, c);
+    c[s->reduce.dim] = 0;
+    if (!s->reduce.keepdim) /* the dimension is gone from dst */
+      memmove(c + s->reduce.dim, c + s->reduce.dim + 1,
+              sizeof(int64_t) * (size_t)(x->rank - 1 - s->reduce.dim));
+    ir_reglayout_slot_of(D, 0, c, &j);
+    Val v = val_to_reg(e, val_convert(e, tensor_slot_reg(x, i), work));
+    part[j] = part[j].s[0] ? combine(e, s->reduce.op, part[j], v) : v;
+  }
+  /* 2. the lanes of the warp; 3. the warps */
+  IrReducePlan p;
+  ir_reduce_plan(x->reg, s->reduce.dim, &p);
+  for (int64_t j = 0; j < D->nslots; j++)
+    part[j] = butterfly(e, s->reduce.op, part[j], p.lane_mask);
+  if (p.parts > 1) exchange(e, s, &p, emit_group_tid(e), part, work);
+  for (int64_t j = 0; j < D->nslots; j++) {
+    Val r = val_convert(e, part[j], d->dtype);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), tensor_slot_reg(d, j).s, r.s);
+  }
+  free(part);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+void emit_spread_stmt(Emitter *e, const IrStmt *s) {
+  switch (s->kind) {
+  case S_LOAD_GLOBAL:
+    spread_global(e, s, true);
+    break;
+  case S_STORE_GLOBAL:
+    spread_global(e, s, false);
+    break;
+  case S_LOAD_SHARED:
+    spread_shared(e, s, true);
+    break;
+  case S_STORE_SHARED:
+    spread_shared(e, s, false);
+    break;
+  case S_ELEMWISE:
+    spread_elemwise(e, s);
+    break;
+  case S_UNARY:
+    spread_unary(e, s);
+    break;
+  case S_REDUCE:
+    spread_reduce(e, s);
+    break;
+  default:
+    unsupported(e, "this statement on a register tensor with a spread layout");
+    break;
+  }
+}

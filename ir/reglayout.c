@@ -1,0 +1,282 @@
+/* reglayout.c: register layouts, how the elements of a register tensor are
+ * spread over the threads that own it (the model is in ir.h, above
+ * IrRegLayout).
+ *
+ * Everything here is arithmetic on digits: an index of dimension d is a
+ * mixed-radix number whose digits are d's modes, and a thread id and a slot
+ * are mixed-radix numbers whose digits are modes too. A coordinate is the
+ * sum of a thread part and a slot part with no carries between them, which
+ * is what lets the backend compute the thread part once and add constants.
+ */
+#include <string.h>
+
+#include "ir/ir.h"
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Product of the sizes of the modes of m's dimension inner to m: what one
+ * step of m's digit adds to the index. */
+int64_t ir_reglayout_mode_stride(const IrRegLayout *L, int m) {
+  int64_t s = 1;
+  for (int j = m + 1; j < L->nmodes && L->mode_dim[j] == L->mode_dim[m]; j++) s *= L->mode_size[j];
+  return s;
+}
+
+/* Product of the sizes of the thread digits inner to digit i. */
+int64_t ir_reglayout_thread_stride(const IrRegLayout *L, int i) {
+  int64_t s = 1;
+  for (int j = i + 1; j < L->nthread; j++) s *= L->thread_size[j];
+  return s;
+}
+
+static int64_t local_stride(const IrRegLayout *L, int i) {
+  int64_t s = 1;
+  for (int j = i + 1; j < L->nlocal; j++) s *= L->mode_size[L->local_mode[j]];
+  return s;
+}
+
+static void finish(IrRegLayout *L) {
+  L->nthreads = 1;
+  for (int i = 0; i < L->nthread; i++) L->nthreads *= L->thread_size[i];
+  L->nslots = 1;
+  for (int i = 0; i < L->nlocal; i++) L->nslots *= L->mode_size[L->local_mode[i]];
+}
+
+/* Appends a mode of dimension d (modes must be added dimension by
+ * dimension, outer to inner); returns its index, -1 for size 1. */
+static int add_mode(IrRegLayout *L, int d, int64_t size) {
+  if (size <= 1 || L->nmodes >= IR_MAX_MODES) return -1;
+  L->mode_dim[L->nmodes] = d;
+  L->mode_size[L->nmodes] = size;
+  return L->nmodes++;
+}
+
+IrRegLayout *ir_reglayout_default(Arena *ar, int rank, const int64_t *shape, int64_t nthreads,
+                                  int64_t vec) {
+  IrRegLayout *L = arena_alloc(ar, sizeof *L);
+  L->rank = rank;
+  memcpy(L->shape, shape, sizeof(int64_t) * (size_t)rank);
+  int64_t threads[IR_MAX_RANK], outer[IR_MAX_RANK], inner[IR_MAX_RANK];
+  int64_t left = nthreads > 0 ? nthreads : 1;
+  for (int d = rank - 1; d >= 0; d--) { /* innermost dimension first */
+    inner[d] = 1;
+    if (d == rank - 1)
+      while (inner[d] * 2 <= vec && shape[d] % (inner[d] * 2) == 0) inner[d] *= 2;
+    threads[d] = gcd64(left, shape[d] / inner[d]);
+    left /= threads[d];
+    outer[d] = shape[d] / inner[d] / threads[d];
+  }
+  int tmode[IR_MAX_RANK], omode[IR_MAX_RANK], imode[IR_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    omode[d] = add_mode(L, d, outer[d]);
+    tmode[d] = add_mode(L, d, threads[d]);
+    imode[d] = add_mode(L, d, inner[d]);
+  }
+  if (left > 1) { /* more threads than elements: the rest replicate */
+    L->thread_mode[L->nthread] = -1;
+    L->thread_size[L->nthread++] = left;
+  }
+  for (int d = 0; d < rank; d++)
+    if (tmode[d] >= 0) {
+      L->thread_mode[L->nthread] = tmode[d];
+      L->thread_size[L->nthread++] = threads[d];
+    }
+  for (int d = 0; d < rank; d++) {
+    if (omode[d] >= 0) L->local_mode[L->nlocal++] = omode[d];
+    if (imode[d] >= 0) L->local_mode[L->nlocal++] = imode[d];
+  }
+  finish(L);
+  return L;
+}
+
+IrRegLayout *ir_reglayout_make(Arena *ar, int rank, const int64_t *shape, int nmodes,
+                               const int *mode_dim, const int64_t *mode_size, int nthread,
+                               const int *thread_mode, const int64_t *thread_size, int nlocal,
+                               const int *local_mode) {
+  IrRegLayout *L = arena_alloc(ar, sizeof *L);
+  L->rank = rank;
+  memcpy(L->shape, shape, sizeof(int64_t) * (size_t)rank);
+  L->nmodes = nmodes;
+  memcpy(L->mode_dim, mode_dim, sizeof(int) * (size_t)nmodes);
+  memcpy(L->mode_size, mode_size, sizeof(int64_t) * (size_t)nmodes);
+  L->nthread = nthread;
+  memcpy(L->thread_mode, thread_mode, sizeof(int) * (size_t)nthread);
+  memcpy(L->thread_size, thread_size, sizeof(int64_t) * (size_t)nthread);
+  L->nlocal = nlocal;
+  memcpy(L->local_mode, local_mode, sizeof(int) * (size_t)nlocal);
+  finish(L);
+  return L;
+}
+
+void ir_reglayout_coords(const IrRegLayout *L, int64_t tid, int64_t slot, int64_t *coords) {
+  int64_t digit[IR_MAX_MODES] = {0};
+  for (int i = 0; i < L->nthread; i++)
+    if (L->thread_mode[i] >= 0)
+      digit[L->thread_mode[i]] = tid / ir_reglayout_thread_stride(L, i) % L->thread_size[i];
+  for (int i = 0; i < L->nlocal; i++)
+    digit[L->local_mode[i]] = slot / local_stride(L, i) % L->mode_size[L->local_mode[i]];
+  for (int d = 0; d < L->rank; d++) coords[d] = 0;
+  for (int m = 0; m < L->nmodes; m++)
+    coords[L->mode_dim[m]] += digit[m] * ir_reglayout_mode_stride(L, m);
+}
+
+bool ir_reglayout_slot_of(const IrRegLayout *L, int64_t tid, const int64_t *coords, int64_t *slot) {
+  int64_t digit[IR_MAX_MODES];
+  for (int m = 0; m < L->nmodes; m++)
+    digit[m] = coords[L->mode_dim[m]] / ir_reglayout_mode_stride(L, m) % L->mode_size[m];
+  for (int i = 0; i < L->nthread; i++) {
+    int m = L->thread_mode[i];
+    if (m >= 0 && tid / ir_reglayout_thread_stride(L, i) % L->thread_size[i] != digit[m])
+      return false;
+  }
+  *slot = 0;
+  for (int i = 0; i < L->nlocal; i++)
+    *slot = *slot * L->mode_size[L->local_mode[i]] + digit[L->local_mode[i]];
+  return true;
+}
+
+/* The layout of a tensor of shape `shape` (rank <= full's, aligned on the
+ * right as in numpy's broadcasting) whose element under each element of
+ * full lives in the same thread: full's modes of a dimension the tensor
+ * does not have, or has with size 1, are dropped (a thread digit over them
+ * replicates instead). */
+IrRegLayout *ir_reglayout_broadcast(Arena *ar, const IrRegLayout *full, int rank,
+                                    const int64_t *shape) {
+  int lead = full->rank - rank;
+  int newidx[IR_MAX_MODES];
+  IrRegLayout *L = arena_alloc(ar, sizeof *L);
+  L->rank = rank;
+  memcpy(L->shape, shape, sizeof(int64_t) * (size_t)rank);
+  for (int m = 0; m < full->nmodes; m++) {
+    int d = full->mode_dim[m] - lead;
+    newidx[m] = -1;
+    if (d >= 0 && shape[d] == full->shape[d + lead]) {
+      L->mode_dim[L->nmodes] = d;
+      L->mode_size[L->nmodes] = full->mode_size[m];
+      newidx[m] = L->nmodes++;
+    }
+  }
+  for (int i = 0; i < full->nthread; i++) {
+    int m = full->thread_mode[i];
+    int nm = m >= 0 ? newidx[m] : -1;
+    /* neighbouring replicated digits merge into one */
+    if (nm < 0 && L->nthread > 0 && L->thread_mode[L->nthread - 1] < 0) {
+      L->thread_size[L->nthread - 1] *= full->thread_size[i];
+      continue;
+    }
+    L->thread_mode[L->nthread] = nm;
+    L->thread_size[L->nthread++] = full->thread_size[i];
+  }
+  for (int i = 0; i < full->nlocal; i++)
+    if (newidx[full->local_mode[i]] >= 0) L->local_mode[L->nlocal++] = newidx[full->local_mode[i]];
+  finish(L);
+  return L;
+}
+
+IrRegLayout *ir_reglayout_reduce(Arena *ar, const IrRegLayout *src, int dim, bool keepdim) {
+  int64_t shape[IR_MAX_RANK];
+  memcpy(shape, src->shape, sizeof shape);
+  shape[dim] = 1;
+  IrRegLayout *L = ir_reglayout_broadcast(ar, src, src->rank, shape);
+  if (keepdim) return L;
+  /* the dimension has no modes left: renumber the ones after it */
+  for (int m = 0; m < L->nmodes; m++)
+    if (L->mode_dim[m] > dim) L->mode_dim[m]--;
+  for (int d = dim; d + 1 < L->rank; d++) L->shape[d] = L->shape[d + 1];
+  L->rank--;
+  return L;
+}
+
+bool ir_reglayout_equal(const IrRegLayout *a, const IrRegLayout *b) {
+  if (a == b) return true;
+  if (!a || !b || a->rank != b->rank || a->nmodes != b->nmodes || a->nthread != b->nthread ||
+      a->nlocal != b->nlocal)
+    return false;
+  for (int d = 0; d < a->rank; d++)
+    if (a->shape[d] != b->shape[d]) return false;
+  for (int m = 0; m < a->nmodes; m++)
+    if (a->mode_dim[m] != b->mode_dim[m] || a->mode_size[m] != b->mode_size[m]) return false;
+  for (int i = 0; i < a->nthread; i++)
+    if (a->thread_mode[i] != b->thread_mode[i] || a->thread_size[i] != b->thread_size[i])
+      return false;
+  for (int i = 0; i < a->nlocal; i++)
+    if (a->local_mode[i] != b->local_mode[i]) return false;
+  return true;
+}
+
+/* `modes=[d0:8 d1:4 d1:32] threads=[r:2 m2] locals=[m0 m1]`: the modes
+ * (dimension:size, outer to inner within each dimension), then the thread
+ * and slot digits outer to inner, each a mode (m<index>) or, for a thread
+ * digit, a replication (r:size). */
+void ir_reglayout_print(FILE *out, const IrRegLayout *L) {
+  fprintf(out, "modes=[");
+  for (int m = 0; m < L->nmodes; m++)
+    fprintf(out, "%sd%d:%lld", m ? " " : "", L->mode_dim[m], (long long)L->mode_size[m]);
+  fprintf(out, "] threads=[");
+  for (int i = 0; i < L->nthread; i++) {
+    if (L->thread_mode[i] < 0)
+      fprintf(out, "%sr:%lld", i ? " " : "", (long long)L->thread_size[i]);
+    else
+      fprintf(out, "%sm%d", i ? " " : "", L->thread_mode[i]);
+  }
+  fprintf(out, "] locals=[");
+  for (int i = 0; i < L->nlocal; i++) fprintf(out, "%sm%d", i ? " " : "", L->local_mode[i]);
+  fprintf(out, "]");
+}
+
+static bool pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+static int log2i(int64_t x) {
+  int n = 0;
+  while ((int64_t)1 << n < x) n++;
+  return n;
+}
+
+/* Adds the term (tid / div % mod) to the plan's exchange index. */
+static void add_part(IrReducePlan *p, int64_t div, int64_t mod) {
+  p->part_div[p->nparts_terms] = div;
+  p->part_mod[p->nparts_terms++] = mod;
+  p->parts *= mod;
+}
+
+void ir_reduce_plan(const IrRegLayout *src, int dim, IrReducePlan *p) {
+  memset(p, 0, sizeof *p);
+  p->parts = 1;
+  for (int i = 0; i < src->nthread; i++) {
+    int m = src->thread_mode[i];
+    int64_t stride = ir_reglayout_thread_stride(src, i), size = src->thread_size[i];
+    if (m < 0) { /* replicas: one of them writes */
+      p->zero_div[p->nzero] = stride;
+      p->zero_mod[p->nzero++] = size;
+      continue;
+    }
+    if (src->mode_dim[m] != dim) continue;
+    if (!pow2(stride) || !pow2(size)) { /* no butterfly: all through memory */
+      add_part(p, stride, size);
+      continue;
+    }
+    int lo = log2i(stride), hi = log2i(stride * size);
+    for (int b = lo; b < hi && b < 5; b++) p->lane_mask |= 1u << b;
+    if (hi > 5) {
+      int from = lo > 5 ? lo : 5;
+      add_part(p, (int64_t)1 << from, (int64_t)1 << (hi - from));
+    }
+  }
+}
+
+int64_t ir_reduce_scratch_bytes(const IrStmt *s) {
+  const IrTensor *src = s->reduce.src, *dst = s->reduce.dst;
+  if (s->kind != S_REDUCE || !src || !src->reg || !dst) return 0;
+  IrReducePlan p;
+  ir_reduce_plan(src->reg, s->reduce.dim, &p);
+  if (p.parts <= 1) return 0;
+  int64_t bytes = dtype_bytes(dst->dtype) > 4 ? 8 : 4;
+  return p.parts * ir_tensor_numel(dst) * bytes;
+}
