@@ -148,7 +148,7 @@ static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
       else
         emit(e, "mov.b32 %s, %s;", w[i].s, tensor_slot_reg(a->t, slot + i).s);
     }
-  char vec[8] = "";
+  char vec[24] = "";
   if (words > 1) snprintf(vec, sizeof vec, ".v%" PRId64, words);
   if (a->load) {
     for (int64_t i = 0; i < words; i++) emit(e, "mov.b32 %s, 0;", w[i].s);
