@@ -193,6 +193,8 @@ static void emit_config(FILE *out, const IrKernel *k) {
   for (int i = 0; i < k->nconfig; i++) {
     if (fixed_param(k->config_names[i]))
       nfixed++;
+    else if (k->config_texts && k->config_texts[i]) /* [1,4], True, float16 */
+      fprintf(out, " %s=%s", k->config_names[i], k->config_texts[i]);
     else
       fprintf(out, " %s=%" PRId64, k->config_names[i], k->config_values[i]);
   }

@@ -127,6 +127,16 @@ static char *strdup_or_die(const char *s) {
   return memcpy(xmalloc(n), s, n);
 }
 
+/* A -D value that is not an integer but that the evaluator reads: a name
+ * (a dtype, True) or a Python literal ([1, 4], (16, 16), 1.5, 'tn') for an
+ * autotune name or an __init__ parameter. */
+static bool define_word(const char *s) {
+  if (is_identifier(s, strlen(s)) || (*s && strchr("[('\"", *s))) return true;
+  char *end;
+  (void)strtod(s, &end);
+  return end != s && *end == '\0' && !isspace((unsigned char)*s) && strpbrk(s, ".eE");
+}
+
 /* NAME=VALUE of -D (compile-time values) and -p (--verify's run-time
  * parameter values), appended to list[*n] for the option `opt`: VALUE an
  * int64 (decimal, 0x hex, 0 octal, optional sign), a name at most once. */
@@ -139,11 +149,11 @@ static int parse_name_value(const char *opt, Define *list, int *n, const char *a
   errno = 0;
   long long v = strtoll(digits, &end, 0);
   /* strtoll skips leading blanks; a value is only the number. -D also
-   * takes a name (a dtype, for an __init__ parameter). */
+   * takes names and literals (define_word). */
   bool blank = isspace((unsigned char)digits[0]);
-  bool word = strcmp(opt, "-D") == 0 && is_identifier(digits, strlen(digits));
-  if (!word && (*digits == '\0' || blank || *end != '\0' || errno == ERANGE))
-    return usage_error("bad %s '%s': the value must be an integer", opt, arg);
+  bool integer = *digits != '\0' && !blank && *end == '\0' && errno != ERANGE;
+  bool word = !integer && strcmp(opt, "-D") == 0 && define_word(digits);
+  if (!word && !integer) return usage_error("bad %s '%s': the value must be an integer", opt, arg);
   if (*n == MAX_DEFINES)
     return usage_error("too many %s options (the limit is %d): '%s'", opt, MAX_DEFINES, arg);
   size_t len = (size_t)(eq - arg);

@@ -96,12 +96,10 @@ bool ev_is_void_param(const Eval *E, const IrParam *p) {
   return false;
 }
 
-static char *entry_name(Eval *E, ClassDef *c, int n, const int64_t *vals, bool single) {
+static char *entry_name(Eval *E, ClassDef *c, int n, Value *const *vals, bool single) {
   if (single) return (char *)c->name;
   char *s = arena_printf(E->ar, "%s_", c->name);
-  for (int i = 0; i < n; i++)
-    s = arena_printf(E->ar, "%s_%s%lld", s, vals[i] < 0 ? "m" : "",
-                     (long long)(vals[i] < 0 ? -vals[i] : vals[i]));
+  for (int i = 0; i < n; i++) s = arena_printf(E->ar, "%s_%s", s, ev_tune_name(E, vals[i]));
   return s;
 }
 
@@ -112,17 +110,18 @@ static char *entry_name(Eval *E, ClassDef *c, int n, const int64_t *vals, bool s
  * driver names specialised entries after them. Each value must fit the
  * int32 that the entry still takes as that parameter; checked after the
  * body, so that errors the value causes inside it come first. */
-static void set_config(Eval *E, IrKernel *k, int n, const char **names, const int64_t *vals,
+static void set_config(Eval *E, IrKernel *k, int n, const char **names, Value *const *vals,
                        int nfixed, Node **fixed_nodes, const int64_t *fixed_vals) {
   k->nconfig = n + nfixed;
-  k->config_names = (char **)names;
-  k->config_values = (int64_t *)vals;
-  if (!nfixed) return;
   k->config_names = arena_alloc(E->ar, sizeof(char *) * (size_t)(n + nfixed + 1));
   k->config_values = arena_alloc(E->ar, sizeof(int64_t) * (size_t)(n + nfixed + 1));
-  for (int i = 0; i < n; i++) {
+  k->config_texts = arena_alloc(E->ar, sizeof(char *) * (size_t)(n + nfixed + 1));
+  for (int i = 0; i < n; i++) { /* an int by its value, any other by its text */
     k->config_names[i] = (char *)names[i];
-    k->config_values[i] = vals[i];
+    if (vals[i]->kind == V_INT)
+      k->config_values[i] = vals[i]->i;
+    else
+      k->config_texts[i] = (char *)ev_tune_text(E, vals[i]);
   }
   for (int i = 0; i < nfixed; i++) {
     Node *p = fixed_nodes[i];
@@ -136,6 +135,16 @@ static void set_config(Eval *E, IrKernel *k, int n, const char **names, const in
   }
 }
 
+/* A fresh copy of an autotune value's lists: each instantiation gets its
+ * own, as each trial build of a point must see the same value even when
+ * __init__ assigns to an item. */
+static Value *copy_value(Eval *E, Value *v) {
+  if (v->kind != V_LIST && v->kind != V_TUPLE) return v;
+  Value *c = v_seq(E, v->kind, v->n);
+  for (int i = 0; i < v->n; i++) c->items[i] = copy_value(E, v->items[i]);
+  return c;
+}
+
 /* Whether __init__ of class c (or of a base) has a parameter `name`. */
 static bool init_has_param(ClassDef *c, const char *name) {
   Value *f = ev_find_member(c, "__init__");
@@ -145,13 +154,20 @@ static bool init_has_param(ClassDef *c, const char *name) {
   return false;
 }
 
-/* The dtype a -D NAME=WORD names, for the __init__ parameter p. */
-static Value *define_dtype(Eval *E, EvalDefine *d, Node *p) {
-  Value *v = ev_dtype_named(E, d->word);
-  if (!v)
+/* The value -D NAME=TEXT gives the __init__ parameter p: a dtype, or a
+ * Python literal as Tilus's host code passes it (weight_tile=(16, 16),
+ * scale=0.5, flag=True). */
+static Value *define_init_value(Eval *E, EvalDefine *d, Node *p) {
+  Value *v = ev_define_literal(E, d->word);
+  if (v) return v;
+  if (strspn(d->word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+      strlen(d->word))
     ev_error(E, p->span, "-D %s=%s: '%s' is not a Tilus dtype name (float16, bfloat16, int32 ...)",
              d->name, d->word, d->word);
-  return v;
+  ev_error(E, p->span,
+           "-D %s=%s: '%s' is not a value tlsc reads (an integer, a float, True, False, None, a "
+           "dtype name, a quoted string, or a list or tuple of them)",
+           d->name, d->word, d->word);
 }
 
 /* The arguments of __init__: the autotune point, then its other parameters
@@ -159,7 +175,7 @@ static Value *define_dtype(Eval *E, EvalDefine *d, Node *p) {
  * script; tlsc compiles ahead of time): required without a default, and a
  * parameter with a default may be given too. */
 static Args init_args(Eval *E, ClassDef *c, Node *init, int n, const char **names,
-                      const int64_t *vals) {
+                      Value *const *vals) {
   int np = init ? init->list.len : 0;
   Args a = {0};
   a.kw_name = arena_alloc(E->ar, sizeof(char *) * (size_t)(n + np + 1));
@@ -168,7 +184,7 @@ static Args init_args(Eval *E, ClassDef *c, Node *init, int n, const char **name
   for (int i = 0; i < n; i++) {
     a.kw_name[a.nkw] = names[i];
     a.kw_span[a.nkw] = c->node->span;
-    a.kw[a.nkw++] = v_int(E, vals[i]);
+    a.kw[a.nkw++] = copy_value(E, vals[i]);
   }
   for (int i = 1; i < np; i++) {
     Node *p = init->list.items[i];
@@ -185,13 +201,13 @@ static Args init_args(Eval *E, ClassDef *c, Node *init, int n, const char **name
     d->used = true;
     a.kw_name[a.nkw] = p->name;
     a.kw_span[a.nkw] = p->span;
-    a.kw[a.nkw++] = d->word ? define_dtype(E, d, p) : v_int(E, d->value);
+    a.kw[a.nkw++] = d->word ? define_init_value(E, d, p) : v_int(E, d->value);
   }
   return a;
 }
 
 /* Instantiates the script for one point and inlines __call__. */
-static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, const int64_t *vals,
+static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, Value *const *vals,
                               bool single) {
   IrKernel *k = arena_alloc(E->ar, sizeof(IrKernel));
   Node *call = ev_find_member(c, "__call__")->fn;
@@ -264,32 +280,74 @@ static void add_kernel(Eval *E, IrModule *m, IrKernel *k) {
   m->kernels = ks;
 }
 
-/* A decorator whose every name is fixed by -D to values that none of its
- * points has is replaced by that one point: `-D num_stages=2` builds the
- * 2-stage variant of a script that lists only [4] (the seed's depth table).
- * When some point matches, -D only selects, below. */
-static Autotune *override_tune(Eval *E, Autotune *at) {
-  int64_t *want = arena_alloc(E->ar, sizeof(int64_t) * (at->nnames + 1));
-  for (int i = 0; i < at->nnames; i++) {
-    EvalDefine *d = find_define(E, at->names[i]);
-    if (!d) return at;
-    want[i] = d->value;
-  }
+/* Whether every value of name j of a decorator is an int. */
+static bool tune_all_ints(const Autotune *at, int j) {
   for (int p = 0; p < at->npoints; p++)
-    if (!memcmp(at->points[p], want, sizeof(int64_t) * at->nnames)) return at;
+    if (at->points[p][j]->kind != V_INT) return false;
+  return true;
+}
+
+/* A decorator of int values whose every name is fixed by -D to integers
+ * that none of its points has is replaced by that one point: `-D
+ * num_stages=2` builds the 2-stage variant of a script that lists only [4]
+ * (the seed's depth table). When some point matches, -D only selects,
+ * below. */
+static Autotune *override_tune(Eval *E, Autotune *at) {
+  Value **want = arena_alloc(E->ar, sizeof(Value *) * (at->nnames + 1));
+  for (int i = 0; i < at->nnames; i++) {
+    EvalDefine *d = find_define_any(E, at->names[i]);
+    if (!d || d->word || !tune_all_ints(at, i)) return at;
+    want[i] = v_int(E, d->value);
+  }
+  for (int p = 0; p < at->npoints; p++) {
+    bool same = true;
+    for (int i = 0; i < at->nnames; i++) same = same && at->points[p][i]->i == want[i]->i;
+    if (same) return at;
+  }
   Autotune *fixed = arena_alloc(E->ar, sizeof(Autotune));
   *fixed = *at;
   fixed->npoints = 1;
-  fixed->points = arena_alloc(E->ar, sizeof(int64_t *));
+  fixed->points = arena_alloc(E->ar, sizeof(Value **));
   fixed->points[0] = want;
   return fixed;
 }
 
-/* "a=1 b=2": an autotune point's values. */
-static char *point_text(Eval *E, int n, const char **names, const int64_t *vals) {
+/* "[1,4], [2,4]": the values of name j of a decorator, for messages. */
+static const char *tune_values(Eval *E, const Autotune *at, int j) {
+  const char *s = "";
+  for (int p = 0; p < at->npoints; p++)
+    s = arena_printf(E->ar, "%s%s%s", s, p ? ", " : "", ev_tune_text(E, at->points[p][j]));
+  return s;
+}
+
+/* -D on an autotune name must select one of its values: a word for a name
+ * of ints is refused as before; a value no point has, where the name's
+ * values are not all ints, is an error that lists them (ints that no point
+ * has replace the decorator's points, or match no point, as before). */
+static void check_tune_defines(Eval *E, ClassDef *c) {
+  for (int t = 0; t < c->ntunes; t++) {
+    Autotune *at = c->tunes[t];
+    for (int j = 0; j < at->nnames; j++) {
+      EvalDefine *d = find_define_any(E, at->names[j]);
+      if (!d) continue;
+      if (d->word && tune_all_ints(at, j)) find_define(E, d->name); /* refuses the word */
+      bool found = false;
+      for (int p = 0; p < at->npoints && !found; p++)
+        found = ev_define_selects(E, d, at->points[p][j]);
+      if (found || (!d->word && tune_all_ints(at, j))) continue;
+      ev_error(E, c->node->span,
+               "-D %s=%s: no autotune point of '%s' has this value (its values: %s)", d->name,
+               d->word ? d->word : arena_printf(E->ar, "%lld", (long long)d->value), c->name,
+               tune_values(E, at, j));
+    }
+  }
+}
+
+/* "a=1 b=[1,4]": an autotune point's values. */
+static char *point_text(Eval *E, int n, const char **names, Value *const *vals) {
   char *s = "";
   for (int i = 0; i < n; i++)
-    s = arena_printf(E->ar, "%s%s%s=%lld", s, i ? " " : "", names[i], (long long)vals[i]);
+    s = arena_printf(E->ar, "%s%s%s=%s", s, i ? " " : "", names[i], ev_tune_text(E, vals[i]));
   return s;
 }
 
@@ -310,7 +368,7 @@ static void reset_point(Eval *E) {
  * the passes on its own (a trial: the driver runs the passes on the module
  * once more, so the kernel kept is built again). Its diagnostics are kept in
  * *why instead of being printed, and its evaluation work is not counted. */
-static bool try_point(Eval *E, ClassDef *c, int n, const char **names, const int64_t *vals,
+static bool try_point(Eval *E, ClassDef *c, int n, const char **names, Value *const *vals,
                       bool single, char **why) {
   Diag *d = E->d;
   FILE *saved_out = d->out;
@@ -345,6 +403,35 @@ static const char *first_line(Eval *E, const char *text) {
   return arena_strndup(E->ar, text, strcspn(text, "\n"));
 }
 
+/* The values of point p of the cross product of c's decorators (outermost
+ * varies slowest), n in all. */
+static Value **point_values(Eval *E, ClassDef *c, int n, int64_t p) {
+  Value **vals = arena_alloc(E->ar, sizeof(Value *) * (size_t)(n + 1));
+  for (int t = c->ntunes - 1, j = n; t >= 0; t--) {
+    Autotune *at = c->tunes[t];
+    Value **row = at->points[p % at->npoints];
+    p /= at->npoints;
+    j -= at->nnames;
+    memcpy(vals + j, row, sizeof(Value *) * (size_t)at->nnames);
+  }
+  return vals;
+}
+
+/* Whether the -D values select a point; *filtered when some -D names one
+ * of its names. */
+static bool point_selected(Eval *E, int n, const char **names, Value *const *vals, bool *filtered) {
+  bool keep = true;
+  for (int j = 0; j < n; j++) {
+    EvalDefine *d = find_define_any(E, names[j]);
+    if (d) {
+      d->used = true;
+      *filtered = true;
+      keep = keep && ev_define_selects(E, d, vals[j]);
+    }
+  }
+  return keep;
+}
+
 /* The cross product of the autotune decorators (outermost varies slowest),
  * filtered by -D; one kernel per point. When several points are selected,
  * each is tried first: those that do not compile are skipped (a note says
@@ -366,46 +453,17 @@ static void build_script(Eval *E, IrModule *m, ClassDef *c) {
   const char **names = arena_alloc(E->ar, sizeof(char *) * (n + 1));
   for (int t = 0, j = 0; t < c->ntunes; t++)
     for (int i = 0; i < c->tunes[t]->nnames; i++) names[j++] = c->tunes[t]->names[i];
+  check_tune_defines(E, c);
   int kept = 0, selected = 0;
   bool filtered = false;
-  for (int64_t p = 0; p < total; p++) { /* how many points -D selects */
-    int64_t rest = p;
-    bool keep = true;
-    for (int t = c->ntunes - 1, j = n; t >= 0; t--) {
-      Autotune *at = c->tunes[t];
-      int64_t *row = at->points[rest % at->npoints];
-      rest /= at->npoints;
-      j -= at->nnames;
-      for (int i = 0; i < at->nnames; i++) {
-        EvalDefine *d = find_define(E, names[j + i]);
-        keep = keep && (!d || d->value == row[i]);
-      }
-    }
-    selected += keep;
-  }
+  for (int64_t p = 0; p < total; p++) /* how many points -D selects */
+    selected += point_selected(E, n, names, point_values(E, c, n, p), &filtered);
   int nskipped = 0;
   char **skip_why = arena_alloc(E->ar, sizeof(char *) * (size_t)(selected + 1));
   const char **skip_point = arena_alloc(E->ar, sizeof(char *) * (size_t)(selected + 1));
   for (int64_t p = 0; p < total; p++) {
-    int64_t *vals = arena_alloc(E->ar, sizeof(int64_t) * (n + 1));
-    int64_t rest = p;
-    for (int t = c->ntunes - 1, j = n; t >= 0; t--) {
-      Autotune *at = c->tunes[t];
-      int64_t *row = at->points[rest % at->npoints];
-      rest /= at->npoints;
-      j -= at->nnames;
-      memcpy(vals + j, row, sizeof(int64_t) * at->nnames);
-    }
-    bool keep = true;
-    for (int j = 0; j < n; j++) {
-      EvalDefine *d = find_define(E, names[j]);
-      if (d) {
-        d->used = true;
-        filtered = true;
-        keep = keep && d->value == vals[j];
-      }
-    }
-    if (!keep) continue;
+    Value **vals = point_values(E, c, n, p);
+    if (!point_selected(E, n, names, vals, &filtered)) continue;
     char *why = NULL;
     if (selected > 1 && !try_point(E, c, n, names, vals, total == 1, &why)) {
       skip_point[nskipped] = point_text(E, n, names, vals);

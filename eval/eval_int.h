@@ -214,7 +214,8 @@ typedef struct Autotune {
   int nnames;
   const char **names;
   int npoints;
-  int64_t **points; /* npoints rows of nnames values */
+  Value ***points; /* npoints rows of nnames compile-time values: numbers,
+                      strings, dtypes, lists and tuples of them */
 } Autotune;
 
 struct ClassDef {
@@ -457,6 +458,15 @@ Value *ev_tensor_tolist(Eval *E, Value *tv, Args *a, Span sp);
 
 /* eval.c: kernels */
 bool ev_is_void_param(const Eval *E, const IrParam *p);
+
+/* eval_tune.c: an autotune value's text ("[1,4]", "True": the metadata,
+ * the IR, the notes) and its part of an entry name ("1x4"); whether -D
+ * NAME=VALUE selects it; the value of a -D text that is a Python literal
+ * ("(16, 16)", "1.5", "float16"), or NULL. */
+const char *ev_tune_text(Eval *E, const Value *v);
+const char *ev_tune_name(Eval *E, const Value *v);
+bool ev_define_selects(Eval *E, const EvalDefine *d, const Value *v);
+Value *ev_define_literal(Eval *E, const char *text);
 
 /* eval_module.c: the module's top level (imports, classes, functions,
  * host code) */

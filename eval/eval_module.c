@@ -517,7 +517,50 @@ void ev_exec_import(Eval *E, Node *s) {
 
 /* ---------------------------------------------------------- classes */
 
-/* "a, b" -> names; values -> rows of compile-time ints. */
+enum { AUTOTUNE_MAX_NESTING = 8 }; /* lists in lists of one autotune value */
+
+/* Whether a string can stand in the metadata's `config` line as it is
+ * (one field, no quoting rules): letters, digits and `_ . + -`. */
+static bool plain_word(const char *s) {
+  return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-") ==
+         strlen(s);
+}
+
+/* An autotune value is any compile-time value Tilus passes to __init__
+ * that tlsc can also name an entry after and write in the metadata:
+ * None, bools, ints, floats, plain strings, dtypes, and lists and tuples
+ * of them (`[1, 4]`). */
+static void check_tune_value(Eval *E, Value *x, const char *name, int depth, Span sp) {
+  if (depth > AUTOTUNE_MAX_NESTING)
+    ev_error(E, sp, "autotune value of '%s' is nested more than %d lists deep", name,
+             AUTOTUNE_MAX_NESTING);
+  switch (x->kind) {
+  case V_NONE:
+  case V_BOOL:
+  case V_INT:
+  case V_FLOAT:
+  case V_DTYPE:
+    return;
+  case V_STR:
+    if (!plain_word(x->s))
+      ev_error(E, sp,
+               "autotune value %s of '%s': a string autotune value may hold only letters, "
+               "digits and '_', '.', '+', '-' (tlsc writes it in the metadata)",
+               ev_repr(E, x, sp), name);
+    return;
+  case V_LIST:
+  case V_TUPLE:
+    for (int i = 0; i < x->n; i++) check_tune_value(E, x->items[i], name, depth + 1, sp);
+    return;
+  default:
+    ev_error(E, sp,
+             "autotune value of '%s' is a '%s': tlsc's autotune values are compile-time numbers, "
+             "strings, dtypes, None, and lists or tuples of them",
+             name, v_type_name(x));
+  }
+}
+
+/* "a, b" -> names; values -> rows of compile-time values. */
 static Autotune *parse_autotune(Eval *E, Value *dec, Span sp) {
   Autotune *at = arena_alloc(E->ar, sizeof(Autotune));
   const char *p = dec->s;
@@ -532,26 +575,17 @@ static Autotune *parse_autotune(Eval *E, Value *dec, Span sp) {
   if (at->nnames == 0) ev_error(E, sp, "autotune() needs at least one name");
   Value *vals = dec->self;
   at->npoints = vals->n;
-  at->points = arena_alloc(E->ar, sizeof(int64_t *) * (vals->n + 1));
+  at->points = arena_alloc(E->ar, sizeof(Value **) * (vals->n + 1));
   for (int i = 0; i < vals->n; i++) {
     Value *row = vals->items[i];
     bool seq = row->kind == V_LIST || row->kind == V_TUPLE;
     if (at->nnames > 1 && (!seq || row->n != at->nnames))
       ev_error(E, sp, "autotune() value %d must be a list of %d values", i, at->nnames);
-    at->points[i] = arena_alloc(E->ar, sizeof(int64_t) * at->nnames);
+    at->points[i] = arena_alloc(E->ar, sizeof(Value *) * at->nnames);
     for (int j = 0; j < at->nnames; j++) {
       Value *x = at->nnames > 1 ? row->items[j] : row;
-      if ((x->kind == V_LIST || x->kind == V_TUPLE) && at->nnames == 1)
-        ev_error(E, sp,
-                 "autotune value %s of '%s' is a %s: tlsc's autotune values are integers "
-                 "(lists are not supported yet)",
-                 ev_repr(E, x, sp), at->names[j], v_type_name(x));
-      if (x->kind != V_INT && x->kind != V_BOOL)
-        ev_error(E, sp,
-                 "autotune values must be compile-time integers, not "
-                 "'%s'",
-                 v_type_name(x));
-      at->points[i][j] = x->i;
+      check_tune_value(E, x, at->names[j], 0, sp);
+      at->points[i][j] = x;
     }
   }
   if (at->npoints == 0) ev_error(E, sp, "autotune() needs at least one value");

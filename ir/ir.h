@@ -589,6 +589,9 @@ typedef struct IrKernel {
   int nconfig;  /* the autotune point: name = value */
   char **config_names;
   int64_t *config_values;
+  /* NULL, or per entry NULL for an int (config_values) or the text of any
+   * other value: "[1,4]", "True", "float16" (docs/format.md) */
+  char **config_texts;
   IrParam **params;
   int nparams;
   IrExpr *grid[3]; /* attrs.blocks, over parameters only */

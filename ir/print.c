@@ -397,8 +397,13 @@ static void print_block(FILE *out, const IrBlock *b, int depth) {
 
 static void print_kernel(FILE *out, const IrKernel *k) {
   fprintf(out, "kernel %s script=%s config(", k->name, k->script ? k->script : k->name);
-  for (int i = 0; i < k->nconfig; i++)
-    fprintf(out, i ? ", %s=%lld" : "%s=%lld", k->config_names[i], (long long)k->config_values[i]);
+  for (int i = 0; i < k->nconfig; i++) {
+    fprintf(out, "%s%s=", i ? ", " : "", k->config_names[i]);
+    if (k->config_texts && k->config_texts[i])
+      fputs(k->config_texts[i], out);
+    else
+      fprintf(out, "%lld", (long long)k->config_values[i]);
+  }
   fputs(")\n", out);
   for (int i = 0; i < k->nparams; i++) print_param(out, k->params[i]);
   fputs("  grid = ", out);

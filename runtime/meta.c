@@ -257,6 +257,34 @@ static tls_status dir_entry(MetaParser *mp, char **f, int n) {
   return TLS_OK;
 }
 
+enum { CONFIG_MAX_NESTING = 16 }; /* lists in lists of one config value */
+
+/* One config value at s (docs/format.md): a word of letters, digits and
+ * `_ . + -` (an integer, a float, True, None, a dtype name), a word in
+ * single quotes (a string), or a list [..] or tuple (..) of values
+ * separated by commas. Its end, or NULL when it is none. */
+static const char *config_value(const char *s, int depth) {
+  static const char word[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-";
+  if (depth > CONFIG_MAX_NESTING) return NULL;
+  if (*s == '[' || *s == '(') {
+    char close = *s == '[' ? ']' : ')';
+    for (s++; *s != close;) {
+      if (!(s = config_value(s, depth + 1))) return NULL;
+      if (*s == ',')
+        s++;
+      else if (*s != close)
+        return NULL;
+    }
+    return s + 1;
+  }
+  if (*s == '\'') {
+    size_t n = strspn(s + 1, word);
+    return s[1 + n] == '\'' ? s + n + 2 : NULL;
+  }
+  size_t n = strspn(s, word);
+  return n ? s + n : NULL;
+}
+
 /* config k=v ... (the autotune point, kept as "k=v k=v") */
 static tls_status dir_config(MetaParser *mp, char **f, int n) {
   size_t len = 1;
@@ -264,6 +292,12 @@ static tls_status dir_config(MetaParser *mp, char **f, int n) {
     char *eq = strchr(f[i], '=');
     if (!eq || eq == f[i] || !eq[1])
       return perr(mp, mp->line, "config field '%s' is not key=value", f[i]);
+    const char *end = config_value(eq + 1, 0);
+    if (!end || *end)
+      return perr(mp, mp->line,
+                  "config value '%s' of '%.*s' is not a number, a word, a quoted word, or a "
+                  "list or tuple of them",
+                  eq + 1, (int)(eq - f[i]), f[i]);
     len += strlen(f[i]) + 1;
   }
   char *s = malloc(len);

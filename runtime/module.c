@@ -149,26 +149,42 @@ const tls_kernel *tls_kernel_find(const tls_module *mod, const char *name) {
   return NULL;
 }
 
-/* True when every "k=v" of `want` (separated by ',' or ' ') is in the
- * entry's config. The whole of `want` counts: a copy cut to a fixed size
- * could drop or shorten its last pair and match the wrong entry. */
-static bool config_matches(const char *have, const char *want) {
-  char *buf = strdup(want);
-  if (!buf) return false;
-  char *save;
-  bool all = true;
-  for (char *kv = strtok_r(buf, ", ", &save); kv && all; kv = strtok_r(NULL, ", ", &save)) {
-    size_t n = strlen(kv);
-    const char *p = have;
-    bool found = false;
-    while ((p = strstr(p, kv)) && !found) {
-      found = (p == have || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ');
-      p++;
-    }
-    all = found;
+/* The next "k=v" of a config text at *p, pairs separated by ',' or ' '
+ * outside brackets ("w=[1, 4],s=3": a list value holds both): moves *p to
+ * it and returns its length, 0 at the end. */
+static size_t next_pair(const char **p) {
+  const char *s = *p + strspn(*p, ", ");
+  const char *q = s;
+  for (int depth = 0; *q && (depth > 0 || (*q != ',' && *q != ' ')); q++)
+    depth += (*q == '[' || *q == '(') - (*q == ']' || *q == ')');
+  *p = s;
+  return (size_t)(q - s);
+}
+
+/* Two pairs, spaces aside ("w=[1, 4]" is "w=[1,4]"). */
+static bool same_pair(const char *a, size_t na, const char *b, size_t nb) {
+  const char *ea = a + na, *eb = b + nb;
+  for (;; a++, b++) {
+    while (a < ea && *a == ' ') a++;
+    while (b < eb && *b == ' ') b++;
+    if (a == ea || b == eb) return a == ea && b == eb;
+    if (*a != *b) return false;
   }
-  free(buf);
-  return all;
+}
+
+/* True when every "k=v" of `want` is in the entry's config. The whole of
+ * `want` counts: a copy cut to a fixed size could drop or shorten its last
+ * pair and match the wrong entry. */
+static bool config_matches(const char *have, const char *want) {
+  size_t n;
+  for (const char *w = want; (n = next_pair(&w)) > 0; w += n) {
+    bool found = false;
+    size_t m;
+    for (const char *h = have; !found && (m = next_pair(&h)) > 0; h += m)
+      found = same_pair(w, n, h, m);
+    if (!found) return false;
+  }
+  return true;
 }
 
 const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *script,

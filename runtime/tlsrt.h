@@ -139,7 +139,8 @@ const tls_kernel *tls_module_kernel(const tls_module *mod, int index);
 /* NULL (and the context's last error set) when there is none. */
 const tls_kernel *tls_kernel_find(const tls_module *mod, const char *name);
 /* By script name and a config subset "num_stages=4,block_k=64" ("" = the
- * first entry of that script). Specialised entries (below) are not
+ * first entry of that script); a value may be a list, taken whole and
+ * spaces aside: "warp_spatial=[1, 4],num_stages=3". Specialised entries (below) are not
  * returned: their generic sibling is, which launches them. */
 const tls_kernel *tls_kernel_find_config(const tls_module *mod, const char *script,
                                          const char *config);

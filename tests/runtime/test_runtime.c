@@ -478,6 +478,37 @@ static void test_tmap_index_messages(tls_context *ctx) {
   expect_format_error(ctx, text, "'tmap' needs its index first", "a map without an index");
 }
 
+/* Autotune values that are not integers (tlsc's `config w=[1,4]`): the
+ * lookup takes a list whole, with or without spaces; malformed values are
+ * refused at load. */
+static void test_list_config(tls_context *ctx) {
+  static const char text[] =
+      "//@tls version 1\n"
+      "//@tls entry A script=S block=32 smem=0\n//@tls config w=[1,4] s=3 t=True m='tn'\n"
+      "//@tls grid 1 1 1\n"
+      "//@tls entry B script=S block=32 smem=0\n//@tls config w=[2,2] s=3 t=(1,(2,)) m='tn'\n"
+      "//@tls grid 1 1 1\n//@tls end\n.version 8.0\n.target sm_90a\n"
+      ".entry A()\n{\nret;\n}\n.entry B()\n{\nret;\n}\n";
+  tls_module *mod = NULL;
+  CHECK(tls_module_load_string(ctx, text, "lists", &mod) == TLS_OK, "list config: %s",
+        tls_last_error(ctx));
+  const tls_kernel *b = mod ? tls_kernel_find_config(mod, "S", "w=[2, 2],s=3") : NULL;
+  CHECK(b && !strcmp(tls_kernel_name(b), "B"), "lookup by a list value with a space");
+  CHECK(mod && !tls_kernel_find_config(mod, "S", "w=[2,2"), "a list cut short matches nothing");
+  CHECK(mod && tls_kernel_find_config(mod, "S", "t=True m='tn'") == tls_module_kernel(mod, 0),
+        "lookup by a word and a quoted word");
+  tls_module_free(mod);
+  const char *bad[] = {"[1,4", "[1,,4]", "(1]", "'t n'", "[1,4]]", "a;b"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char meta[256];
+    snprintf(meta, sizeof meta,
+             "//@tls version 1\n//@tls entry K script=K block=32 smem=0\n//@tls config w=%s\n"
+             "//@tls grid 1 1 1\n//@tls end\n",
+             bad[i]);
+    expect_format_error(ctx, meta, "is not a number, a word, a quoted word", bad[i]);
+  }
+}
+
 /* Siblings: a config spec longer than any fixed buffer still counts whole;
  * a parameter may not be called min or max (the expression functions). */
 static void test_lookup_siblings(tls_context *ctx, tls_module *mod) {
@@ -580,6 +611,7 @@ int main(int argc, char **argv) {
   test_entry_in_comment(ctx);
   test_tmap_overflow(ctx);
   test_tmap_index_messages(ctx);
+  test_list_config(ctx);
   if (mod) test_lookup_siblings(ctx, mod);
   tls_module_free(mod);
   tls_context_free(ctx);
