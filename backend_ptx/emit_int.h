@@ -106,6 +106,9 @@ void emit_mbar_init(Emitter *e);
 void emit_mbar_stmt(Emitter *e, const IrStmt *s);
 void emit_tma_stmt(Emitter *e, const IrStmt *s);
 
+/* ---- emit_cpasync.c: copy_async (cp.async) and its commit groups */
+void emit_cpasync_stmt(Emitter *e, const IrStmt *s);
+
 /* ---- printf.c */
 void emit_printf(Emitter *e, const IrStmt *s);
 

@@ -291,6 +291,12 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
   case S_TMA_WAIT:
     emit_tma_stmt(e, s);
     break;
+  case S_CP_ASYNC:
+  case S_CP_COMMIT:
+  case S_CP_WAIT:
+  case S_CP_WAIT_ALL:
+    emit_cpasync_stmt(e, s);
+    break;
   case S_WGMMA_FENCE:
   case S_WGMMA_MMA:
   case S_WGMMA_COMMIT:

@@ -138,6 +138,11 @@ typedef enum Builtin {
   P_TOLIST,
   P_REGOP,     /* s: a register-tensor operation (eval_regops.c) */
   P_TENSOR_TO, /* self: the tensor of x.to(dtype) */
+  /* copy_async and its commit groups (eval_async.c) */
+  P_COPY_ASYNC,
+  P_COPY_ASYNC_COMMIT,
+  P_COPY_ASYNC_WAIT,
+  P_COPY_ASYNC_WAIT_ALL,
   /* namespaces (V_NS) */
   NS_ATTRS,
   NS_BLOCKIDX,
@@ -455,6 +460,9 @@ void ev_check_not_freed(Eval *E, const IrTensor *t, Span sp);
 /* t[idx] = v for a register tensor used element by element. */
 void ev_tensor_elem_set(Eval *E, Value *tv, Value *idx, Value *v, Span sp);
 Value *ev_tensor_tolist(Eval *E, Value *tv, Args *a, Span sp);
+
+/* eval_async.c: copy_async and its commit groups (fn: P_COPY_ASYNC ...) */
+Value *ev_call_cp_async(Eval *E, Builtin fn, Args *a, Span sp);
 
 /* eval.c: kernels */
 bool ev_is_void_param(const Eval *E, const IrParam *p);

@@ -38,13 +38,17 @@ static const struct {
     {"free_shared", P_FREE_SHARED},
     {"fence", NS_FENCE},
     {"gridDim", NS_GRIDDIM},
+    {"copy_async", P_COPY_ASYNC},
+    {"copy_async_commit_group", P_COPY_ASYNC_COMMIT},
+    {"copy_async_wait_group", P_COPY_ASYNC_WAIT},
+    {"copy_async_wait_all", P_COPY_ASYNC_WAIT_ALL},
 };
 
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
 static const char tilus_prims[] =
-    " global_tensor store_global_scatter store_shared_scatter reshape reshape_shared copy_async"
-    " copy_async_wait_all copy_async_commit_group copy_async_wait_group dot view squeeze"
+    " global_tensor store_global_scatter store_shared_scatter reshape reshape_shared"
+    " dot view squeeze"
     " unsqueeze flatten transpose round clip repeat"
     " repeat_interleave any all scan cumsum cumprod add where"
     " lock_semaphore release_semaphore annotate_layout print_tensor assign randint4x randint"
@@ -1352,6 +1356,11 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return p_cluster_sync(E, a, sp);
   case P_SETMAXNREG:
     return p_setmaxnreg(E, a, sp);
+  case P_COPY_ASYNC:
+  case P_COPY_ASYNC_COMMIT:
+  case P_COPY_ASYNC_WAIT:
+  case P_COPY_ASYNC_WAIT_ALL:
+    return ev_call_cp_async(E, fn->bi, a, sp);
   case P_TRANSPOSE:
     if (a->npos || a->nkw) ev_error(E, sp, "transpose() takes no arguments");
     return ev_tensor_transpose(E, fn->self, sp);

@@ -359,6 +359,38 @@ static bool check_tma(Verifier *v, const IrStmt *s, const bool *assigned) {
   return true;
 }
 
+/* View dimension i of a copy_async is global dimension dims[i]:
+ * increasing, inside the global rank, the last one the global tensor's
+ * last (rows contiguous in both memories). */
+static bool cp_async_dims_ok(const IrCpAsyncStmt *c, int rank) {
+  if (rank < 1 || rank > c->global->rank || c->dims[rank - 1] != c->global->rank - 1) return false;
+  for (int i = 0; i < rank; i++)
+    if (c->dims[i] < 0 || (i > 0 && c->dims[i] <= c->dims[i - 1])) return false;
+  return true;
+}
+
+/* copy_async: a global tensor, a shared view of its dtype (not a
+ * transposed one, not bool: cp.async moves whole bytes), its offsets and
+ * the map of the view's dimensions. */
+static bool check_cp_async(Verifier *v, const IrStmt *s, const bool *assigned) {
+  const IrCpAsyncStmt *c = &s->cpasync;
+  if (!check_tensor(v, c->global, MS_GLOBAL, s->span, "the global operand") ||
+      !check_shared_view(v, &c->shared, assigned, s->span, "the shared operand") ||
+      !check_offsets(v, s->span, c->offsets, c->noffsets, c->global, assigned))
+    return false;
+  const IrRef *r = &c->shared;
+  if (r->t->dtype != c->global->dtype || r->t->dtype == DT_BOOL || r->transposed ||
+      !cp_async_dims_ok(c, ir_ref_rank(r))) {
+    diag_error(v->d, s->span,
+               "internal error: copy_async from '%s' (%s, rank %d) into a view of '%s' (%s, "
+               "rank %d%s) with these dims",
+               c->global->name, dtype_name(c->global->dtype), c->global->rank, r->t->name,
+               dtype_name(r->t->dtype), ir_ref_rank(r), r->transposed ? ", transposed" : "");
+    return false;
+  }
+  return true;
+}
+
 static bool is_wgmma_input(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
 
 /* acc[M, N] += A[M, K] @ B[K, N]: shapes, dtypes and instruction limits. */
@@ -850,6 +882,15 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_TMA_LOAD:
   case S_TMA_STORE:
     return check_tma(v, s, assigned);
+  case S_CP_ASYNC:
+    return check_cp_async(v, s, assigned);
+  case S_CP_COMMIT:
+  case S_CP_WAIT_ALL:
+    return true;
+  case S_CP_WAIT:
+    if (s->wait.max_pending >= 0) return true;
+    diag_error(v->d, s->span, "copy_async_wait_group takes a count >= 0");
+    return false;
   case S_WGMMA_FENCE:
   case S_WGMMA_MMA:
   case S_WGMMA_COMMIT:

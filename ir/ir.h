@@ -310,6 +310,10 @@ typedef enum SKind {
   S_TMA_FENCE,      /* fence.proxy.async.shared::cta (no fields) */
   S_TMA_COMMIT,     /* cp.async.bulk.commit_group (no fields) */
   S_TMA_WAIT,       /* wait: cp.async.bulk.wait_group.read */
+  S_CP_ASYNC,       /* cpasync: global -> shared by the group's threads */
+  S_CP_COMMIT,      /* cp.async.commit_group (no fields) */
+  S_CP_WAIT,        /* wait: cp.async.wait_group */
+  S_CP_WAIT_ALL,    /* cp.async.wait_all (no fields) */
   S_WGMMA_FENCE,    /* wgmma.fence (no fields) */
   S_WGMMA_MMA,      /* wgmma: acc += a @ b */
   S_WGMMA_COMMIT,   /* wgmma.commit_group (no fields) */
@@ -414,6 +418,26 @@ typedef struct IrTmaStmt {
   IrExpr *mcast;
 } IrTmaStmt;
 
+/* S_CP_ASYNC (Tilus's copy_async): the threads of the group copy the tile
+ * of the global tensor at offsets into the shared view with cp.async,
+ * zero-filling the elements outside the global shape when check_bounds.
+ * View dimension i is global dimension dims[i] (increasing, the last one
+ * the global tensor's last: rows are contiguous in both); the other global
+ * dimensions stay at their offsets. Each thread's copies complete in its
+ * commit groups: S_CP_COMMIT closes one, S_CP_WAIT waits until
+ * at most max_pending are in flight, S_CP_WAIT_ALL commits and waits
+ * for every one. A thread sees its own copies after the wait; the others
+ * see them after a barrier with it. */
+typedef struct IrCpAsyncStmt {
+  IrTensor *global;
+  IrRef shared;     /* not transposed */
+  IrExpr **offsets; /* outermost first, one per global dimension */
+  int noffsets;
+  int dims[IR_MAX_RANK]; /* one per view dimension */
+  bool check_bounds;
+  bool evict_first; /* evict="evict_first": an L2 evict-first policy */
+} IrCpAsyncStmt;
+
 /* S_MBAR_REMOTE and S_MBAR_MULTICAST (Tilus's
  * mbarrier.arrive_and_expect_tx_remote / _multicast): an arrival, after
  * adding tx_bytes to the transaction count, on the barrier at the offset of
@@ -440,8 +464,9 @@ typedef struct IrSetmaxnregStmt {
   bool inc; /* .inc (raise), else .dec (release registers) */
 } IrSetmaxnregStmt;
 
-/* S_TMA_WAIT and S_WGMMA_WAIT: wait_group N, until at most N groups (bulk
- * async-groups, or wgmma groups of the warp group) are still pending. */
+/* S_TMA_WAIT, S_WGMMA_WAIT and S_CP_WAIT: wait_group N, until at most
+ * N groups (bulk async-groups, wgmma groups of the warp group, cp.async
+ * groups of the thread) are still pending. */
 typedef struct IrWaitStmt {
   int64_t max_pending;
 } IrWaitStmt;
@@ -557,7 +582,8 @@ struct IrStmt {
     IrSyncStmt sync;         /* S_SYNC */
     IrMbarStmt mbar;         /* S_MBAR_WAIT, S_MBAR_ARRIVE, S_MBAR_EXPECT_TX */
     IrTmaStmt tma;           /* S_TMA_LOAD, S_TMA_STORE */
-    IrWaitStmt wait;         /* S_TMA_WAIT, S_WGMMA_WAIT */
+    IrWaitStmt wait;         /* S_TMA_WAIT, S_WGMMA_WAIT, S_CP_WAIT */
+    IrCpAsyncStmt cpasync;   /* S_CP_ASYNC */
     IrWgmmaStmt wgmma;       /* S_WGMMA_MMA */
     IrFillStmt fill;         /* S_FILL */
     IrCastStmt cast;         /* S_CAST */

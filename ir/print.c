@@ -155,6 +155,27 @@ static void print_tmap(FILE *out, const IrTmap *m) {
 
 static void print_block(FILE *out, const IrBlock *b, int depth);
 
+/* cp_async %t0 -> %t2[%v1], offsets=[...], then dims where the view has
+ * fewer dimensions than the global tensor and the options not at their
+ * defaults. */
+static void print_cp_async(FILE *out, const IrCpAsyncStmt *c) {
+  fputs("cp_async ", out);
+  print_tensor_ref(out, c->global);
+  fputs(" -> ", out);
+  print_ref(out, &c->shared);
+  fputs(", ", out);
+  print_offsets(out, c->offsets, c->noffsets);
+  int rank = c->shared.t ? ir_ref_rank(&c->shared) : 0;
+  if (c->global && rank < c->global->rank) {
+    int64_t dims[IR_MAX_RANK];
+    for (int i = 0; i < rank && i < IR_MAX_RANK; i++) dims[i] = c->dims[i];
+    fputs(", dims=", out);
+    print_ints(out, dims, rank);
+  }
+  if (!c->check_bounds) fputs(", check_bounds=false", out);
+  if (c->evict_first) fputs(", evict=evict_first", out);
+}
+
 /* The text of a statement with no nested block, without indentation. */
 static void print_simple(FILE *out, const IrStmt *s) {
   switch (s->kind) {
@@ -229,6 +250,18 @@ static void print_simple(FILE *out, const IrStmt *s) {
     break;
   case S_TMA_WAIT:
     fprintf(out, "tma.wait_group %lld", (long long)s->wait.max_pending);
+    break;
+  case S_CP_ASYNC:
+    print_cp_async(out, &s->cpasync);
+    break;
+  case S_CP_COMMIT:
+    fputs("cp_async.commit_group", out);
+    break;
+  case S_CP_WAIT:
+    fprintf(out, "cp_async.wait_group %lld", (long long)s->wait.max_pending);
+    break;
+  case S_CP_WAIT_ALL:
+    fputs("cp_async.wait_all", out);
     break;
   case S_WGMMA_FENCE:
     fputs("wgmma.fence", out);

@@ -53,6 +53,10 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
     map_array(s->tma.offsets, s->tma.noffsets, fn, ctx);
     s->tma.mcast = map_one(s->tma.mcast, fn, ctx);
     break;
+  case S_CP_ASYNC:
+    map_ref(&s->cpasync.shared, fn, ctx);
+    map_array(s->cpasync.offsets, s->cpasync.noffsets, fn, ctx);
+    break;
   case S_MBAR_REMOTE:
   case S_MBAR_MULTICAST:
     map_ref(&s->cmbar.barrier, fn, ctx);
@@ -86,6 +90,9 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
   case S_TMA_FENCE:
   case S_TMA_COMMIT:
   case S_TMA_WAIT:
+  case S_CP_COMMIT:
+  case S_CP_WAIT:
+  case S_CP_WAIT_ALL:
   case S_WGMMA_FENCE:
   case S_WGMMA_COMMIT:
   case S_WGMMA_WAIT:
@@ -120,6 +127,9 @@ IrStmt *ir_stmt_clone(Arena *ar, const IrStmt *s) {
   case S_TMA_LOAD:
   case S_TMA_STORE:
     c->tma.offsets = copy_array(ar, s->tma.offsets, s->tma.noffsets);
+    break;
+  case S_CP_ASYNC:
+    c->cpasync.offsets = copy_array(ar, s->cpasync.offsets, s->cpasync.noffsets);
     break;
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:

@@ -209,6 +209,8 @@ static const char *access_name(const IrStmt *s) {
     return "wgmma";
   case S_LOAD_SHARED:
     return "load_shared";
+  case S_CP_ASYNC:
+    return "cp.async copy";
   default:
     return "store_shared";
   }
@@ -216,8 +218,8 @@ static const char *access_name(const IrStmt *s) {
 
 /* Reports a race between the statement now executing and a live access:
  * the error at this statement, a note at the other one. */
-static bool report_race(Sim *S, const IrStmt *s, const SimView *v, bool writes, const IrStmt *other,
-                        const SimView *ov, int first, int last, const char *state) {
+bool sim_report_race(Sim *S, const IrStmt *s, const SimView *v, bool writes, const IrStmt *other,
+                     const SimView *ov, int first, int last, const char *state) {
   char name[NAME], oname[NAME], who[64];
   sim_view_name(v, name, sizeof name);
   sim_view_name(ov, oname, sizeof oname);
@@ -227,7 +229,9 @@ static bool report_race(Sim *S, const IrStmt *s, const SimView *v, bool writes, 
              "..%" PRId64 ") while a %s still %s %s",
              S->block, S->k->name, access_name(s), writes ? "writes" : "reads", name, v->lo,
              v->hi - 1, access_name(other),
-             other->kind == S_TMA_LOAD || other->kind == S_STORE_SHARED ? "writes" : "reads",
+             other->kind == S_TMA_LOAD || other->kind == S_STORE_SHARED || other->kind == S_CP_ASYNC
+                 ? "writes"
+                 : "reads",
              oname);
   diag_note(S->d, other->span, "the %s issued here by %s %s", access_name(other), who, state);
   S->failed = true;
@@ -243,7 +247,7 @@ static bool check_copies(Sim *S, const SimView *v, const IrStmt *s, bool writes)
     sim_bar_name(S, c->bar, bar, sizeof bar);
     snprintf(state, sizeof state,
              "is in flight until it completes on %s; no warp has waited for that phase", bar);
-    return report_race(S, s, v, writes, c->s, &c->dst, c->warp, c->warp, state);
+    return sim_report_race(S, s, v, writes, c->s, &c->dst, c->warp, c->warp, state);
   }
   return true;
 }
@@ -254,14 +258,15 @@ static bool check_reads(Sim *S, const SimGroups *g, const SimView *v, const IrSt
   for (int i = 0; i < g->nreads; i++) {
     const SimRead *r = &g->reads[i];
     if (overlaps(v, &r->v))
-      return report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp, state);
+      return sim_report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp, state);
   }
   return true;
 }
 
-/* A read (wgmma operand, load_shared, TMA store source) of v now. */
-bool sim_shared_read(Sim *S, const SimView *v, const IrStmt *s) {
-  return check_copies(S, v, s, false);
+/* A read (wgmma operand, load_shared, TMA store source) of v now, by
+ * warp w. */
+bool sim_shared_read(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
+  return check_copies(S, v, s, false) && sim_cp_async_check(S, w, v, s, false);
 }
 
 /* Whether every warp still running is ordered after the retirement of
@@ -272,8 +277,9 @@ static bool known_to_all(const Sim *S, const SimRead *r) {
   return true;
 }
 
-/* Drops the retired bulk reads of g that every running warp knows of. */
-static void prune_bulk(const Sim *S, SimGroups *g) {
+/* Drops the retired accesses of g (bulk reads, cp.async writes) that
+ * every running warp knows of. */
+void sim_groups_prune(const Sim *S, SimGroups *g) {
   int n = 0;
   for (int i = 0; i < g->nreads; i++)
     if (!known_to_all(S, &g->reads[i])) g->reads[n++] = g->reads[i];
@@ -284,19 +290,19 @@ static void prune_bulk(const Sim *S, SimGroups *g) {
  * until its wait retires it, and for w until w is ordered after that
  * wait (the wait orders the issuer only; the others need a sync with it). */
 static bool check_bulk(Sim *S, SimWarp *w, SimGroups *g, const SimView *v, const IrStmt *s) {
-  prune_bulk(S, g);
+  sim_groups_prune(S, g);
   for (int i = 0; i < g->nreads; i++) {
     const SimRead *r = &g->reads[i];
     if (!overlaps(v, &r->v) || sim_order_knows(w, r)) continue;
     if (r->stamp < 0)
-      return report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp,
-                         "is live until a cp.async.bulk.wait_group.read retires its group; "
-                         "none has yet");
+      return sim_report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp,
+                             "is live until a cp.async.bulk.wait_group.read retires its group; "
+                             "none has yet");
     char state[160];
     snprintf(state, sizeof state,
              "is live for warp %d until warp %d is ordered after the wait that retires its group",
              w->lid, w->lid);
-    report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp, state);
+    sim_report_race(S, s, v, true, r->s, &r->v, r->first_warp, r->last_warp, state);
     int by = r->retired_by % S->wpc;
     diag_note(S->d, r->retire_at->span,
               "warp %d retires it here, but nothing orders warp %d after this wait (a sync() "
@@ -346,7 +352,7 @@ static bool check_unordered_writes(Sim *S, SimWarp *w, const SimView *v, const I
              "reads those bytes, and nothing orders this write by warp %d before the store or "
              "after the wait that retires it",
              p->warp % S->wpc);
-    return report_race(S, p->s, &p->v, true, s, v, w->id, w->id, state);
+    return sim_report_race(S, p->s, &p->v, true, s, v, w->id, w->id, state);
   }
   return true;
 }
@@ -360,19 +366,20 @@ bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
       return false;
   for (int i = 0; i < S->nwarps; i++)
     if (!check_bulk(S, w, &S->warps[i].bulk, v, s)) return false;
+  if (!sim_cp_async_check(S, w, v, s, true)) return false;
   if (s->kind == S_STORE_SHARED) remember_write(S, w, v, s);
   return true;
 }
 
 /* ------------------------------------------------------- commit groups */
 
-/* Adds a read to the open (uncommitted) group. */
-static void groups_push(SimGroups *g, const SimView *v, const IrStmt *s, int first, int last) {
+/* Adds an access to the open (uncommitted) group. */
+void sim_groups_push(SimGroups *g, const SimView *v, const IrStmt *s, int first, int last) {
   if (g->nreads == g->cap) {
     g->cap = g->cap ? 2 * g->cap : 8;
     g->reads = xrealloc(g->reads, sizeof *g->reads * (size_t)g->cap);
   }
-  g->reads[g->nreads++] = (SimRead){*v, s, first, last, g->committed, -1, -1, NULL};
+  g->reads[g->nreads++] = (SimRead){*v, s, first, last, g->committed, -1, -1, NULL, 0, 0};
 }
 
 /* Retires the oldest groups until at most `keep` are in flight. */
@@ -384,20 +391,25 @@ void sim_retire(SimGroups *g, int64_t keep) {
   g->nreads = n;
 }
 
-/* cp.async.bulk.wait_group.read n by warp w (statement s): the bulk
- * groups beyond the newest n are retired. Their reads stay listed,
- * stamped with w's epoch: other warps may still race with them until
- * they are ordered after this wait. */
-void sim_bulk_retire(Sim *S, SimWarp *w, const IrStmt *s) {
-  SimGroups *g = &w->bulk;
-  int64_t keep = s->wait.max_pending;
+/* A wait by warp w (statement s) on its groups g (bulk stores,
+ * cp.async copies) leaving at most `keep` in flight: the older groups are
+ * retired. Their accesses stay listed, stamped with w's epoch: other warps
+ * may still race with them until they are ordered after this wait. */
+void sim_retire_stamped(Sim *S, SimWarp *w, SimGroups *g, int64_t keep, const IrStmt *s) {
   if (g->committed - g->retired > keep) g->retired = g->committed - keep;
   for (int i = 0; i < g->nreads; i++) {
     SimRead *r = &g->reads[i];
-    if (r->stamp < 0 && r->group < g->retired)
-      *r = (SimRead){r->v, r->s, r->first_warp, r->last_warp, r->group, w->clock[w->id], w->id, s};
+    if (r->stamp >= 0 || r->group >= g->retired) continue;
+    r->stamp = w->clock[w->id];
+    r->retired_by = w->id;
+    r->retire_at = s;
   }
-  prune_bulk(S, g);
+  sim_groups_prune(S, g);
+}
+
+/* cp.async.bulk.wait_group.read n by warp w (statement s). */
+void sim_bulk_retire(Sim *S, SimWarp *w, const IrStmt *s) {
+  sim_retire_stamped(S, w, &w->bulk, s->wait.max_pending, s);
 }
 
 /* Frees the reads of a group list and empties it. */
@@ -486,14 +498,22 @@ bool sim_complete_copy(Sim *S) {
  * issuing warp's wait_group.read retires its bulk group. */
 bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView src;
-  if (!sim_view(S, w, &s->tma.shared, s->span, &src) || !sim_shared_read(S, &src, s) ||
+  if (!sim_view(S, w, &s->tma.shared, s->span, &src) || !sim_shared_read(S, w, &src, s) ||
       !check_unordered_writes(S, w, &src, s))
     return false;
-  groups_push(&w->bulk, &src, s, w->id, w->id);
+  sim_groups_push(&w->bulk, &src, s, w->id, w->id);
   return true;
 }
 
 /* ---------------------------------------------------------------- WGMMA */
+
+/* A wgmma reads what the group's warps wrote by cp.async only once each
+ * of them is ordered after the waits that retire those copies. */
+static bool cp_async_group_read(Sim *S, int first, int last, const SimView *v, const IrStmt *s) {
+  for (int i = first; i <= last && i < S->nwarps; i++)
+    if (!sim_cp_async_check(S, &S->warps[i], v, s, false)) return false;
+  return true;
+}
 
 /* One wgmma statement for the whole warp group (all its warps have met
  * here; w is the last to arrive). */
@@ -505,8 +525,10 @@ bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s) {
     for (int i = 0; i < 2; i++) {
       SimView v;
       const IrRef *operand = i == 0 ? &s->wgmma.a : &s->wgmma.b;
-      if (!sim_view(S, w, operand, s->span, &v) || !sim_shared_read(S, &v, s)) return false;
-      groups_push(&g->mma, &v, s, first, last);
+      if (!sim_view(S, w, operand, s->span, &v) || !sim_shared_read(S, w, &v, s) ||
+          !cp_async_group_read(S, first, last, &v, s))
+        return false;
+      sim_groups_push(&g->mma, &v, s, first, last);
     }
     return true;
   case S_WGMMA_COMMIT:

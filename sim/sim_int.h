@@ -14,6 +14,9 @@
  *   - WGMMA: state of the warp group (the instructions are .sync.aligned,
  *     so the four warps meet at each one); an mma's shared reads stay live
  *     until a wait_group retires its commit group;
+ *   - cp.async copies: each warp of the group writes the tile until its
+ *     cp.async.wait_group retires the copy's group, and for any other warp
+ *     until that warp is ordered after the wait (vector clocks);
  *   - bulk (TMA) stores: their shared reads stay live until the issuing
  *     warp's cp.async.bulk.wait_group.read retires their group, and for
  *     any other warp until it has synchronised with the issuer since
@@ -59,16 +62,18 @@ typedef struct SimCopy {
   int warp;
 } SimCopy;
 
-/* An asynchronous read of shared memory (WGMMA operand or bulk-store
- * source) that stays live until its commit group is retired. */
+/* An asynchronous access of shared memory (a WGMMA operand or bulk-store
+ * source read, a cp.async write) that stays live until its commit group
+ * is retired. */
 typedef struct SimRead {
   SimView v;
   const IrStmt *s;
-  int first_warp, last_warp; /* who issued it */
-  int64_t group;             /* commit sequence number; uncommitted: the next one */
-  int64_t stamp;             /* bulk store: the issuer's epoch at its retiring wait; -1 before */
-  int retired_by;            /* the warp whose wait retired it */
-  const IrStmt *retire_at;   /* that wait */
+  int first_warp, last_warp;    /* who issued it */
+  int64_t group;                /* commit sequence number; uncommitted: the next one */
+  int64_t stamp;                /* bulk store: the issuer's epoch at its retiring wait; -1 before */
+  int retired_by;               /* the warp whose wait retired it */
+  const IrStmt *retire_at;      /* that wait */
+  int64_t coop_begin, coop_end; /* cp.async: the threads copying the tile */
 } SimRead;
 
 /* A store_shared by a warp, remembered until every running warp is
@@ -140,6 +145,7 @@ typedef struct SimWarp {
   const SimMeet *meet; /* WAIT_MEET: where it waits */
   SimGroups bulk;      /* bulk stores it issued; retired ones stay
                               until every warp is ordered after the wait */
+  SimGroups cpasync;   /* its cp.async copies (writes), likewise */
   int64_t *clock;      /* what it knows of each warp (sim_order.c) */
 } SimWarp;
 
@@ -201,16 +207,31 @@ bool sim_mbar_ready(Sim *S, int bar, int64_t parity);
 bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s);
 bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s);
 bool sim_complete_copy(Sim *S);
-bool sim_shared_read(Sim *S, const SimView *v, const IrStmt *s);
+bool sim_shared_read(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s);
 bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s);
 bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s);
 void sim_retire(SimGroups *g, int64_t keep);
 void sim_bulk_retire(Sim *S, SimWarp *w, const IrStmt *s);
+void sim_retire_stamped(Sim *S, SimWarp *w, SimGroups *g, int64_t keep, const IrStmt *s);
+void sim_groups_push(SimGroups *g, const SimView *v, const IrStmt *s, int first, int last);
+void sim_groups_prune(const Sim *S, SimGroups *g);
+/* Reports a race of statement s (accessing v) with the live access of
+ * `other` (its view ov, by warps first..last, in that state): the error at
+ * s, a note at other. Returns false. */
+bool sim_report_race(Sim *S, const IrStmt *s, const SimView *v, bool writes, const IrStmt *other,
+                     const SimView *ov, int first, int last, const char *state);
 bool sim_exit_checks(Sim *S, SimWarp *w);
 bool sim_end_checks(Sim *S);
 void sim_groups_free(SimGroups *g);
 int sim_bar_index(Sim *S, const SimView *v);
 void sim_bar_name(Sim *S, int bar, char *buf, size_t size);
+
+/* sim_cpasync.c: cp.async copies, per warp */
+bool sim_cp_async(Sim *S, SimWarp *w, const IrStmt *s);
+void sim_cp_async_wait(Sim *S, SimWarp *w, const IrStmt *s);
+/* An access of v by warp w (statement s) against the live cp.async
+ * copies of every warp; false after a report. */
+bool sim_cp_async_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s, bool writes);
 
 /* sim_order.c */
 void sim_order_meet(Sim *S, const SimMeet *m, SimWarp *w);

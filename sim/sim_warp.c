@@ -57,6 +57,7 @@ void sim_warp_free(SimWarp *w) {
   free(w->fvals);
   free(w->clock);
   sim_groups_free(&w->bulk);
+  sim_groups_free(&w->cpasync);
 }
 
 /* The loop test of range(): var < stop for a positive step. */
@@ -239,7 +240,7 @@ static SimStep ok_or_failed(bool ok) { return ok ? STEP_RAN : STEP_FAILED; }
 static SimStep exec_plain(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView v;
   if (!sim_view(S, w, &s->smem.shared, s->span, &v)) return STEP_FAILED;
-  return ok_or_failed(s->kind == S_LOAD_SHARED ? sim_shared_read(S, &v, s)
+  return ok_or_failed(s->kind == S_LOAD_SHARED ? sim_shared_read(S, w, &v, s)
                                                : sim_shared_write(S, w, &v, s));
 }
 
@@ -272,6 +273,8 @@ static bool operands_ok(const Sim *S, const IrStmt *s) {
   case S_LOAD_SHARED:
   case S_STORE_SHARED:
     return is_shared(&s->smem.shared);
+  case S_CP_ASYNC:
+    return is_shared(&s->cpasync.shared);
   default:
     return true;
   }
@@ -325,6 +328,15 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
     return STEP_RAN;
   case S_TMA_WAIT:
     sim_bulk_retire(S, w, s);
+    return STEP_RAN;
+  case S_CP_ASYNC: /* every warp of the group copies its part */
+    return ok_or_failed(sim_cp_async(S, w, s));
+  case S_CP_COMMIT:
+    w->cpasync.committed++;
+    return STEP_RAN;
+  case S_CP_WAIT:
+  case S_CP_WAIT_ALL:
+    sim_cp_async_wait(S, w, s);
     return STEP_RAN;
   case S_WGMMA_FENCE:
   case S_WGMMA_MMA:
