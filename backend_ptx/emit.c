@@ -167,8 +167,24 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   e.param_regs = (const char **)regs;
   e.group = (Group){.begin = 0, .size = (int64_t)k->warps * 32, .single = false};
   e.ranges = ir_var_ranges(m->ar, k);
+  e.multiples = ir_var_multiples(m->ar, k);
   emit_prologue(&e);
-  emit_block(&e, &k->body);
+  Val aligned = emit_spread_alignment(&e);
+  if (aligned.s[0]) {
+    /* one copy of the body with vector loads and stores, one without:
+     * no branch around each access (which would keep ptxas from issuing
+     * the loads of a loop iteration together) */
+    int other = new_label(&e);
+    emit(&e, "@!%s bra $L%d;", aligned.s, other);
+    e.aligned_copy = 1;
+    emit_block(&e, &k->body);
+    fprintf(e.out, "\tret;\n");
+    emit_label(&e, other);
+    e.aligned_copy = 2;
+    if (!e.failed) emit_block(&e, &k->body);
+  } else {
+    emit_block(&e, &k->body);
+  }
   fprintf(e.out, "\tret;\n");
   fclose(e.out);
   fclose(e.globals);

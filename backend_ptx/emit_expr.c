@@ -422,6 +422,10 @@ Val emit_expr(Emitter *e, const IrExpr *x) {
   }
   case X_SPECIAL:
     return emit_special(e, x);
+  case X_INDEX:
+    if (x->ival >= 0 && x->ival < IR_MAX_RANK && e->index[x->ival].s[0]) return e->index[x->ival];
+    unsupported(e, "an element index outside a register tensor's initializer");
+    return val_imm(DT_INT32, 0);
   case X_UNARY:
     return emit_unary_op(e, x);
   case X_BINARY:

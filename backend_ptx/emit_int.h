@@ -43,7 +43,16 @@ typedef struct Emitter {
   int last_line, last_col; /* last .loc printed */
   Span span;               /* the statement being emitted (for errors) */
   Group group;
-  const IrRange *ranges;   /* of the kernel's variables (ir_var_ranges) */
+  const IrRange *ranges;    /* of the kernel's variables (ir_var_ranges) */
+  const int64_t *multiples; /* of the kernel's variables (ir_var_multiples) */
+  /* The body is emitted twice when vector accesses of spread register
+   * tensors rest on run-time alignment (emit_spread_alignment): 1 while
+   * emitting the copy that runs when everything is aligned, 2 the other;
+   * 0 when the body is emitted once. */
+  int aligned_copy;
+  /* while emitting one element of register_tensor(init=lambda i, j: ...):
+   * the registers of its indices (X_INDEX) */
+  Val index[IR_MAX_RANK];
   const char *guard;       /* inside a predicated single_thread(): the
                               predicate register of the thread that runs it;
                               its side effects are emitted under @guard */
@@ -143,6 +152,11 @@ Val smem_swizzle(Emitter *e, Val off, int swizzle_bytes);
  * loads and stores, element-wise arithmetic with broadcasting, unary
  * functions, reductions */
 void emit_spread_stmt(Emitter *e, const IrStmt *s);
+/* The predicate (a register; "" when the kernel has no such access) that
+ * every global vector access of a spread tensor whose alignment is
+ * kernel-invariant is aligned: the base pointers and row lengths are
+ * multiples of the vectors (the tile offsets are, statically). */
+Val emit_spread_alignment(Emitter *e);
 
 /* ---- emit_meta.c: the //@tls metadata block */
 bool emit_metadata(FILE *out, const IrModule *m, Diag *d);

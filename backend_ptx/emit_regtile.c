@@ -427,6 +427,7 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
   const IrTensor *reg = s->kind == S_LOAD_GLOBAL || s->kind == S_STORE_GLOBAL   ? s->gmem.reg
                         : s->kind == S_LOAD_SHARED || s->kind == S_STORE_SHARED ? s->smem.reg
                         : s->kind == S_ELEMWISE                                 ? s->elemwise.dst
+                        : s->kind == S_FILL && ir_expr_has_index(s->fill.value) ? s->fill.dst
                                                                                 : NULL;
   if (reg && reg->layout == LAYOUT_SPATIAL && reg->reg) {
     emit_spread_stmt(e, s);
@@ -444,6 +445,7 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
     break;
   case S_UNARY:
   case S_REDUCE:
+  case S_WHERE:
     emit_spread_stmt(e, s);
     break;
   case S_LOAD_GLOBAL:

@@ -6,6 +6,9 @@
  * a thread part (computed once per statement from the thread id) plus a
  * constant slot part (ir_reglayout_coords at thread 0), so every access is
  * registers computed once plus immediates.
+ *
+ * Float arithmetic is Tilus's (nvcc -ftz=true -prec-div=false): exp is
+ * ex2.approx.ftz of x log2(e), division div.full.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -197,6 +200,75 @@ static Val vector_ok(Emitter *e, const GAccess *a, int64_t n) {
   return p;
 }
 
+/* Whether x is the same in every thread for the whole kernel: parameters,
+ * constants and block indices. */
+static bool invariant(const IrExpr *x) {
+  if (!x) return true;
+  switch (x->kind) {
+  case X_CONST:
+  case X_PARAM:
+    return true;
+  case X_SPECIAL:
+    return x->sreg != SR_TID_X;
+  case X_VAR:
+    return false;
+  default:
+    return invariant(x->a) && invariant(x->b) && invariant(x->c);
+  }
+}
+
+/* The access's vectors of n elements are aligned whenever the kernel-wide
+ * predicate of emit_spread_alignment holds: its tensor's base and row
+ * length are kernel-invariant, and its innermost offset is a multiple of n
+ * (the thread and slot parts are, by the layout). */
+static bool versionable(const Emitter *e, const IrStmt *s, int64_t n) {
+  const IrTensor *g = s->gmem.global;
+  int last = g->rank - 1;
+  if (!invariant(g->gptr) || (g->rank > 1 && !invariant(g->gshape[last]))) return false;
+  if (last >= s->gmem.noffsets) return true;
+  int64_t m = ir_expr_multiple(s->gmem.offsets[last], e->multiples);
+  return m % n == 0;
+}
+
+static bool spread_access(const IrStmt *s) {
+  return (s->kind == S_LOAD_GLOBAL || s->kind == S_STORE_GLOBAL) && s->gmem.reg &&
+         s->gmem.reg->layout == LAYOUT_SPATIAL && s->gmem.reg->reg && s->gmem.global &&
+         s->gmem.reg->dtype != DT_BOOL;
+}
+
+static void alignment_of(Emitter *e, const IrBlock *b, Val *pred) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    alignment_of(e, &s->body, pred);
+    alignment_of(e, &s->orelse, pred);
+    if (!spread_access(s)) continue;
+    GAccess a = {.s = s, .t = s->gmem.reg, .L = s->gmem.reg->reg};
+    int64_t n = vector_elems(&a);
+    if (n == 1 || !versionable(e, s, n)) continue;
+    const IrTensor *g = s->gmem.global;
+    int64_t vb = n * dtype_bytes(a.t->dtype);
+    Val base = val_to_reg(e, val_convert(e, emit_expr(e, g->gptr), DT_UINT64));
+    Val low = new_reg(e, DT_UINT64), p = new_reg(e, DT_BOOL);
+    emit(e, "and.b64 %s, %s, %" PRId64 ";", low.s, base.s, vb - 1);
+    emit(e, "setp.eq.u64 %s, %s, 0;", p.s, low.s);
+    if (g->rank > 1) {
+      Val row = val_to_reg(e, val_convert(e, emit_expr(e, g->gshape[g->rank - 1]), DT_UINT32));
+      Val r = new_reg(e, DT_UINT32), q = new_reg(e, DT_BOOL);
+      emit(e, "and.b32 %s, %s, %" PRId64 ";", r.s, row.s, n - 1);
+      emit(e, "setp.eq.u32 %s, %s, 0;", q.s, r.s);
+      emit(e, "and.pred %s, %s, %s;", p.s, p.s, q.s);
+    }
+    if (pred->s[0]) emit(e, "and.pred %s, %s, %s;", p.s, p.s, pred->s);
+    *pred = p;
+  }
+}
+
+Val emit_spread_alignment(Emitter *e) {
+  Val p = {.s = "", .type = DT_BOOL};
+  alignment_of(e, &e->k->body, &p);
+  return p;
+}
+
 static void spread_global(Emitter *e, const IrStmt *s, bool load) {
   const IrTensor *t = s->gmem.reg, *g = s->gmem.global;
   if (!owned_here(e, t)) return;
@@ -220,6 +292,11 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
   }
   a.store_ok = load ? (Val){.s = ""} : first_replica(e, a.L, tid);
   int64_t n = vector_elems(&a), slots = a.L->nslots;
+  if (n > 1 && e->aligned_copy && versionable(e, s, n)) { /* the body's copy decides */
+    for (int64_t i = 0; i < slots; i += e->aligned_copy == 1 ? n : 1)
+      access_run(e, &a, i, e->aligned_copy == 1 ? n : 1);
+    return;
+  }
   if (n == 1) {
     for (int64_t i = 0; i < slots; i++) access_run(e, &a, i, 1);
     return;
@@ -315,6 +392,16 @@ static bool operand_ok(Emitter *e, const IrTensor *dst, const IrTensor *x) {
   return false;
 }
 
+/* a op b for one element. Float division is div.full (2 ulp), as Tilus
+ * compiles its tensor arithmetic (nvcc -prec-div=false). */
+static Val tensor_binop(Emitter *e, IrOp op, Val a, Val b, DType t) {
+  if (op != OP_DIV || t != DT_FLOAT32) return emit_binop(e, op, a, b, t);
+  Val r = new_reg(e, t);
+  emit(e, "div.full.f32 %s, %s, %s;", r.s, val_to_reg(e, val_convert(e, a, t)).s,
+       val_to_reg(e, val_convert(e, b, t)).s);
+  return r;
+}
+
 static void spread_elemwise(Emitter *e, const IrStmt *s) {
   const IrElemwiseStmt *w = &s->elemwise;
   const IrTensor *d = w->dst, *a = w->a, *b = w->b;
@@ -325,9 +412,35 @@ static void spread_elemwise(Emitter *e, const IrStmt *s) {
   for (int64_t i = 0; i < d->reg->nslots; i++) {
     Val x = tensor_slot_reg(a, operand_slot(d->reg, a, i));
     Val y = b ? tensor_slot_reg(b, operand_slot(d->reg, b, i)) : scalar;
-    Val r = w->scalar_first ? emit_binop(e, w->op, y, x, t) : emit_binop(e, w->op, x, y, t);
+    Val r = w->scalar_first ? tensor_binop(e, w->op, y, x, t) : tensor_binop(e, w->op, x, y, t);
     r = val_convert(e, r, d->dtype);
     emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), tensor_slot_reg(d, i).s, r.s);
+  }
+}
+
+/* dst = cond ? a : b, with broadcasting. */
+static void spread_where(Emitter *e, const IrStmt *s) {
+  const IrWhereStmt *w = &s->where;
+  const IrTensor *d = w->dst;
+  if (!owned_here(e, d) || !operand_ok(e, d, w->cond) || (w->a && !operand_ok(e, d, w->a)) ||
+      (w->b && !operand_ok(e, d, w->b)))
+    return;
+  Val sa = {.s = ""}, sb = {.s = ""};
+  if (!w->a) sa = val_to_reg(e, val_convert(e, emit_expr(e, w->sa), d->dtype));
+  if (!w->b) sb = val_to_reg(e, val_convert(e, emit_expr(e, w->sb), d->dtype));
+  for (int64_t i = 0; i < d->reg->nslots; i++) {
+    Val c = tensor_slot_reg(w->cond, operand_slot(d->reg, w->cond, i));
+    Val x = w->a ? tensor_slot_reg(w->a, operand_slot(d->reg, w->a, i)) : sa;
+    Val y = w->b ? tensor_slot_reg(w->b, operand_slot(d->reg, w->b, i)) : sb;
+    if (d->dtype == DT_BOOL) { /* selp has no predicate form */
+      Val t = new_reg(e, DT_BOOL), f = new_reg(e, DT_BOOL);
+      emit(e, "and.pred %s, %s, %s;", t.s, c.s, x.s);
+      emit(e, "and.pred %s, %s, !%s;", f.s, y.s, c.s);
+      emit(e, "or.pred %s, %s, %s;", tensor_slot_reg(d, i).s, t.s, f.s);
+      continue;
+    }
+    emit(e, "selp%s %s, %s, %s, %s;", dtype_bytes(d->dtype) == 2 ? ".b16" : ptx_btype(d->dtype),
+         tensor_slot_reg(d, i).s, x.s, y.s, c.s);
   }
 }
 
@@ -340,8 +453,8 @@ static Val math_fn(Emitter *e, IrMathFn fn, Val x) {
   Val r = new_reg(e, t);
   switch (fn) {
   case FN_EXP: /* e^x = 2^(x log2 e) */
-    emit(e, "mul.f32 %s, %s, 0f3FB8AA3B;", r.s, x.s);
-    emit(e, "ex2.approx.f32 %s, %s;", r.s, r.s);
+    emit(e, "mul.ftz.f32 %s, %s, 0f3FB8AA3B;", r.s, x.s);
+    emit(e, "ex2.approx.ftz.f32 %s, %s;", r.s, r.s);
     return r;
   case FN_EXP2:
     emit(e, "ex2.approx.f32 %s, %s;", r.s, x.s);
@@ -547,6 +660,29 @@ static void spread_reduce(Emitter *e, const IrStmt *s) {
   free(part);
 }
 
+/* ------------------------------------------------------------ fill */
+
+/* register_tensor(init=lambda i, j: ...): the value for each slot, with
+ * the indices its thread and slot parts. */
+static void spread_fill(Emitter *e, const IrStmt *s) {
+  const IrTensor *t = s->fill.dst;
+  if (!owned_here(e, t)) return;
+  const IrRegLayout *L = layout_of(t);
+  Val tc[IR_MAX_RANK];
+  thread_coords(e, L, emit_group_tid(e), tc);
+  for (int64_t i = 0; i < L->nslots; i++) {
+    int64_t lc[IR_MAX_RANK];
+    ir_reglayout_coords(L, 0, i, lc);
+    for (int d = 0; d < L->rank; d++) {
+      e->index[d] = new_reg(e, DT_INT32);
+      emit(e, "add.s32 %s, %s, %" PRId64 ";", e->index[d].s, val_to_reg(e, tc[d]).s, lc[d]);
+    }
+    Val v = val_convert(e, emit_expr(e, s->fill.value), t->dtype);
+    emit(e, "mov%s %s, %s;", ptx_btype(t->dtype), tensor_slot_reg(t, i).s, v.s);
+  }
+  for (int d = 0; d < IR_MAX_RANK; d++) e->index[d].s[0] = 0;
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 void emit_spread_stmt(Emitter *e, const IrStmt *s) {
@@ -571,6 +707,12 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     break;
   case S_REDUCE:
     spread_reduce(e, s);
+    break;
+  case S_FILL:
+    spread_fill(e, s);
+    break;
+  case S_WHERE:
+    spread_where(e, s);
     break;
   default:
     unsupported(e, "this statement on a register tensor with a spread layout");

@@ -308,6 +308,7 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
   case S_ELEMWISE:
   case S_UNARY:
   case S_REDUCE:
+  case S_WHERE:
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:
   case S_LOAD_SHARED:

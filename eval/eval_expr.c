@@ -537,6 +537,14 @@ static Value *eval_compare(Eval *E, Node *n) {
     Value *right = ev_eval_expr(E, n->list.items[i + 1]);
     int op = n->ops[i];
     Value *link;
+    bool tensors = (left->kind == V_TENSOR && left->t->space == MS_REGISTER) ||
+                   (right->kind == V_TENSOR && right->t->space == MS_REGISTER);
+    if (tensors && n->list.len == 2) /* element-wise: a bool tensor */
+      return ev_tensor_binop(E, op, left, right, n->span);
+    if (tensors)
+      ev_error(E, n->span,
+               "a chained comparison of register tensors asks for the truth value of a "
+               "tensor, which is ambiguous (as in numpy): compare one pair at a time");
     if (left->kind == V_EXPR || right->kind == V_EXPR)
       link =
           binop_at(E, op, left, right, n->span, n->list.items[i]->span, n->list.items[i + 1]->span);

@@ -415,6 +415,7 @@ Span ev_arg_span(const Args *a, const char *const *names, int i, Span sp);
 bool ev_is_regop(const char *name);
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp);
 Value *ev_tensor_to(Eval *E, Value *self, Args *a, Span sp);
+Value *ev_index_init(Eval *E, Value *fn, int rank, Span sp);
 /* a op b element by element, register tensors (broadcasting) or a tensor
  * and a scalar (either side). */
 Value *ev_tensor_elemwise(Eval *E, IrOp op, Value *a, Value *b, Span sp);

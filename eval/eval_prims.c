@@ -50,7 +50,7 @@ static const char tilus_prims[] =
     " global_tensor store_global_scatter store_shared_scatter reshape reshape_shared"
     " dot view squeeze"
     " unsqueeze flatten transpose round clip repeat"
-    " repeat_interleave any all scan cumsum cumprod add where"
+    " repeat_interleave any all scan cumsum cumprod add"
     " lock_semaphore release_semaphore annotate_layout print_tensor assign randint4x randint"
     " rand randn ";
 static const char tilus_prim_groups[] = " clc tcgen05 atomic cuda ";
@@ -523,9 +523,7 @@ static Value *p_register_tensor(Eval *E, Args *a, Span sp) {
   rec->tg_begin = E->tg_begin;
   rec->tg_count = E->tg_count;
   if (v[2] && (v[2]->kind == V_FUNC || v[2]->kind == V_BOUND || v[2]->kind == V_BUILTIN))
-    ev_error(E, ev_arg_span(a, names, 2, sp),
-             "register_tensor(init=<function>): an element-wise initializer over the indices "
-             "belongs to the register-tensor layer, which tlsc does not support yet");
+    v[2] = ev_index_init(E, v[2], rank, ev_arg_span(a, names, 2, sp));
   if (v[2] && v[2]->kind != V_NONE) {
     if (!v_is_scalar(v[2])) ev_error(E, sp, "init must be a scalar, not '%s'", v_type_name(v[2]));
     if (v_is_number(v[2])) {

@@ -26,6 +26,7 @@ static const struct {
 };
 
 bool ev_is_regop(const char *name) {
+  if (strcmp(name, "where") == 0) return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
@@ -132,7 +133,59 @@ static Value *binary(Eval *E, const char *name, IrOp op, Args *a, Span sp) {
   return to_out(E, r->t, v[2], sp);
 }
 
+/* The shape tensors of these shapes broadcast to (numpy's rules). */
+static int broadcast_all(Eval *E, IrTensor **ts, int n, int64_t *shape, Span sp) {
+  int rank = 0;
+  for (int i = 0; i < n; i++)
+    if (ts[i] && ts[i]->rank > rank) rank = ts[i]->rank;
+  for (int d = 0; d < rank; d++) shape[d] = 1;
+  for (int i = 0; i < n; i++)
+    for (int j = 1; ts[i] && j <= ts[i]->rank; j++) {
+      int64_t x = ts[i]->shape[ts[i]->rank - j], *y = &shape[rank - j];
+      if (x != *y && x != 1 && *y != 1)
+        ev_error(E, sp, "tensor shapes do not broadcast: dimension %d is %lld and %lld", rank - j,
+                 (long long)x, (long long)*y);
+      if (x != 1) *y = x;
+    }
+  return rank;
+}
+
+/* self.where(condition, x, y, out=None): x where condition, else y;
+ * x and y tensors or scalars, broadcasting. */
+static Value *where(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"condition", "x", "y", "out", NULL};
+  Value *v[4] = {NULL, NULL, NULL, NULL};
+  ev_bind_args(E, a, sp, "where", names, 3, v);
+  IrTensor *t[3] = {reg_arg(E, v[0], sp, "where"), NULL, NULL};
+  if (t[0]->dtype != DT_BOOL)
+    ev_error(E, sp, "where() needs a bool condition, not a %s tensor", dtype_name(t[0]->dtype));
+  DType dt = DT_VOID;
+  for (int i = 1; i <= 2; i++)
+    if (v[i]->kind == V_TENSOR) {
+      t[i] = reg_arg(E, v[i], sp, "where");
+      if (dt != DT_VOID && dt != t[i]->dtype)
+        ev_error(E, sp, "where(): x and y are %s and %s tensors; cast one first", dtype_name(dt),
+                 dtype_name(t[i]->dtype));
+      dt = t[i]->dtype;
+    } else if (!v_is_scalar(v[i])) {
+      ev_error(E, sp, "where(): '%s' is not a tensor or a scalar", v_type_name(v[i]));
+    }
+  if (dt == DT_VOID) ev_error(E, sp, "where() needs x or y to be a register tensor");
+  int64_t shape[IR_MAX_RANK];
+  int rank = broadcast_all(E, t, 3, shape, sp);
+  IrStmt *s = ir_stmt_new(E->ar, S_WHERE, sp);
+  s->where.cond = t[0];
+  s->where.a = t[1];
+  s->where.b = t[2];
+  if (!t[1]) s->where.sa = ev_scalar_as(E, v[1], dt, sp);
+  if (!t[2]) s->where.sb = ev_scalar_as(E, v[2], dt, sp);
+  s->where.dst = new_reg(E, dt, rank, shape, t[0]->nthreads, sp);
+  ev_emit(E, s);
+  return to_out(E, s->where.dst, v[3], sp);
+}
+
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
+  if (strcmp(name, "where") == 0) return where(E, a, sp);
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return unary(E, name, unary_fns[i].fn, a, sp);
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
@@ -140,6 +193,25 @@ Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
       return binary_ops[i].reduce ? reduce(E, name, binary_ops[i].op, a, sp)
                                   : binary(E, name, binary_ops[i].op, a, sp);
   ev_error(E, sp, "internal error: no register operation '%s'", name);
+}
+
+/* init=lambda i, j: ...: the function called once with the element
+ * indices as run-time int32 values (X_INDEX), giving the value of every
+ * element as one expression. */
+Value *ev_index_init(Eval *E, Value *fn, int rank, Span sp) {
+  Args a = {0};
+  a.npos = rank;
+  a.pos = arena_alloc(E->ar, sizeof(Value *) * (size_t)(rank > 0 ? rank : 1));
+  a.pos_span = arena_alloc(E->ar, sizeof(Span) * (size_t)(rank > 0 ? rank : 1));
+  for (int d = 0; d < rank; d++) {
+    a.pos[d] = v_expr(E, ir_index(E->ar, d));
+    a.pos_span[d] = sp;
+  }
+  Value *v = ev_call_value(E, fn, &a, sp);
+  if (!v_is_scalar(v))
+    ev_error(E, sp, "the initializer must give a scalar for each element, not '%s'",
+             v_type_name(v));
+  return v;
 }
 
 /* x.to(dtype): a converted copy (x itself for its own dtype). */

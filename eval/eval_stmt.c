@@ -134,8 +134,10 @@ void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
   if (v->owned) { /* adopt the finished call's variable, once */
     v->owned = false;
     s->var = v->x->var;
-  } else if (v->kind == V_EXPR && !ir_is_const(v->x, &c) &&
+  } else if (v->kind == V_EXPR && !ir_is_const(v->x, &c) && !ir_expr_has_index(v->x) &&
              (E->rt_depth > 0 || v->x->nodes > EV_MAX_EXPR_NODES || ev_expr_uses_var(v->x))) {
+    /* (an element index of an initializer stays an expression: it has a
+     * value only inside the initializer's element) */
     /* a big tree becomes a variable too (walks of it are then linear:
      * x = x + x repeated doubles a shared tree), and the name stays one:
      * x = x + n repeated 100000 times assigns it, never rewalks a chain */

@@ -161,10 +161,28 @@ Value *ev_tensor_slice(Eval *E, Value *tv, Node *idx, Span sp) {
   return v_tensor(E, t);
 }
 
-/* Element-wise operators on tensors: + - * and true division. */
+/* Element-wise operators on tensors: + - * and true division, and the
+ * comparisons (into bool tensors). */
 static bool elem_op(int op, IrOp *out) {
   return op != TOK_FLOORDIV && ev_binop_code(op, out) &&
-         (*out == OP_ADD || *out == OP_SUB || *out == OP_MUL || *out == OP_DIV);
+         (*out == OP_ADD || *out == OP_SUB || *out == OP_MUL || *out == OP_DIV ||
+          (*out >= OP_EQ && *out <= OP_GE));
+}
+
+/* x op y as y op' x: the comparison seen from the other side. */
+static IrOp mirror(IrOp op) {
+  switch (op) {
+  case OP_LT:
+    return OP_GT;
+  case OP_LE:
+    return OP_GE;
+  case OP_GT:
+    return OP_LT;
+  case OP_GE:
+    return OP_LE;
+  default:
+    return op;
+  }
 }
 
 /* The shape a and b broadcast to (numpy's rules: aligned on the right,
@@ -186,10 +204,12 @@ static int broadcast_shape(Eval *E, const IrTensor *a, const IrTensor *b, int64_
  * broadcasting, or a tensor and a scalar on either side. */
 static Value *elemwise_to(Eval *E, IrOp iop, Value *a, Value *b, IrTensor *dst, Span sp) {
   bool scalar_first = a->kind != V_TENSOR;
+  bool compare = iop >= OP_EQ && iop <= OP_GE;
   if (scalar_first) {
     Value *t = a;
     a = b;
     b = t;
+    if (compare) iop = mirror(iop);
   }
   if (a->kind != V_TENSOR || a->t->space != MS_REGISTER ||
       (b->kind == V_TENSOR && b->t->space != MS_REGISTER))
@@ -214,8 +234,8 @@ static Value *elemwise_to(Eval *E, IrOp iop, Value *a, Value *b, IrTensor *dst, 
     st->elemwise.b = y;
   } else if (v_is_scalar(b)) {
     st->elemwise.scalar = ev_scalar_as(E, b, a->t->dtype, sp);
-    st->elemwise.scalar_first =
-        scalar_first && iop != OP_ADD && iop != OP_MUL && iop != OP_MAX && iop != OP_MIN;
+    st->elemwise.scalar_first = scalar_first && !compare && iop != OP_ADD && iop != OP_MUL &&
+                                iop != OP_MAX && iop != OP_MIN;
     int64_t c; /* integer tensors divide as C does: by zero is undefined */
     if (iop == OP_DIV && !scalar_first && !dtype_is_float(a->t->dtype) &&
         ir_is_const(st->elemwise.scalar, &c) && c == 0)
@@ -224,11 +244,12 @@ static Value *elemwise_to(Eval *E, IrOp iop, Value *a, Value *b, IrTensor *dst, 
     ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", ir_op_name(iop),
              v_type_name(a), v_type_name(b));
   }
-  if (dst && (dst->dtype != a->t->dtype || dst->rank != rank ||
+  DType dt = compare ? DT_BOOL : a->t->dtype;
+  if (dst && (dst->dtype != dt || dst->rank != rank ||
               memcmp(dst->shape, shape, sizeof(int64_t) * (size_t)rank) != 0))
     ev_error(E, sp, "the result does not fit the tensor it updates");
   if (!dst) {
-    dst = ir_new_tensor(E->ar, E->k, "t", MS_REGISTER, a->t->dtype, rank, shape, sp);
+    dst = ir_new_tensor(E->ar, E->k, "t", MS_REGISTER, dt, rank, shape, sp);
     dst->nthreads = a->t->nthreads;
   }
   st->elemwise.dst = dst;

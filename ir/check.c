@@ -135,6 +135,7 @@ static bool check_expr(Verifier *v, const IrExpr *e, const bool *assigned, Span 
     if (param_belongs(v, e->param)) return true;
     break;
   case X_SPECIAL:
+  case X_INDEX: /* the emitter and the checker of S_FILL give it meaning */
     return true;
   case X_UNARY:
     if (!check_expr(v, e->a, assigned, sp)) return false;
@@ -629,6 +630,26 @@ static bool check_reduce(Verifier *v, const IrStmt *s, Region rg) {
   return ok;
 }
 
+/* dst = cond ? a : b: cond bool, a and b (tensors or scalars) of dst's
+ * dtype, every tensor broadcasting to dst. */
+static bool check_where(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
+  const IrWhereStmt *w = &s->where;
+  if (!check_register(v, w->dst, rg, s->span, "the destination") ||
+      !check_register(v, w->cond, rg, s->span, "the condition") ||
+      (w->a && !check_register(v, w->a, rg, s->span, "the operand")) ||
+      (w->b && !check_register(v, w->b, rg, s->span, "the operand")) ||
+      (!w->a && !check_expr(v, w->sa, assigned, s->span)) ||
+      (!w->b && !check_expr(v, w->sb, assigned, s->span)))
+    return false;
+  bool ok = w->cond->dtype == DT_BOOL && broadcasts_to(w->cond, w->dst) &&
+            (!w->a || (w->a->dtype == w->dst->dtype && broadcasts_to(w->a, w->dst))) &&
+            (!w->b || (w->b->dtype == w->dst->dtype && broadcasts_to(w->b, w->dst)));
+  if (!ok)
+    diag_error(v->d, s->span, "internal error: malformed where() into '%s' in the IR",
+               w->dst->name);
+  return ok;
+}
+
 /* fill, cast, unary functions and element-wise: register tensors of one
  * shape (element-wise operands may broadcast). */
 static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
@@ -636,6 +657,7 @@ static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned
     return check_register(v, s->fill.dst, rg, s->span, "the destination") &&
            check_expr(v, s->fill.value, assigned, s->span);
   if (s->kind == S_REDUCE) return check_reduce(v, s, rg);
+  if (s->kind == S_WHERE) return check_where(v, s, assigned, rg);
   bool elemwise = s->kind == S_ELEMWISE;
   const IrTensor *dst = elemwise             ? s->elemwise.dst
                         : s->kind == S_UNARY ? s->unary.dst
@@ -901,6 +923,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_ELEMWISE:
   case S_UNARY:
   case S_REDUCE:
+  case S_WHERE:
     return check_register_op(v, s, assigned, rg);
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:
@@ -944,7 +967,9 @@ static bool check_block(Verifier *v, const IrBlock *b, bool *assigned, Region rg
  * 64-bit types). */
 static bool check_thread_registers(Verifier *v, const IrTensor *t) {
   if (t->nthreads <= 0) return true; /* reported as an internal error */
-  int64_t per_thread = (ir_tensor_numel(t) + t->nthreads - 1) / t->nthreads;
+  int64_t per_thread = t->layout == LAYOUT_SPATIAL && t->reg
+                           ? t->reg->nslots /* replicas hold copies */
+                           : (ir_tensor_numel(t) + t->nthreads - 1) / t->nthreads;
   int64_t regs = per_thread * (dtype_bytes(t->dtype) > 4 ? 2 : 1);
   if (regs <= TLS_MAX_THREAD_REGS) return true;
   diag_error(v->d, t->span,
@@ -957,7 +982,9 @@ static bool check_thread_registers(Verifier *v, const IrTensor *t) {
 }
 /* A tensor's own fields, and the results of the passes that ran. */
 static bool check_tensor_decl(Verifier *v, const IrTensor *t) {
-  bool ok = t->rank >= 1 && t->rank <= IR_MAX_RANK && t->dtype != DT_VOID;
+  /* a register tensor may be a scalar (a reduction over every dimension) */
+  bool ok =
+      t->rank >= (t->space == MS_REGISTER ? 0 : 1) && t->rank <= IR_MAX_RANK && t->dtype != DT_VOID;
   for (int i = 0; ok && i < t->rank; i++) ok = t->shape[i] > 0 || t->space == MS_GLOBAL;
   if (!ok) {
     diag_error(v->d, t->span, "tensor '%s' has an invalid shape", t->name);

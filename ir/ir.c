@@ -124,6 +124,10 @@ static IrExpr *new_expr(Arena *ar, XKind kind, DType t) {
 }
 
 /* 1 + the nodes of the operands (NULL for none), saturating. */
+static bool any_index(const IrExpr *a, const IrExpr *b, const IrExpr *c) {
+  return (a && a->has_index) || (b && b->has_index) || (c && c->has_index);
+}
+
 static int count_nodes(const IrExpr *a, const IrExpr *b, const IrExpr *c) {
   int64_t n = 1 + (int64_t)(a ? a->nodes : 0) + (b ? b->nodes : 0) + (c ? c->nodes : 0);
   return n > IR_EXPR_NODES_MAX ? IR_EXPR_NODES_MAX : (int)n;
@@ -221,6 +225,15 @@ static bool fold_cast(DType to, const IrExpr *a, int64_t *iv, double *fv) {
 }
 
 /* (t) a; a cast to bool means a != 0 (C semantics). */
+IrExpr *ir_index(Arena *ar, int dim) {
+  IrExpr *e = new_expr(ar, X_INDEX, DT_INT32);
+  e->ival = dim;
+  e->has_index = true;
+  return e;
+}
+
+bool ir_expr_has_index(const IrExpr *e) { return e && e->has_index; }
+
 IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a) {
   if (a->type == t) return a;
   if (a->kind == X_CONST) {
@@ -232,6 +245,7 @@ IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a) {
   IrExpr *e = new_expr(ar, X_CAST, t);
   e->a = a;
   e->nodes = count_nodes(a, NULL, NULL);
+  e->has_index = any_index(a, NULL, NULL);
   return e;
 }
 
@@ -448,6 +462,7 @@ IrExpr *ir_unary(Arena *ar, IrOp op, IrExpr *a) {
   e->op = op;
   e->a = a;
   e->nodes = count_nodes(a, NULL, NULL);
+  e->has_index = any_index(a, NULL, NULL);
   return e;
 }
 
@@ -482,6 +497,7 @@ IrExpr *ir_binary(Arena *ar, IrOp op, IrExpr *a, IrExpr *b) {
   e->a = a;
   e->b = b;
   e->nodes = count_nodes(a, b, NULL);
+  e->has_index = any_index(a, b, NULL);
   return e;
 }
 
@@ -498,6 +514,7 @@ IrExpr *ir_select(Arena *ar, IrExpr *cond, IrExpr *a, IrExpr *b) {
   e->b = a;
   e->c = b;
   e->nodes = count_nodes(cond, a, b);
+  e->has_index = any_index(cond, a, b);
   return e;
 }
 
@@ -582,6 +599,9 @@ void ir_print_expr(FILE *out, const IrExpr *e) {
     break;
   case X_SPECIAL:
     fputs(special_name(e->sreg), out);
+    break;
+  case X_INDEX:
+    fprintf(out, "index%lld", (long long)e->ival);
     break;
   case X_UNARY:
     fputs(ir_op_name(e->op), out);

@@ -103,7 +103,9 @@ typedef enum XKind {
   X_UNARY,   /* op a */
   X_BINARY,  /* a op b */
   X_SELECT,  /* a ? b : c */
-  X_CAST     /* (type) a */
+  X_CAST,    /* (type) a */
+  X_INDEX    /* int32: the element's index in dimension ival; only in the
+                value of an S_FILL (register_tensor(init=lambda i, j: ..)) */
 } XKind;
 
 typedef struct IrExpr IrExpr;
@@ -117,9 +119,10 @@ struct IrExpr {
   IrParam *param;
   SpecialReg sreg;
   IrExpr *a, *b, *c;
-  int nodes; /* nodes of the tree (shared subtrees counted each time they
+  int nodes;      /* nodes of the tree (shared subtrees counted each time they
                 occur), saturating at IR_EXPR_NODES_MAX: set by the
                 constructors, so that a DAG's tree size is known in O(1) */
+  bool has_index; /* an X_INDEX is in the tree (set by the constructors) */
 };
 #define IR_EXPR_NODES_MAX (1 << 30)
 
@@ -134,6 +137,9 @@ IrExpr *ir_unary(Arena *ar, IrOp op, IrExpr *a);
 IrExpr *ir_binary(Arena *ar, IrOp op, IrExpr *a, IrExpr *b);
 IrExpr *ir_select(Arena *ar, IrExpr *cond, IrExpr *a, IrExpr *b);
 IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a);
+IrExpr *ir_index(Arena *ar, int dim);
+/* Whether e reads an element index (X_INDEX). */
+bool ir_expr_has_index(const IrExpr *e);
 bool ir_is_const(const IrExpr *e, int64_t *value);
 /* v as a register of integer type t holds it: bool 0/1, 32-bit types
  * wrapped to their range, 64-bit types as they are. */
@@ -332,7 +338,8 @@ typedef enum SKind {
   S_MBAR_MULTICAST, /* cmbar: arrive (and expect tx) on the CTAs of a mask */
   S_SETMAXNREG,     /* nreg: setmaxnreg.inc/dec.sync.aligned.u32 count */
   S_UNARY,          /* unary: dst = fn(src) element by element */
-  S_REDUCE          /* reduce: dst = reduction of src over one dimension */
+  S_REDUCE,         /* reduce: dst = reduction of src over one dimension */
+  S_WHERE           /* where: dst = cond ? a : b element by element */
 } SKind;
 
 /* The fields of each statement kind, one struct each. IrStmt holds them in
@@ -569,6 +576,15 @@ typedef struct IrSliceStmt {
   int64_t begin, end;
 } IrSliceStmt;
 
+/* S_WHERE: dst = cond ? a : b (Tilus's self.where), each operand a
+ * register tensor broadcasting to dst's shape or, for a and b, a scalar
+ * (the tensor NULL, the expression set); cond is bool, a and b dst's
+ * dtype. */
+typedef struct IrWhereStmt {
+  IrTensor *dst, *cond, *a, *b;
+  IrExpr *sa, *sb;
+} IrWhereStmt;
+
 struct IrStmt {
   SKind kind;
   Span span;      /* the user's line (for .loc and diagnostics) */
@@ -596,6 +612,7 @@ struct IrStmt {
     IrSetmaxnregStmt nreg;   /* S_SETMAXNREG */
     IrUnaryStmt unary;       /* S_UNARY */
     IrReduceStmt reduce;     /* S_REDUCE */
+    IrWhereStmt where;       /* S_WHERE */
   };
 };
 
@@ -704,6 +721,15 @@ IrRange *ir_var_ranges(Arena *ar, const IrKernel *k);
  * nothing known of variables); false for a non-integer or a uint64 that
  * may pass 2^63. */
 bool ir_expr_range(const IrExpr *e, const IrRange *vars, IrRange *out);
+
+/* multiples.c: what integer expressions are always multiples of (0: the
+ * value is always 0). One number per variable (indexed by id): the gcd of
+ * all its assignments (flow-insensitive). */
+int64_t *ir_var_multiples(Arena *ar, const IrKernel *k);
+/* A number the integer expression e is always a multiple of, over those
+ * variable multiples (NULL: nothing known of variables); 1 when nothing is
+ * known. */
+int64_t ir_expr_multiple(const IrExpr *e, const int64_t *vars);
 
 /* Runs barrier assignment, verify, layouts, verify, smem planning,
  * verify, then loop unrolling and constant propagation, verify. */

@@ -313,6 +313,22 @@ static void print_simple(FILE *out, const IrStmt *s) {
     else
       ir_print_expr(out, s->elemwise.scalar);
     break;
+  case S_WHERE:
+    print_tensor_ref(out, s->where.dst);
+    fputs(" = where(", out);
+    print_tensor_ref(out, s->where.cond);
+    fputs(", ", out);
+    if (s->where.a)
+      print_tensor_ref(out, s->where.a);
+    else
+      ir_print_expr(out, s->where.sa);
+    fputs(", ", out);
+    if (s->where.b)
+      print_tensor_ref(out, s->where.b);
+    else
+      ir_print_expr(out, s->where.sb);
+    fputs(")", out);
+    break;
   case S_UNARY:
     print_tensor_ref(out, s->unary.dst);
     fprintf(out, " = %s(", ir_fn_name(s->unary.fn));
@@ -323,7 +339,7 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_tensor_ref(out, s->reduce.dst);
     fprintf(out, " = reduce_%s(", s->reduce.op == OP_ADD ? "sum" : ir_op_name(s->reduce.op));
     print_tensor_ref(out, s->reduce.src);
-    fprintf(out, ", dim=%d)", s->reduce.dim);
+    fprintf(out, ", dim=%d%s)", s->reduce.dim, s->reduce.keepdim ? ", keepdim" : "");
     break;
   case S_LOAD_GLOBAL:
     print_tensor_ref(out, s->gmem.reg);

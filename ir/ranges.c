@@ -187,6 +187,7 @@ static IrRange range_of(const IrExpr *e, const IrRange *vars) {
     if (!vars || e->var->id < 0) return full;
     return vars[e->var->id];
   case X_PARAM:
+  case X_INDEX:
     return full;
   case X_SPECIAL: {
     IrRange s = special_range(e->sreg);

@@ -77,6 +77,11 @@ static void flow(IrStmt *s, RegCtx *c) {
     tie_operand(s->elemwise.dst, s->elemwise.a, c);
     tie_operand(s->elemwise.dst, s->elemwise.b, c);
     break;
+  case S_WHERE:
+    tie_operand(s->where.dst, s->where.cond, c);
+    tie_operand(s->where.dst, s->where.a, c);
+    tie_operand(s->where.dst, s->where.b, c);
+    break;
   case S_REDUCE:
     if (has_reg(s->reduce.src) && open_reg(s->reduce.dst))
       give(s->reduce.dst,
@@ -132,6 +137,11 @@ static void check(IrStmt *s, RegCtx *c) {
   case S_ELEMWISE:
     check_operand(s, s->elemwise.dst, s->elemwise.a, c);
     check_operand(s, s->elemwise.dst, s->elemwise.b, c);
+    break;
+  case S_WHERE:
+    check_operand(s, s->where.dst, s->where.cond, c);
+    if (s->where.a) check_operand(s, s->where.dst, s->where.a, c);
+    if (s->where.b) check_operand(s, s->where.dst, s->where.b, c);
     break;
   case S_REDUCE:
     if (has_reg(s->reduce.src) && has_reg(s->reduce.dst) &&

@@ -73,6 +73,10 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
   case S_ELEMWISE:
     s->elemwise.scalar = map_one(s->elemwise.scalar, fn, ctx);
     break;
+  case S_WHERE:
+    s->where.sa = map_one(s->where.sa, fn, ctx);
+    s->where.sb = map_one(s->where.sb, fn, ctx);
+    break;
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:
     map_array(s->gmem.offsets, s->gmem.noffsets, fn, ctx);
@@ -228,6 +232,7 @@ static IrExpr *rebuild(Subst *S, IrExpr *e) {
   case X_CONST:
   case X_PARAM:
   case X_SPECIAL:
+  case X_INDEX:
     break;
   case X_UNARY: {
     IrExpr *a = rebuild(S, e->a);

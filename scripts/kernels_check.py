@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Checks and times tlsc-compiled register-tensor kernels (softmax, layer
+norm, vector add) on the GPU against torch, and against Tilus compiling the
+same file when its location is given.
+
+    python3 scripts/kernels_check.py --lib build/runtime/libtlsrt.so \
+        --case softmax:ptx/softmax.ptx:FusedSoftmax \
+        [--tilus softmax:path/to/softmax.py:FusedSoftmax] [--bench]
+
+Every autotune entry of the script is run on fresh random data at each
+size (ragged ones included), with the output poisoned (NaN) first, and
+compared with a float64 torch reference by relative error. --bench then
+times the fastest entry (libtlsrt's tls_autotune), torch and Tilus in
+interleaved rounds, CUDA events, an L2 flush before each call, medians;
+it prints the achieved bandwidth too (bytes read + written / time).
+Needs torch; Tilus only for --tilus (its wheels on PYTHONPATH).
+"""
+import argparse
+import ctypes as C
+import importlib.util
+import statistics
+import sys
+import types
+
+import torch
+
+# ---------------------------------------------------------------- libtlsrt
+
+
+class ArgValue(C.Union):
+    _fields_ = [("i32", C.c_int32), ("u32", C.c_uint32), ("i64", C.c_int64),
+                ("u64", C.c_uint64), ("f32", C.c_float), ("ptr", C.c_uint64)]
+
+
+class Arg(C.Structure):
+    _fields_ = [("kind", C.c_int), ("v", ArgValue)]
+
+
+ARG_I32, ARG_U32, ARG_I64, ARG_U64, ARG_F32, ARG_PTR = range(6)
+
+
+class Runtime:
+    def __init__(self, path):
+        lib = C.CDLL(path)
+        vp, cp = C.c_void_p, C.c_char_p
+        sig = {
+            "tls_init": (C.c_int, [C.c_int, C.POINTER(vp)]),
+            "tls_last_error": (cp, [vp]),
+            "tls_module_load_file": (C.c_int, [vp, cp, C.POINTER(vp)]),
+            "tls_module_num_kernels": (C.c_int, [vp]),
+            "tls_module_kernel": (vp, [vp, C.c_int]),
+            "tls_kernel_name": (cp, [vp]),
+            "tls_kernel_script": (cp, [vp]),
+            "tls_kernel_config": (cp, [vp]),
+            "tls_kernel_num_params": (C.c_int, [vp]),
+            "tls_kernel_param_type": (cp, [vp, C.c_int]),
+            "tls_launch": (C.c_int, [vp, C.POINTER(Arg), C.c_int, vp]),
+            "tls_autotune": (C.c_int, [vp, cp, C.POINTER(Arg), C.c_int, vp, C.c_int,
+                                       C.POINTER(vp), C.POINTER(C.c_float),
+                                       C.POINTER(C.c_float)]),
+        }
+        for name, (res, args) in sig.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = res, args
+        self.lib = lib
+        torch.cuda.init()
+        torch.empty(1, device="cuda")  # the primary context exists
+        self.ctx = vp()
+        self.check(lib.tls_init(0, C.byref(self.ctx)), "tls_init")
+
+    def check(self, status, what):
+        if status != 0:
+            raise RuntimeError(f"{what}: {self.lib.tls_last_error(self.ctx).decode()}")
+
+    def load(self, path):
+        mod = C.c_void_p()
+        self.check(self.lib.tls_module_load_file(self.ctx, path.encode(), C.byref(mod)), path)
+        return mod
+
+    def kernels(self, mod, script):
+        out = []
+        for i in range(self.lib.tls_module_num_kernels(mod)):
+            k = self.lib.tls_module_kernel(mod, i)
+            if self.lib.tls_kernel_script(k).decode() == script:
+                out.append(k)
+        return out
+
+    def args(self, k, values):
+        n = self.lib.tls_kernel_num_params(k)
+        if n != len(values):
+            raise RuntimeError(f"{n} parameters, {len(values)} values")
+        arr = (Arg * n)()
+        for i, v in enumerate(values):
+            ty = self.lib.tls_kernel_param_type(k, i).decode()
+            if isinstance(v, torch.Tensor):
+                arr[i].kind, arr[i].v.ptr = ARG_PTR, v.data_ptr()
+            elif ty == "f32":
+                arr[i].kind, arr[i].v.f32 = ARG_F32, float(v)
+            elif ty == "i64":
+                arr[i].kind, arr[i].v.i64 = ARG_I64, int(v)
+            elif ty == "u32":
+                arr[i].kind, arr[i].v.u32 = ARG_U32, int(v)
+            else:
+                arr[i].kind, arr[i].v.i32 = ARG_I32, int(v)
+        return arr
+
+    def launch(self, k, arr):
+        stream = C.c_void_p(torch.cuda.current_stream().cuda_stream)
+        self.check(self.lib.tls_launch(k, arr, len(arr), stream),
+                   self.lib.tls_kernel_name(k).decode())
+
+    def autotune(self, mod, script, arr):
+        best, ms = C.c_void_p(), C.c_float()
+        stream = C.c_void_p(torch.cuda.current_stream().cuda_stream)
+        self.check(self.lib.tls_autotune(mod, script.encode(), arr, len(arr), stream, 20,
+                                         C.byref(best), C.byref(ms), None), "tls_autotune")
+        return best.value, ms.value
+
+
+# ---------------------------------------------------------------- the cases
+
+
+def softmax_case(m, n):
+    x = (torch.rand(m, n, dtype=torch.float16, device="cuda") - 0.5) * 8.0
+    y = torch.full_like(x, float("nan"))
+    ref = torch.softmax(x.double(), dim=1)
+
+    def padded_ref(config):
+        """What a script computes that lets the zeros a ragged last tile
+        loads join the max and the sum (Tilus's softmax example does)."""
+        block_n = int(config.get("block_n", 0))
+        pad = -n % block_n if block_n else 0
+        if pad == 0:
+            return ref
+        xd = torch.cat([x.double(), torch.zeros(m, pad, dtype=torch.float64, device="cuda")], 1)
+        return torch.softmax(xd, dim=1)[:, :n]
+
+    return dict(args=[m, n, x, y], out=y, ref=ref, ref_for=padded_ref, tol=2e-3,
+                bytes=2 * x.numel() * 2, torch=lambda: torch.softmax(x, dim=1),
+                tilus_args=[m, n, x, y])
+
+
+def layer_norm_case(m, n):
+    x = (torch.rand(m, n, dtype=torch.float16, device="cuda") - 0.5) * 2.0
+    gamma = torch.rand(n, dtype=torch.float16, device="cuda")
+    beta = torch.rand(n, dtype=torch.float16, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    ref = torch.nn.functional.layer_norm(x.double(), [n], gamma.double(), beta.double(), 1e-5)
+    return dict(args=[m, n, x, gamma, beta, y, 1e-5], out=y, ref=ref, tol=1e-2,
+                bytes=2 * x.numel() * 2,
+                torch=lambda: torch.nn.functional.layer_norm(x, [n], gamma, beta, 1e-5),
+                tilus_args=[m, n, x, gamma, beta, y, 1e-5])
+
+
+def vector_add_case(m, n):
+    numel = m * n
+    a = torch.randn(numel, device="cuda")
+    b = torch.randn(numel, device="cuda")
+    c = torch.full_like(a, float("nan"))
+    return dict(args=[numel, a, b, c], out=c, ref=a.double() + b.double(), tol=1e-6,
+                bytes=3 * numel * 4, torch=lambda: torch.add(a, b), tilus_args=None)
+
+
+def matmul_case(m, n, k):
+    a = (torch.rand(m, k, dtype=torch.float16, device="cuda") - 0.5) / k**0.5
+    b = (torch.rand(n, k, dtype=torch.float16, device="cuda") - 0.5) / k**0.5
+    c = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
+    return dict(args=[m, n, k, a, b, c], out=c, ref=a.double() @ b.double().T, tol=2e-3,
+                flops=2 * m * n * k, torch=lambda: torch.matmul(a, b.T),
+                tilus_args=[m, n, k, a, b, c])
+
+
+ROWS_CHECK = [(1, 128), (3, 781), (1823, 781), (64, 4096), (257, 1000), (4096, 1024)]
+ROWS_BENCH = [(4096, 1024), (4096, 4096), (4096, 8192), (8192, 8192)]
+MM_CHECK = [(1000, 1016, 1032), (128, 256, 64), (4096, 4096, 4096)]
+MM_BENCH = [(4096, 4096, 4096), (8192, 8192, 8192)]
+CASES = {"softmax": (softmax_case, ROWS_CHECK, ROWS_BENCH),
+         "layer_norm": (layer_norm_case, ROWS_CHECK, ROWS_BENCH),
+         "vector_add": (vector_add_case, ROWS_CHECK, ROWS_BENCH),
+         "matmul": (matmul_case, MM_CHECK, MM_BENCH)}
+
+
+def rel_err(out, ref):
+    if torch.isnan(out).any():
+        return float("inf")
+    return ((out.double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+# ---------------------------------------------------------------- timing
+
+
+class Timer:
+    def __init__(self):
+        self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+
+    def time(self, fn):
+        self.flush.zero_()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop)
+
+
+def load_tilus(spec):
+    """FILE:Class from a Tilus script, imported with stand-ins for the host
+    modules it may import but not need here."""
+    path, cls = spec.rsplit(":", 1)
+    for name in ("pandas",):
+        if importlib.util.find_spec(name) is None:
+            sys.modules[name] = types.ModuleType(name)
+    mod_spec = importlib.util.spec_from_file_location("tilus_case", path)
+    mod = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(mod)
+    return getattr(mod, cls)()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--case", action="append", required=True, help="NAME:PTX:SCRIPT")
+    ap.add_argument("--tilus", action="append", default=[], help="NAME:FILE:CLASS")
+    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--rounds", type=int, default=20)
+    opts = ap.parse_args()
+    rt = Runtime(opts.lib)
+    tilus = {}
+    for spec in opts.tilus:
+        name, rest = spec.split(":", 1)
+        tilus[name] = load_tilus(rest)
+    failures = 0
+    for spec in opts.case:
+        name, ptx, script = spec.split(":")
+        mod = rt.load(ptx)
+        kernels = rt.kernels(mod, script)
+        if not kernels:
+            raise SystemExit(f"{ptx}: no entry of script {script}")
+        make, check_sizes, bench_sizes = CASES[name]
+        for size in check_sizes:
+            case = make(*size)
+            shape = "x".join(map(str, size))
+            worst, worst_k = 0.0, ""
+            for k in kernels:
+                case["out"].fill_(float("nan"))
+                rt.launch(k, rt.args(k, case["args"]))
+                torch.cuda.synchronize()
+                config = dict(kv.split("=", 1) for kv in
+                              rt.lib.tls_kernel_config(k).decode().split() if "=" in kv)
+                ref = case["ref_for"](config) if "ref_for" in case else case["ref"]
+                err = rel_err(case["out"], ref)
+                if err > worst:
+                    worst, worst_k = err, rt.lib.tls_kernel_name(k).decode()
+            ok = worst <= case["tol"]
+            failures += not ok
+            print(f"check {name} {shape}: {len(kernels)} entries, worst rel_err {worst:.2e}"
+                  f" {worst_k} {'ok' if ok else 'FAIL'}", flush=True)
+            if name in tilus and case["tilus_args"]:
+                case["out"].fill_(float("nan"))
+                tilus[name](*case["tilus_args"])
+                torch.cuda.synchronize()
+                print(f"check tilus {name} {shape}: rel_err "
+                      f"{rel_err(case['out'], case['ref']):.2e}", flush=True)
+        if not opts.bench:
+            continue
+        timer = Timer()
+        for size in bench_sizes:
+            case = make(*size)
+            shape = "x".join(map(str, size))
+            best, _ = rt.autotune(mod, script, rt.args(kernels[0], case["args"]))
+            arr = rt.args(best, case["args"])
+            runs = {"tlsc": lambda: rt.launch(best, arr), "torch": case["torch"]}
+            if name in tilus and case["tilus_args"]:
+                runs["tilus"] = lambda: tilus[name](*case["tilus_args"])
+            for fn in runs.values():  # warm-up (Tilus tunes on its first call)
+                fn()
+            torch.cuda.synchronize()
+            times = {key: [] for key in runs}
+            for _ in range(opts.rounds):
+                for key, fn in runs.items():
+                    times[key].append(timer.time(fn))
+            med = {key: statistics.median(v) for key, v in times.items()}
+            if "flops" in case:
+                rate = lambda ms: f"{case['flops'] / ms / 1e9:.0f} TFLOPS"  # noqa: E731
+            else:
+                rate = lambda ms: f"{case['bytes'] / ms / 1e6:.0f} GB/s"  # noqa: E731
+            line = " ".join(f"{key} {ms * 1e3:.1f} us ({rate(ms)})" for key, ms in med.items())
+            ratios = " ".join(f"over {key} {med[key] / med['tlsc']:.3f}x"
+                              for key in med if key != "tlsc")
+            print(f"bench {name} {shape} [{rt.lib.tls_kernel_name(best).decode()}]: {line};"
+                  f" tlsc speed-up {ratios}", flush=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
