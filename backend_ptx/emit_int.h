@@ -157,6 +157,8 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s);
  * kernel-invariant is aligned: the base pointers and row lengths are
  * multiples of the vectors (the tile offsets are, statically). */
 Val emit_spread_alignment(Emitter *e);
+/* Every register of a spread tensor = 0. */
+void emit_spread_zero(Emitter *e, const IrTensor *t);
 
 /* ---- emit_meta.c: the //@tls metadata block */
 bool emit_metadata(FILE *out, const IrModule *m, Diag *d);

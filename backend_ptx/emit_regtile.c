@@ -446,6 +446,7 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
   case S_UNARY:
   case S_REDUCE:
   case S_WHERE:
+  case S_DOT:
     emit_spread_stmt(e, s);
     break;
   case S_LOAD_GLOBAL:

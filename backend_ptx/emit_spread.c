@@ -683,6 +683,67 @@ static void spread_fill(Emitter *e, const IrStmt *s) {
   for (int d = 0; d < IR_MAX_RANK; d++) e->index[d].s[0] = 0;
 }
 
+/* ------------------------------------------------------------ dot */
+
+/* The 32-bit register pairing slots i and i + 1 of a 16-bit tensor (the
+ * lower index in the low half, as mma.sync's f16x2 operands want). */
+static Val pair(Emitter *e, const IrTensor *t, int64_t i) {
+  Val r = new_reg(e, DT_UINT32);
+  emit(e, "mov.b32 %s, {%s, %s};", r.s, tensor_slot_reg(t, i).s, tensor_slot_reg(t, i + 1).s);
+  return r;
+}
+
+/* dst = a @ b + c: for each m16n8 tile of a warp, the k16 steps chained on
+ * the destination's registers (slot orders of ir_reglayout_mma). */
+static void spread_dot(Emitter *e, const IrStmt *s) {
+  const IrDotStmt *d = &s->dot;
+  const IrTensor *o = d->dst;
+  if (!owned_here(e, o) || !owned_here(e, d->a) || !owned_here(e, d->b) ||
+      (d->c && !owned_here(e, d->c)))
+    return;
+  int64_t rm = d->a->shape[0] / (16 * d->warps_m), rn = d->b->shape[1] / (8 * d->warps_n);
+  int64_t rk = d->a->shape[1] / 16;
+  bool f16acc = o->dtype == DT_FLOAT16;
+  const char *ab = d->a->dtype == DT_BFLOAT16 ? "bf16" : "f16";
+  if (!d->c) emit_spread_zero(e, o);
+  for (int64_t im = 0; im < rm; im++)
+    for (int64_t in = 0; in < rn; in++) {
+      int64_t cs = (im * rn + in) * 4; /* c0..c3 of this tile */
+      for (int64_t ik = 0; ik < rk; ik++) {
+        int64_t as = (im * rk + ik) * 8, bs = (in * rk + ik) * 4;
+        Val a[4], b[2];
+        for (int j = 0; j < 4; j++) a[j] = pair(e, d->a, as + 2 * j);
+        for (int j = 0; j < 2; j++) b[j] = pair(e, d->b, bs + 2 * j);
+        const IrTensor *acc = ik == 0 && d->c ? d->c : o;
+        if (f16acc) {
+          Val c0 = pair(e, acc, cs), c1 = pair(e, acc, cs + 2);
+          Val d0 = new_reg(e, DT_UINT32), d1 = new_reg(e, DT_UINT32);
+          emit(e,
+               "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%s, %s}, {%s, %s, %s, %s}, "
+               "{%s, %s}, {%s, %s};",
+               d0.s, d1.s, a[0].s, a[1].s, a[2].s, a[3].s, b[0].s, b[1].s, c0.s, c1.s);
+          emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(o, cs).s, tensor_slot_reg(o, cs + 1).s,
+               d0.s);
+          emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(o, cs + 2).s,
+               tensor_slot_reg(o, cs + 3).s, d1.s);
+          continue;
+        }
+        emit(e,
+             "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, "
+             "{%s, %s}, {%s, %s, %s, %s};",
+             ab, ab, tensor_slot_reg(o, cs).s, tensor_slot_reg(o, cs + 1).s,
+             tensor_slot_reg(o, cs + 2).s, tensor_slot_reg(o, cs + 3).s, a[0].s, a[1].s, a[2].s,
+             a[3].s, b[0].s, b[1].s, tensor_slot_reg(acc, cs).s, tensor_slot_reg(acc, cs + 1).s,
+             tensor_slot_reg(acc, cs + 2).s, tensor_slot_reg(acc, cs + 3).s);
+      }
+    }
+}
+
+void emit_spread_zero(Emitter *e, const IrTensor *t) {
+  for (int64_t i = 0; i < t->reg->nslots; i++)
+    emit(e, "mov%s %s, %s;", ptx_btype(t->dtype), tensor_slot_reg(t, i).s, zero_of(t->dtype));
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 void emit_spread_stmt(Emitter *e, const IrStmt *s) {
@@ -713,6 +774,9 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     break;
   case S_WHERE:
     spread_where(e, s);
+    break;
+  case S_DOT:
+    spread_dot(e, s);
     break;
   default:
     unsupported(e, "this statement on a register tensor with a spread layout");

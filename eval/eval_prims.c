@@ -48,7 +48,7 @@ static const struct {
  * methods of a Script, then the groups whose every member is missing. */
 static const char tilus_prims[] =
     " global_tensor store_global_scatter store_shared_scatter reshape reshape_shared"
-    " dot view squeeze"
+    " view squeeze"
     " unsqueeze flatten transpose round clip repeat"
     " repeat_interleave any all scan cumsum cumprod add"
     " lock_semaphore release_semaphore annotate_layout print_tensor assign randint4x randint"

@@ -26,7 +26,7 @@ static const struct {
 };
 
 bool ev_is_regop(const char *name) {
-  if (strcmp(name, "where") == 0) return true;
+  if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0) return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
@@ -184,8 +184,64 @@ static Value *where(Eval *E, Args *a, Span sp) {
   return to_out(E, s->where.dst, v[3], sp);
 }
 
+/* The warps of a dot: warps_m x warps_n tiles of the [m, n] result, the
+ * squarest per-warp tile the mma.sync sizes allow (16 rows, 8 columns). */
+static bool dot_warps(int64_t warps, int64_t m, int64_t n, int64_t *wm, int64_t *wn) {
+  int64_t best = -1;
+  for (int64_t i = 1; i <= warps; i++) {
+    if (warps % i || m % (16 * i) || n % (8 * (warps / i))) continue;
+    int64_t rows = m / i, cols = n / (warps / i), skew = rows > cols ? rows - cols : cols - rows;
+    if (best < 0 || skew < best) best = skew, *wm = i, *wn = warps / i;
+  }
+  return best >= 0;
+}
+
+/* self.dot(a, b, c=None, acc_dtype=None, out=None): a @ b + c. */
+static Value *dot(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"a", "b", "c", "acc_dtype", "out", NULL};
+  Value *v[5] = {NULL, NULL, NULL, NULL, NULL};
+  ev_bind_args(E, a, sp, "dot", names, 2, v);
+  IrTensor *x = reg_arg(E, v[0], sp, "dot"), *y = reg_arg(E, v[1], sp, "dot");
+  IrTensor *c = v[2] && v[2]->kind != V_NONE ? reg_arg(E, v[2], sp, "dot") : NULL;
+  if (x->rank != 2 || y->rank != 2 || x->shape[1] != y->shape[0])
+    ev_error(E, sp, "dot() needs a [m, k] and a [k, n] tensor");
+  if (x->dtype != y->dtype || (x->dtype != DT_FLOAT16 && x->dtype != DT_BFLOAT16))
+    ev_error(E, sp, "dot(): tlsc multiplies float16 or bfloat16 tensors (mma.sync), not %s and %s",
+             dtype_name(x->dtype), dtype_name(y->dtype));
+  DType acc = v[3] && v[3]->kind != V_NONE ? v_to_dtype(E, v[3], sp, "acc_dtype")
+              : c                          ? c->dtype
+                                           : DT_VOID;
+  if (acc == DT_VOID) ev_error(E, sp, "dot() needs c or acc_dtype");
+  if (c && c->dtype != acc)
+    ev_error(E, sp, "dot(): c is %s but acc_dtype is %s", dtype_name(c->dtype), dtype_name(acc));
+  if (acc != DT_FLOAT32 && !(acc == DT_FLOAT16 && x->dtype == DT_FLOAT16))
+    ev_error(E, sp,
+             "dot(): accumulating %s into %s is not supported (float32, or float16 for "
+             "float16 operands)",
+             dtype_name(x->dtype), dtype_name(acc));
+  int64_t m = x->shape[0], k = x->shape[1], n = y->shape[1], wm = 0, wn = 0;
+  if (c && (c->rank != 2 || c->shape[0] != m || c->shape[1] != n))
+    ev_error(E, sp, "dot(): c must be [%lld, %lld]", (long long)m, (long long)n);
+  if (x->nthreads % 32 || k % 16 || !dot_warps(x->nthreads / 32, m, n, &wm, &wn))
+    ev_error(E, sp,
+             "dot() of [%lld, %lld] x [%lld, %lld] over %d threads: mma.sync needs k a multiple "
+             "of 16 and the [m, n] result in tiles of 16 x 8 spread over whole warps",
+             (long long)m, (long long)k, (long long)k, (long long)n, x->nthreads);
+  IrStmt *s = ir_stmt_new(E->ar, S_DOT, sp);
+  s->dot.a = x;
+  s->dot.b = y;
+  s->dot.c = c;
+  s->dot.warps_m = wm;
+  s->dot.warps_n = wn;
+  int64_t shape[2] = {m, n};
+  s->dot.dst = new_reg(E, acc, 2, shape, x->nthreads, sp);
+  ev_emit(E, s);
+  return to_out(E, s->dot.dst, v[4], sp);
+}
+
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
   if (strcmp(name, "where") == 0) return where(E, a, sp);
+  if (strcmp(name, "dot") == 0) return dot(E, a, sp);
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return unary(E, name, unary_fns[i].fn, a, sp);
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)

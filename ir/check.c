@@ -650,6 +650,28 @@ static bool check_where(Verifier *v, const IrStmt *s, const bool *assigned, Regi
   return ok;
 }
 
+/* dst = a @ b + c: [M, K] x [K, N] of float16 or bfloat16, the mma.sync
+ * tile sizes and the warps. */
+static bool check_dot(Verifier *v, const IrStmt *s, Region rg) {
+  const IrDotStmt *d = &s->dot;
+  if (!check_register(v, d->dst, rg, s->span, "the destination") ||
+      !check_register(v, d->a, rg, s->span, "the operand a") ||
+      !check_register(v, d->b, rg, s->span, "the operand b") ||
+      (d->c && !check_register(v, d->c, rg, s->span, "the accumulator")))
+    return false;
+  const IrTensor *a = d->a, *b = d->b, *o = d->dst;
+  bool ok = a->rank == 2 && b->rank == 2 && o->rank == 2 && a->shape[1] == b->shape[0] &&
+            o->shape[0] == a->shape[0] && o->shape[1] == b->shape[1] && a->dtype == b->dtype &&
+            (a->dtype == DT_FLOAT16 || a->dtype == DT_BFLOAT16) &&
+            (o->dtype == DT_FLOAT32 || (o->dtype == DT_FLOAT16 && a->dtype == DT_FLOAT16)) &&
+            (!d->c || (d->c->dtype == o->dtype && same_tensor_shape(d->c, o))) && d->warps_m > 0 &&
+            d->warps_n > 0 && d->warps_m * d->warps_n * 32 == o->nthreads &&
+            a->shape[0] % (16 * d->warps_m) == 0 && b->shape[1] % (8 * d->warps_n) == 0 &&
+            a->shape[1] % 16 == 0;
+  if (!ok) diag_error(v->d, s->span, "internal error: malformed dot into '%s' in the IR", o->name);
+  return ok;
+}
+
 /* fill, cast, unary functions and element-wise: register tensors of one
  * shape (element-wise operands may broadcast). */
 static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
@@ -658,6 +680,7 @@ static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned
            check_expr(v, s->fill.value, assigned, s->span);
   if (s->kind == S_REDUCE) return check_reduce(v, s, rg);
   if (s->kind == S_WHERE) return check_where(v, s, assigned, rg);
+  if (s->kind == S_DOT) return check_dot(v, s, rg);
   bool elemwise = s->kind == S_ELEMWISE;
   const IrTensor *dst = elemwise             ? s->elemwise.dst
                         : s->kind == S_UNARY ? s->unary.dst
@@ -924,6 +947,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_UNARY:
   case S_REDUCE:
   case S_WHERE:
+  case S_DOT:
     return check_register_op(v, s, assigned, rg);
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:

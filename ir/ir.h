@@ -219,6 +219,12 @@ IrRegLayout *ir_reglayout_broadcast(Arena *ar, const IrRegLayout *full, int rank
  * 1 (keepdim), or removed. */
 IrRegLayout *ir_reglayout_reduce(Arena *ar, const IrRegLayout *src, int dim, bool keepdim);
 bool ir_reglayout_equal(const IrRegLayout *a, const IrRegLayout *b);
+/* The operand layouts of mma.sync m16n8k16 over warps_m x warps_n warps:
+ * A [rows=M, cols=K], B [rows=K, cols=N], C [rows=M, cols=N] (reglayout.c
+ * has the fragments). M % (16 warps_m), N % (8 warps_n), K % 16 are 0. */
+typedef enum IrMmaRole { MMA_A, MMA_B, MMA_C } IrMmaRole;
+IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t cols,
+                              int64_t warps_m, int64_t warps_n);
 /* How a reduction over dimension dim of a tensor with layout src crosses
  * threads: a butterfly over the lane bits lane_mask (shfl.bfly), then,
  * when the dimension spreads over warps, `parts` partial results per
@@ -339,7 +345,8 @@ typedef enum SKind {
   S_SETMAXNREG,     /* nreg: setmaxnreg.inc/dec.sync.aligned.u32 count */
   S_UNARY,          /* unary: dst = fn(src) element by element */
   S_REDUCE,         /* reduce: dst = reduction of src over one dimension */
-  S_WHERE           /* where: dst = cond ? a : b element by element */
+  S_WHERE,          /* where: dst = cond ? a : b element by element */
+  S_DOT             /* dot: dst = a @ b + c with mma.sync */
 } SKind;
 
 /* The fields of each statement kind, one struct each. IrStmt holds them in
@@ -585,6 +592,16 @@ typedef struct IrWhereStmt {
   IrExpr *sa, *sb;
 } IrWhereStmt;
 
+/* S_DOT: dst = a @ b + c (Tilus's self.dot), a [M, K] and b [K, N] of
+ * float16 or bfloat16, c (NULL: zeros) and dst [M, N] of float32 (or
+ * float16 with float16 operands), by mma.sync m16n8k16 over warps_m x
+ * warps_n warps of the owner threads: layout inference gives the operands
+ * the fragments of ir_reglayout_mma. */
+typedef struct IrDotStmt {
+  IrTensor *dst, *a, *b, *c;
+  int64_t warps_m, warps_n;
+} IrDotStmt;
+
 struct IrStmt {
   SKind kind;
   Span span;      /* the user's line (for .loc and diagnostics) */
@@ -613,6 +630,7 @@ struct IrStmt {
     IrUnaryStmt unary;       /* S_UNARY */
     IrReduceStmt reduce;     /* S_REDUCE */
     IrWhereStmt where;       /* S_WHERE */
+    IrDotStmt dot;           /* S_DOT */
   };
 };
 

@@ -313,6 +313,18 @@ static void print_simple(FILE *out, const IrStmt *s) {
     else
       ir_print_expr(out, s->elemwise.scalar);
     break;
+  case S_DOT:
+    print_tensor_ref(out, s->dot.dst);
+    fputs(" = dot(", out);
+    print_tensor_ref(out, s->dot.a);
+    fputs(", ", out);
+    print_tensor_ref(out, s->dot.b);
+    if (s->dot.c) {
+      fputs(", ", out);
+      print_tensor_ref(out, s->dot.c);
+    }
+    fprintf(out, ", warps=%lldx%lld)", (long long)s->dot.warps_m, (long long)s->dot.warps_n);
+    break;
   case S_WHERE:
     print_tensor_ref(out, s->where.dst);
     fputs(" = where(", out);

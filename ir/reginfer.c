@@ -77,6 +77,16 @@ static void flow(IrStmt *s, RegCtx *c) {
     tie_operand(s->elemwise.dst, s->elemwise.a, c);
     tie_operand(s->elemwise.dst, s->elemwise.b, c);
     break;
+  case S_DOT: {
+    const IrDotStmt *d = &s->dot;
+    int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];
+    if (open_reg(d->a)) give(d->a, ir_reglayout_mma(c->ar, MMA_A, m, k, d->warps_m, d->warps_n), c);
+    if (open_reg(d->b)) give(d->b, ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n), c);
+    IrRegLayout *acc = ir_reglayout_mma(c->ar, MMA_C, m, n, d->warps_m, d->warps_n);
+    give(d->dst, acc, c);
+    if (d->c) give(d->c, acc, c);
+    break;
+  }
   case S_WHERE:
     tie_operand(s->where.dst, s->where.cond, c);
     tie_operand(s->where.dst, s->where.a, c);
@@ -138,6 +148,22 @@ static void check(IrStmt *s, RegCtx *c) {
     check_operand(s, s->elemwise.dst, s->elemwise.a, c);
     check_operand(s, s->elemwise.dst, s->elemwise.b, c);
     break;
+  case S_DOT: {
+    const IrDotStmt *d = &s->dot;
+    int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];
+    IrRegLayout *acc = ir_reglayout_mma(c->ar, MMA_C, m, n, d->warps_m, d->warps_n);
+    if (has_reg(d->a) && !ir_reglayout_equal(d->a->reg, ir_reglayout_mma(c->ar, MMA_A, m, k,
+                                                                         d->warps_m, d->warps_n)))
+      conflict(s, d->a, d->dst, c);
+    else if (has_reg(d->b) &&
+             !ir_reglayout_equal(d->b->reg,
+                                 ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n)))
+      conflict(s, d->b, d->dst, c);
+    else if ((has_reg(d->dst) && !ir_reglayout_equal(d->dst->reg, acc)) ||
+             (d->c && has_reg(d->c) && !ir_reglayout_equal(d->c->reg, acc)))
+      conflict(s, d->dst, d->c ? d->c : d->dst, c);
+    break;
+  }
   case S_WHERE:
     check_operand(s, s->where.dst, s->where.cond, c);
     if (s->where.a) check_operand(s, s->where.dst, s->where.a, c);

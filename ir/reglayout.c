@@ -280,3 +280,75 @@ int64_t ir_reduce_scratch_bytes(const IrStmt *s) {
   int64_t bytes = dtype_bytes(dst->dtype) > 4 ? 8 : 4;
   return p.parts * ir_tensor_numel(dst) * bytes;
 }
+
+/* Pushes thread digit `mode` (or a replication of size `size` when mode is
+ * -1 and size > 1). */
+static void push_thread(IrRegLayout *L, int mode, int64_t size) {
+  if (mode < 0 && size <= 1) return;
+  L->thread_mode[L->nthread] = mode;
+  L->thread_size[L->nthread++] = mode >= 0 ? L->mode_size[mode] : size;
+}
+
+static void push_local(IrRegLayout *L, int mode) {
+  if (mode >= 0) L->local_mode[L->nlocal++] = mode;
+}
+
+/* The m16n8k16 fragments of mma.sync tiled over warps_m x warps_n warps
+ * (warp w = wm * warps_n + wn), each warp repeating its atom over its part
+ * of the tile. In one atom, lane = 4g + q:
+ *   A [16, 16]: a0 a1 (g, 2q + e), a2 a3 (g + 8, ..), a4 a5 (g, 2q + 8 + e),
+ *               a6 a7 (g + 8, 2q + 8 + e);
+ *   B [16, 8]:  b0 b1 (2q + e, g), b2 b3 (2q + 8 + e, g);
+ *   C [16, 8]:  c0 c1 (g, 2q + e), c2 c3 (g + 8, 2q + e). */
+IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t cols,
+                              int64_t warps_m, int64_t warps_n) {
+  IrRegLayout *L = arena_alloc(ar, sizeof *L);
+  L->rank = 2;
+  L->shape[0] = rows;
+  L->shape[1] = cols;
+  if (role == MMA_B) { /* [K, N] */
+    int rk = add_mode(L, 0, rows / 16), kh = add_mode(L, 0, 2), q = add_mode(L, 0, 4),
+        e = add_mode(L, 0, 2);
+    int wn = add_mode(L, 1, warps_n), rn = add_mode(L, 1, cols / (8 * warps_n)),
+        g = add_mode(L, 1, 8);
+    push_thread(L, -1, warps_m);
+    push_thread(L, wn, 0);
+    push_thread(L, g, 0);
+    push_thread(L, q, 0);
+    push_local(L, rn);
+    push_local(L, rk);
+    push_local(L, kh);
+    push_local(L, e);
+    finish(L);
+    return L;
+  }
+  /* A [M, K] and C [M, N]: rows alike */
+  int wm = add_mode(L, 0, warps_m), rm = add_mode(L, 0, rows / (16 * warps_m)),
+      h = add_mode(L, 0, 2), g = add_mode(L, 0, 8);
+  if (role == MMA_A) {
+    int rk = add_mode(L, 1, cols / 16), kh = add_mode(L, 1, 2), q = add_mode(L, 1, 4),
+        e = add_mode(L, 1, 2);
+    push_thread(L, wm, 0);
+    push_thread(L, -1, warps_n);
+    push_thread(L, g, 0);
+    push_thread(L, q, 0);
+    push_local(L, rm);
+    push_local(L, rk);
+    push_local(L, kh);
+    push_local(L, h);
+    push_local(L, e);
+  } else {
+    int wn = add_mode(L, 1, warps_n), rn = add_mode(L, 1, cols / (8 * warps_n)),
+        q = add_mode(L, 1, 4), e = add_mode(L, 1, 2);
+    push_thread(L, wm, 0);
+    push_thread(L, wn, 0);
+    push_thread(L, g, 0);
+    push_thread(L, q, 0);
+    push_local(L, rm);
+    push_local(L, rn);
+    push_local(L, h);
+    push_local(L, e);
+  }
+  finish(L);
+  return L;
+}

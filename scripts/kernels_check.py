@@ -170,6 +170,16 @@ def matmul_case(m, n, k):
                 tilus_args=[m, n, k, a, b, c])
 
 
+def matmul_kn_case(m, n, k):
+    """C = A B with B stored [k, n] (Tilus's Ampere matmul examples)."""
+    a = (torch.rand(m, k, dtype=torch.float16, device="cuda") - 0.5) / k**0.5
+    b = (torch.rand(k, n, dtype=torch.float16, device="cuda") - 0.5) / k**0.5
+    c = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
+    return dict(args=[m, n, k, a, b, c], out=c, ref=a.double() @ b.double(), tol=2e-3,
+                flops=2 * m * n * k, torch=lambda: torch.matmul(a, b),
+                tilus_args=[m, n, k, a, b, c])
+
+
 ROWS_CHECK = [(1, 128), (3, 781), (1823, 781), (64, 4096), (257, 1000), (4096, 1024)]
 ROWS_BENCH = [(4096, 1024), (4096, 4096), (4096, 8192), (8192, 8192)]
 MM_CHECK = [(1000, 1016, 1032), (128, 256, 64), (4096, 4096, 4096)]
@@ -177,7 +187,12 @@ MM_BENCH = [(4096, 4096, 4096), (8192, 8192, 8192)]
 CASES = {"softmax": (softmax_case, ROWS_CHECK, ROWS_BENCH),
          "layer_norm": (layer_norm_case, ROWS_CHECK, ROWS_BENCH),
          "vector_add": (vector_add_case, ROWS_CHECK, ROWS_BENCH),
-         "matmul": (matmul_case, MM_CHECK, MM_BENCH)}
+         "matmul": (matmul_case, MM_CHECK, MM_BENCH),
+         "matmul_kn": (matmul_kn_case, MM_CHECK, MM_BENCH)}
+
+
+def sizes(text):
+    return [tuple(int(x) for x in s.split("x")) for s in text.split(",")]
 
 
 def rel_err(out, ref):
@@ -223,12 +238,17 @@ def main():
     ap.add_argument("--tilus", action="append", default=[], help="NAME:FILE:CLASS")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--check-sizes", type=sizes, help="AxB[xC],... instead of the case's")
+    ap.add_argument("--bench-sizes", type=sizes, help="AxB[xC],... instead of the case's")
     opts = ap.parse_args()
     rt = Runtime(opts.lib)
     tilus = {}
     for spec in opts.tilus:
         name, rest = spec.split(":", 1)
-        tilus[name] = load_tilus(rest)
+        try:
+            tilus[name] = load_tilus(rest)
+        except Exception as err:  # noqa: BLE001 - Tilus refusing a file is a finding
+            print(f"tilus {name}: {type(err).__name__}: {err}", flush=True)
     failures = 0
     for spec in opts.case:
         name, ptx, script = spec.split(":")
@@ -237,6 +257,8 @@ def main():
         if not kernels:
             raise SystemExit(f"{ptx}: no entry of script {script}")
         make, check_sizes, bench_sizes = CASES[name]
+        check_sizes = opts.check_sizes or check_sizes
+        bench_sizes = opts.bench_sizes or bench_sizes
         for size in check_sizes:
             case = make(*size)
             shape = "x".join(map(str, size))
@@ -257,8 +279,13 @@ def main():
                   f" {worst_k} {'ok' if ok else 'FAIL'}", flush=True)
             if name in tilus and case["tilus_args"]:
                 case["out"].fill_(float("nan"))
-                tilus[name](*case["tilus_args"])
-                torch.cuda.synchronize()
+                try:
+                    tilus[name](*case["tilus_args"])
+                    torch.cuda.synchronize()
+                except Exception as err:  # noqa: BLE001
+                    print(f"tilus {name}: {type(err).__name__}: {err}", flush=True)
+                    del tilus[name]
+                    continue
                 print(f"check tilus {name} {shape}: rel_err "
                       f"{rel_err(case['out'], case['ref']):.2e}", flush=True)
         if not opts.bench:
