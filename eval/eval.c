@@ -223,6 +223,7 @@ static IrKernel *build_kernel(Eval *E, ClassDef *c, int n, const char **names, V
   E->tg_count = 0;
   E->tg_explicit = false;
   E->groups = NULL;
+  E->rt_frames = NULL;
   E->nvoid = 0;
   Span none = {0};
 
@@ -362,6 +363,7 @@ static void reset_point(Eval *E) {
   E->hint = NULL;
   E->in_annotation = 0;
   E->groups = NULL;
+  E->rt_frames = NULL;
 }
 
 /* Whether one autotune point compiles: its kernel evaluated and put through

@@ -275,6 +275,18 @@ typedef struct TgFrame {
   int rt_depth, begin, count;
 } TgFrame;
 
+/* An open run-time `for` or `if` (eval_stmt.c): the tensors made before
+ * it (ids below first_tensor) are outside it. free_shared() of one of them
+ * inside a loop is refused; inside an if, its bytes are given back when
+ * the if ends (`deferred`): the other branch still holds the tensor. */
+typedef struct RtFrame {
+  struct RtFrame *up;
+  bool loop;
+  int first_tensor;
+  IrTensor **deferred;
+  int ndeferred;
+} RtFrame;
+
 /* What the evaluator knows of one tensor of the kernel being built, beside
  * the IR (eval_tensor.c): where a register tensor was made and filled, and
  * whether anything else used it yet (a WGMMA accumulator made at block
@@ -317,8 +329,9 @@ typedef struct Eval {
   int in_annotation;     /* evaluating an annotation: host types allowed */
   IrParam **void_params; /* the kernel's void_p parameters (eval.c) */
   int nvoid;
-  TgFrame *groups;  /* the thread groups open here, innermost first */
-  IrKernel *recs_k; /* the kernel recs describes; recs[t->id] */
+  TgFrame *groups;    /* the thread groups open here, innermost first */
+  RtFrame *rt_frames; /* the run-time for/if open here, innermost first */
+  IrKernel *recs_k;   /* the kernel recs describes; recs[t->id] */
   TensorRec **recs;
   int nrecs;
 } Eval;
@@ -456,6 +469,10 @@ TensorRec *ev_tensor_rec(Eval *E, const IrTensor *t);
  * element by element. */
 void ev_reg_use(Eval *E, IrTensor *t, Span sp);
 void ev_free_shared(Eval *E, IrTensor *t, Span sp);
+/* Enters a run-time for or if (f on the caller's stack), and leaves it:
+ * frees deferred to the end of an if take effect there. */
+void ev_rt_enter(Eval *E, RtFrame *f, bool loop);
+void ev_rt_leave(Eval *E, RtFrame *f);
 /* An error for a shared tensor used after free_shared(). */
 void ev_check_not_freed(Eval *E, const IrTensor *t, Span sp);
 /* t[idx] = v for a register tensor used element by element. */

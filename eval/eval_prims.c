@@ -1160,13 +1160,23 @@ static Value *p_assert(Eval *E, Args *a, Span sp, bool assume) {
   ev_error(E, sp, assume ? "assume() of a condition that is False" : "static assertion failed");
 }
 
-/* free_shared(tensor): the tensor is not used again (tlsc's planner gives
- * every shared tensor its own space; a use after the free is an error). */
+/* free_shared(tensor): the tensor is not used again, and shared tensors
+ * made after it may reuse its bytes (ir/smem.c); a use after the free is
+ * an error. mbarriers are not freed: they are initialised at entry. */
 static Value *p_free_shared(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"tensor", NULL};
   Value *v[1];
   ev_bind_args(E, a, sp, "free_shared", names, 1, v);
-  if (v[0]->kind != V_TENSOR || v[0]->t->space != MS_SHARED || v[0]->t->is_mbarrier)
+  const IrTensor *t = v[0]->kind == V_TENSOR ? v[0]->t : v[0]->kind == V_REF ? v[0]->ref.t : NULL;
+  if (t && t->is_mbarrier)
+    ev_error(E, sp,
+             "free_shared() frees shared tensors, not mbarriers: '%s' is initialised at the "
+             "kernel's entry and lives as long as the kernel",
+             t->name);
+  if (v[0]->kind == V_REF && t->space == MS_SHARED)
+    ev_error(E, sp, "free_shared() frees a whole shared tensor, not a view of one: free '%s'",
+             t->name);
+  if (v[0]->kind != V_TENSOR || v[0]->t->space != MS_SHARED)
     ev_error(E, sp, "free_shared() takes a shared tensor from self.shared_tensor(), not '%s'",
              v_type_name(v[0]));
   ev_free_shared(E, v[0]->t, sp);

@@ -412,6 +412,8 @@ static void rt_if(Eval *E, Node *s, Value *cond, bool in_chain) {
   int saved_kind = E->loop_kind;
   if (E->loop_kind) /* break/continue cannot leave a run-time branch */
     E->loop_kind = 2;
+  RtFrame frame;
+  ev_rt_enter(E, &frame, false);
   E->rt_depth++;
   E->cur = &st->body;
   ev_exec_block(E, &s->list);
@@ -427,6 +429,7 @@ static void rt_if(Eval *E, Node *s, Value *cond, bool in_chain) {
   E->cur = saved;
   E->rt_depth--;
   E->loop_kind = saved_kind;
+  ev_rt_leave(E, &frame);
   join_scopes(E, scope, &thn, &before, st);
   clamp_depths(E);
 }
@@ -524,6 +527,8 @@ static void rt_for(Eval *E, Node *s, Value *rng) {
   slot->depth = E->rt_depth;
   IrBlock *saved = E->cur;
   int saved_kind = E->loop_kind;
+  RtFrame frame;
+  ev_rt_enter(E, &frame, true);
   E->cur = &st->body;
   E->rt_depth++;
   E->loop_kind = 2;
@@ -531,6 +536,7 @@ static void rt_for(Eval *E, Node *s, Value *rng) {
   E->loop_kind = saved_kind;
   E->rt_depth--;
   E->cur = saved;
+  ev_rt_leave(E, &frame);
   clamp_depths(E);
 }
 

@@ -2,6 +2,7 @@
  * .transpose()), indexing of shared tensors into views (sa[stage, 0]),
  * column slices of register tensors (acc[:, 0:64]) and element-wise
  * arithmetic on register tensors. */
+#include <limits.h>
 #include <string.h>
 
 #include "eval/eval_int.h"
@@ -303,9 +304,48 @@ void ev_reg_use(Eval *E, IrTensor *t, Span sp) {
   rec->used = true;
 }
 
+/* free_shared(t), Tilus's meaning: the shared tensors made after this
+ * point may get t's bytes. A second free is refused, and so is a free
+ * inside a run-time loop that did not make t: each trip would free it
+ * again, and Tilus would give its bytes to tensors the next trip still
+ * overlaps with t. Inside a run-time if that did not make t, the bytes go
+ * back when the if ends (ev_rt_leave). */
 void ev_free_shared(Eval *E, IrTensor *t, Span sp) {
-  ev_check_not_freed(E, t, sp);
-  ev_tensor_rec(E, t)->freed = sp;
+  TensorRec *rec = ev_tensor_rec(E, t);
+  if (rec->freed.line)
+    ev_error(E, sp, "shared tensor '%s' is freed twice (free_shared() at line %d first)", t->name,
+             rec->freed.line);
+  RtFrame *outer_if = NULL;
+  for (RtFrame *f = E->rt_frames; f && f->first_tensor > t->id; f = f->up) {
+    if (f->loop)
+      ev_error(E, sp,
+               "free_shared(%s) inside a run-time loop that does not create '%s' (line %d): "
+               "each trip would free it again; free it after the loop",
+               t->name, t->name, t->span.line);
+    outer_if = f;
+  }
+  rec->freed = sp;
+  t->freed_at = sp;
+  t->freed_before = E->k->ntensors;
+  if (!outer_if) return;
+  t->freed_before = INT_MAX; /* until the if ends */
+  int n = outer_if->ndeferred;
+  if ((n & (n - 1)) == 0) { /* 0, 1, 2, 4 ...: full, double it */
+    IrTensor **d = arena_alloc(E->ar, sizeof(IrTensor *) * (size_t)(2 * n + 1));
+    if (n) memcpy(d, outer_if->deferred, sizeof(IrTensor *) * (size_t)n);
+    outer_if->deferred = d;
+  }
+  outer_if->deferred[outer_if->ndeferred++] = t;
+}
+
+void ev_rt_enter(Eval *E, RtFrame *f, bool loop) {
+  *f = (RtFrame){E->rt_frames, loop, E->k ? E->k->ntensors : 0, NULL, 0};
+  E->rt_frames = f;
+}
+
+void ev_rt_leave(Eval *E, RtFrame *f) {
+  for (int i = 0; i < f->ndeferred; i++) f->deferred[i]->freed_before = E->k->ntensors;
+  E->rt_frames = f->up;
 }
 
 void ev_check_not_freed(Eval *E, const IrTensor *t, Span sp) {

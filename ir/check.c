@@ -14,6 +14,7 @@
  */
 #include "ir/ir.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct Verifier {
@@ -1069,23 +1070,59 @@ static bool check_layout(Verifier *v, const IrTensor *t) {
   return false;
 }
 
-/* After planning, shared tensors lie in creation order without overlap,
- * inside the kernel's dynamic shared memory. */
+/* The index in live (sorted by offset, disjoint) of the first tensor that
+ * starts at or past `offset`. */
+static int live_index(IrTensor *const *live, int n, int64_t offset) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (live[mid]->smem_offset < offset)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Takes freed tensor t out of live, if it is there. */
+static int live_remove(IrTensor **live, int n, const IrTensor *t) {
+  int at = live_index(live, n, t->smem_offset);
+  if (at == n || live[at] != t) return n;
+  memmove(live + at, live + at + 1, sizeof *live * (size_t)(n - at - 1));
+  return n - 1;
+}
+
+/* After planning, shared tensors lie inside the kernel's dynamic shared
+ * memory, and two share a byte only when the first was freed before the
+ * second was created (free_shared: their lifetimes are disjoint). The
+ * tensors live at each creation are kept in offset order: only the last
+ * that starts below a new tensor's end can overlap it. */
 static bool check_smem_plan(Verifier *v) {
-  int64_t end = 0;
-  for (int i = 0; i < v->k->ntensors; i++) {
-    const IrTensor *t = v->k->tensors[i];
-    if (t->space != MS_SHARED) continue;
-    if (t->smem_offset < end || t->smem_offset + ir_tensor_nbytes(t) > v->k->smem_bytes) {
+  IrTensor **live = xmalloc(sizeof *live * ((size_t)v->k->ntensors + 1));
+  int nlive = 0, nfreed, next = 0;
+  IrTensor **freed = ir_freed_tensors(v->k, &nfreed);
+  bool ok = true;
+  for (int i = 0; i < v->k->ntensors && ok; i++) {
+    for (; next < nfreed && freed[next]->freed_before <= i; next++)
+      nlive = live_remove(live, nlive, freed[next]);
+    IrTensor *t = v->k->tensors[i];
+    int64_t end = t->smem_offset + ir_tensor_nbytes(t);
+    if (t->space != MS_SHARED || end == t->smem_offset) continue;
+    int at = live_index(live, nlive, end);
+    ok = end <= v->k->smem_bytes &&
+         !(at > 0 && live[at - 1]->smem_offset + ir_tensor_nbytes(live[at - 1]) > t->smem_offset);
+    if (!ok)
       diag_error(v->d, t->span,
                  "internal error: shared tensor '%s' overlaps "
                  "another or lies outside the planned shared memory",
                  t->name);
-      return false;
-    }
-    end = t->smem_offset + ir_tensor_nbytes(t);
+    memmove(live + at + 1, live + at, sizeof *live * (size_t)(nlive - at));
+    live[at] = t;
+    nlive++;
   }
-  return true;
+  free(freed);
+  free(live);
+  return ok;
 }
 
 /* Launch attributes: 1..32 warps, a grid over parameters, a cluster of at

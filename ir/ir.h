@@ -262,6 +262,14 @@ typedef struct IrTensor {
   int swizzle_bytes;    /* 0, 32, 64, 128: set by layout inference */
   int64_t smem_offset;  /* byte offset in dynamic smem: set by planning */
   int64_t align;        /* bytes: set by planning */
+  /* Its lifetime, in the order tensors are created (their ids), which is
+   * program order: from its creation to free_shared(), whose call is
+   * freed_at (line 0: never freed). The tensors from id freed_before on
+   * were created after the free, so planning may give them its bytes.
+   * Set by the evaluator (a free inside a run-time if counts at the end of
+   * the if); mbarriers are never freed. */
+  Span freed_at;
+  int freed_before;
 
   /* MS_REGISTER */
   int nthreads;  /* threads of the group that owns it */
@@ -690,6 +698,9 @@ bool ir_check(IrModule *m, Diag *d);         /* check.c */
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */
 bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */
+/* smem.c: k's freed shared tensors in the order of their frees
+ * (freed_before, then id), *n of them; free() the array. */
+IrTensor **ir_freed_tensors(const IrKernel *k, int *n);
 /* reginfer.c: the layouts of register tensors that are not WGMMA
  * fragments, called by ir_infer_layouts once those are known. */
 bool ir_infer_reg_layouts(IrKernel *k, Arena *ar, Diag *d);

@@ -132,6 +132,8 @@ static void print_tensor(FILE *out, const IrTensor *t) {
   if (t->space == MS_SHARED && !t->is_mbarrier) fprintf(out, " swizzle=%d", t->swizzle_bytes);
   if (t->space == MS_SHARED && t->align > 0)
     fprintf(out, " offset=%lld align=%lld", (long long)t->smem_offset, (long long)t->align);
+  if (t->space == MS_SHARED && t->freed_at.line) /* free_shared() */
+    fprintf(out, " freed(line %d)", t->freed_at.line);
   fprintf(out, "  # line %d\n", t->span.line);
 }
 

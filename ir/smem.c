@@ -1,7 +1,15 @@
 /* smem.c: shared memory planning.
  *
  * Every shared tensor gets a byte offset in the block's dynamic shared
- * memory, in creation order (deterministic, and the order the user wrote).
+ * memory, in creation order (deterministic, and the order the user wrote),
+ * as Tilus's allocator does: first fit in the space that free_shared()
+ * gave back (IrTensor.freed_before: the tensors created after the free),
+ * else on top of everything placed so far. Without frees, every tensor
+ * goes on top: one after the other. Frees need not be in any order (Tilus
+ * asks none); freed space merges with its free neighbours. A freed
+ * tensor's bytes are plain memory for the next tensor: what was in flight
+ * on it must be waited for, and every thread done with it (a sync()),
+ * before the free (docs/language.md; `tlsc --verify` reports the races).
  * Alignments:
  *   swizzled tiles   8 rows of the swizzle span (1024 bytes for the 128-byte
  *                    swizzle): the swizzle pattern is a function of address
@@ -116,16 +124,132 @@ static int64_t max_reduce_scratch(const IrBlock *blk) {
   return most;
 }
 
-static bool plan_kernel(IrKernel *k, Diag *d) {
-  int64_t offset = 0, max_align = 16;
+/* The free space of a plan: holes that frees gave back, disjoint, in
+ * address order, each [start, end); everything from `top` on. `high` is
+ * the most the plan ever used; no hole is larger than `widest`, so that a
+ * request larger goes on top without a walk over the holes. */
+typedef struct Space {
+  int64_t (*holes)[2];
+  int nholes, cap;
+  int64_t top, high, widest;
+} Space;
+
+static void hole_insert(Space *s, int at, int64_t start, int64_t end) {
+  if (s->nholes == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 8;
+    s->holes = xrealloc(s->holes, sizeof *s->holes * (size_t)s->cap);
+  }
+  memmove(s->holes + at + 1, s->holes + at, sizeof *s->holes * (size_t)(s->nholes - at));
+  s->holes[at][0] = start;
+  s->holes[at][1] = end;
+  s->nholes++;
+  if (end - start > s->widest) s->widest = end - start;
+}
+
+static void hole_remove(Space *s, int at) {
+  memmove(s->holes + at, s->holes + at + 1, sizeof *s->holes * (size_t)(s->nholes - at - 1));
+  s->nholes--;
+}
+
+/* n bytes at alignment a above every byte used so far: the gap between
+ * the top and there stays free. */
+static int64_t space_take_fresh(Space *s, int64_t n, int64_t a) {
+  int64_t at = align_up(s->high, a);
+  if (s->top < s->high) hole_insert(s, s->nholes, s->top, s->high);
+  s->top = s->high = sat_add(at, n);
+  return at;
+}
+
+/* n bytes at alignment a: the lowest hole that holds them (what is left of
+ * it on either side stays free), else the top (the alignment padding
+ * below is lost, as it always was). */
+static int64_t space_take(Space *s, int64_t n, int64_t a) {
+  int64_t widest = 0;
+  for (int i = 0; i < s->nholes && n <= s->widest; i++) {
+    int64_t lo = s->holes[i][0], hi = s->holes[i][1], at = align_up(lo, a);
+    if (hi - lo > widest) widest = hi - lo;
+    if (at > hi - n) continue;
+    hole_remove(s, i);
+    if (at + n < hi) hole_insert(s, i, at + n, hi);
+    if (lo < at) hole_insert(s, i, lo, at);
+    return at;
+  }
+  if (n <= s->widest) s->widest = widest; /* walked them all: now exact */
+  int64_t at = align_up(s->top, a);
+  s->top = sat_add(at, n);
+  if (s->top > s->high) s->high = s->top;
+  return at;
+}
+
+/* Gives [at, at + n) back: merged with the holes that touch it; what
+ * touches the top lowers it. */
+static void space_give(Space *s, int64_t at, int64_t n) {
+  int64_t end = sat_add(at, n);
+  int i = 0, hi = s->nholes; /* the first hole past `at` */
+  while (i < hi) {
+    int mid = (i + hi) / 2;
+    if (s->holes[mid][0] < at)
+      i = mid + 1;
+    else
+      hi = mid;
+  }
+  if (i > 0 && s->holes[i - 1][1] == at) { /* the hole before ends here */
+    at = s->holes[--i][0];
+    hole_remove(s, i);
+  }
+  if (i < s->nholes && s->holes[i][0] == end) { /* the hole after starts at the end */
+    end = s->holes[i][1];
+    hole_remove(s, i);
+  }
+  if (end >= s->top)
+    s->top = at;
+  else
+    hole_insert(s, i, at, end);
+}
+
+/* Freed shared tensors by the point of their free (then by id). */
+static int by_free(const void *a, const void *b) {
+  const IrTensor *x = *(IrTensor *const *)a, *y = *(IrTensor *const *)b;
+  if (x->freed_before != y->freed_before) return x->freed_before < y->freed_before ? -1 : 1;
+  return x->id - y->id;
+}
+
+IrTensor **ir_freed_tensors(const IrKernel *k, int *n) {
+  IrTensor **f = xmalloc(sizeof(IrTensor *) * ((size_t)k->ntensors + 1));
+  *n = 0;
+  for (int i = 0; i < k->ntensors; i++)
+    if (k->tensors[i]->space == MS_SHARED && k->tensors[i]->freed_at.line)
+      f[(*n)++] = k->tensors[i];
+  qsort(f, (size_t)*n, sizeof *f, by_free);
+  return f;
+}
+
+/* Places every shared tensor (in creation order, after giving back what
+ * was freed before it was created); the bytes used at most. mbarriers are
+ * initialised at the kernel's entry, so they take bytes no tensor has
+ * used before them (without frees, the same place). */
+static int64_t place_tensors(IrKernel *k, int64_t *max_align) {
+  Space s = {0};
+  int nfreed, next = 0;
+  IrTensor **freed = ir_freed_tensors(k, &nfreed);
   for (int i = 0; i < k->ntensors; i++) {
+    for (; next < nfreed && freed[next]->freed_before <= i; next++)
+      space_give(&s, freed[next]->smem_offset, ir_tensor_nbytes(freed[next]));
     IrTensor *t = k->tensors[i];
     if (t->space != MS_SHARED) continue;
     t->align = tensor_align(t);
-    t->smem_offset = align_up(offset, t->align);
-    offset = sat_add(t->smem_offset, ir_tensor_nbytes(t));
-    if (t->align > max_align) max_align = t->align;
+    t->smem_offset = t->is_mbarrier ? space_take_fresh(&s, ir_tensor_nbytes(t), t->align)
+                                    : space_take(&s, ir_tensor_nbytes(t), t->align);
+    if (t->align > *max_align) *max_align = t->align;
   }
+  free(freed);
+  free(s.holes);
+  return s.high;
+}
+
+static bool plan_kernel(IrKernel *k, Diag *d) {
+  int64_t max_align = 16;
+  int64_t offset = place_tensors(k, &max_align);
   /* reductions across warps exchange partial results after the tensors
    * (never overlapping one: a reduction may run while any is in use) */
   k->reduce_scratch_bytes = max_reduce_scratch(&k->body);

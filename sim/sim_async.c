@@ -216,6 +216,20 @@ static const char *access_name(const IrStmt *s) {
   }
 }
 
+/* When the two views of a race are two tensors that share bytes because
+ * the older one was freed (free_shared: planning gave its bytes to the
+ * newer), a note at the free says so. */
+static void note_reuse(Sim *S, const SimView *v, const SimView *ov) {
+  const IrTensor *a = v->t, *b = ov->t;
+  if (a == b) return;
+  const IrTensor *old = a->id < b->id ? a : b, *young = a->id < b->id ? b : a;
+  if (!old->freed_at.line || old->freed_before > young->id) return;
+  diag_note(S->d, old->freed_at,
+            "'%s' was freed here and '%s' reuses its bytes: wait for the asynchronous work on "
+            "a tensor, then sync(), before free_shared()",
+            old->name, young->name);
+}
+
 /* Reports a race between the statement now executing and a live access:
  * the error at this statement, a note at the other one. */
 bool sim_report_race(Sim *S, const IrStmt *s, const SimView *v, bool writes, const IrStmt *other,
@@ -234,6 +248,7 @@ bool sim_report_race(Sim *S, const IrStmt *s, const SimView *v, bool writes, con
                  : "reads",
              oname);
   diag_note(S->d, other->span, "the %s issued here by %s %s", access_name(other), who, state);
+  note_reuse(S, v, ov);
   S->failed = true;
   return false;
 }

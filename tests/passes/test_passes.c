@@ -493,6 +493,66 @@ static void test_side_tensors(Arena *ar, const Source *src) {
   CHECK(scaled->layout == LAYOUT_WGMMA_ACC && sum->layout == LAYOUT_WGMMA_ACC);
 }
 
+/* A shared tensor of n bytes (float16, n even) created now. */
+static IrTensor *smem_tensor(Arena *ar, IrKernel *k, const char *name, int64_t n, int swizzle) {
+  int64_t elems = n / 2;
+  IrTensor *t = ir_new_tensor(ar, k, name, MS_SHARED, DT_FLOAT16, 1, &elems, line_span(5));
+  t->layout = swizzle ? LAYOUT_SWIZZLED : LAYOUT_ROW_MAJOR;
+  t->swizzle_bytes = swizzle;
+  return t;
+}
+
+/* free_shared(t) when the kernel has its tensors so far. */
+static void free_at(IrKernel *k, IrTensor *t) {
+  t->freed_at = line_span(24);
+  t->freed_before = k->ntensors;
+}
+
+/* Planning with frees (ir/smem.c): first fit in what was freed, out of
+ * order frees merged, the top lowered by what ends there, alignment in a
+ * hole, mbarriers above every byte used before (they are initialised at
+ * entry); the verifier accepts the overlaps of disjoint lifetimes and
+ * refuses one of overlapping lifetimes. */
+static void test_smem_reuse(Arena *ar, const Source *src) {
+  IrKernel *k = arena_alloc(ar, sizeof *k);
+  k->name = "K";
+  k->span = line_span(1);
+  k->grid[0] = k->grid[1] = k->grid[2] = ir_const(ar, DT_INT32, 1);
+  k->warps = 4;
+  IrModule m = {ar, src, &k, 1};
+  IrTensor *a = smem_tensor(ar, k, "a", 1024, 0), *b = smem_tensor(ar, k, "b", 2048, 0);
+  IrTensor *c = smem_tensor(ar, k, "c", 512, 0);
+  free_at(k, a); /* out of order: c is freed with a, b stays */
+  free_at(k, c);
+  IrTensor *d = smem_tensor(ar, k, "d", 1000, 0); /* a's hole: first fit */
+  IrTensor *e = smem_tensor(ar, k, "e", 256, 0);  /* c ended at the top: lowered there */
+  free_at(k, b);
+  free_at(k, d); /* d and b merge into [0, 3072) */
+  IrTensor *f = smem_tensor(ar, k, "f", 1000, 0);
+  IrTensor *g = smem_tensor(ar, k, "g", 1024, 128); /* 1024-aligned in the hole */
+  IrTensor *bar =
+      ir_new_tensor(ar, k, "bar", MS_SHARED, DT_UINT64, 1, (int64_t[]){2}, line_span(7));
+  bar->is_mbarrier = true;
+  bar->mbar_counts = (int64_t[]){1, 1};
+  bar->layout = LAYOUT_ROW_MAJOR;
+  Diag dg;
+  diag_init(&dg, src, stderr);
+  CHECK(ir_plan_smem(&m, &dg));
+  CHECK(a->smem_offset == 0 && b->smem_offset == 1024 && c->smem_offset == 3072);
+  CHECK(d->smem_offset == 0 && e->smem_offset == 3072);
+  CHECK(f->smem_offset == 0 && g->smem_offset == 1024 && g->align == 1024);
+  CHECK(bar->smem_offset == 3584); /* above c's old bytes, not in [2048, 3072) */
+  CHECK(k->smem_bytes == 3600 + 1024);
+  CHECK(ir_check(&m, &dg));
+  FILE *sink = tmpfile();
+  Diag quiet;
+  diag_init(&quiet, src, sink ? sink : stderr);
+  e->smem_offset = 1536; /* over g, which is live with it */
+  CHECK(!ir_check(&m, &quiet));
+  e->smem_offset = 3072;
+  if (sink) fclose(sink);
+}
+
 /* The verifier catches pass bugs: a wrong tensor map, overlapping shared
  * tensors, an accumulator layout on a tensor that cannot hold it. */
 static void test_verifier_catches(Arena *ar, const Source *src) {
@@ -781,6 +841,7 @@ static int run_unit(const Source *src) {
   test_v5_passes(ar, src);
   test_side_tensors(ar, src);
   test_verifier_catches(ar, src);
+  test_smem_reuse(ar, src);
   test_barriers(ar, src);
   arena_free(ar);
   if (failures)
