@@ -96,11 +96,10 @@ static void tile_setup(Emitter *e, const IrStmt *s, Tile *t) {
   t->view = reg_of(e, ir_ref_byte_offset(e->m->ar, &c->shared), DT_UINT32);
   t->tid = e->group.single ? val_imm(DT_UINT32, 0) : val_convert(e, emit_group_tid(e), DT_UINT32);
   t->tid = val_to_reg(e, t->tid);
+  /* evict="evict_first" is a hint and is not passed on: the hinted form
+   * (createpolicy + cp.async .L2::cache_hint) assembled but raised
+   * CUDA_ERROR_ILLEGAL_INSTRUCTION on the H200 (tests/gpu cp_async_tma_store) */
   snprintf(t->policy.s, sizeof t->policy.s, "%s", "");
-  if (c->evict_first) {
-    t->policy = new_reg(e, DT_UINT64);
-    emit(e, "createpolicy.fractional.L2::evict_first.b64 %s, 1.0;", t->policy.s);
-  }
 }
 
 /* ------------------------------------------------------------ addresses */
