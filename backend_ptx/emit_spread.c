@@ -116,6 +116,44 @@ static void access_coords(Emitter *e, const GAccess *a, int64_t slot, Val *coord
   }
 }
 
+/* Slots [slot, slot + n), n consecutive elements, as one vector access of
+ * 32-bit words (16-bit elements in pairs) in `space` at `at`, under the
+ * predicate guard ("" for none). */
+static void vector_access(Emitter *e, const IrTensor *t, int64_t slot, int64_t n, const char *space,
+                          const char *at, bool load, const char *guard) {
+  int64_t words = n * dtype_bytes(t->dtype) / 4, per = 4 / dtype_bytes(t->dtype);
+  Val w[4];
+  char list[4 * 52] = "", vec[24] = "";
+  for (int64_t i = 0; i < words; i++) {
+    w[i] = new_reg(e, DT_UINT32);
+    strcat(list, i ? ", " : "");
+    strcat(list, w[i].s);
+  }
+  if (words > 1) snprintf(vec, sizeof vec, ".v%" PRId64, words);
+  const char *g = guard[0] ? "@" : "", *sp = guard[0] ? " " : "";
+  if (load) {
+    if (guard[0]) /* a load that does not happen reads zeros */
+      for (int64_t i = 0; i < words; i++) emit(e, "mov.b32 %s, 0;", w[i].s);
+    emit(e, "%s%s%sld.%s%s.b32 {%s}, %s;", g, guard, sp, space, vec, list, at);
+    for (int64_t i = 0; i < words; i++) {
+      if (per == 2)
+        emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(t, slot + 2 * i).s,
+             tensor_slot_reg(t, slot + 2 * i + 1).s, w[i].s);
+      else
+        emit(e, "mov.b32 %s, %s;", tensor_slot_reg(t, slot + i).s, w[i].s);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < words; i++) {
+    if (per == 2)
+      emit(e, "mov.b32 %s, {%s, %s};", w[i].s, tensor_slot_reg(t, slot + 2 * i).s,
+           tensor_slot_reg(t, slot + 2 * i + 1).s);
+    else
+      emit(e, "mov.b32 %s, %s;", w[i].s, tensor_slot_reg(t, slot + i).s);
+  }
+  emit(e, "%s%s%sst.%s%s.b32 %s, {%s};", g, guard, sp, space, vec, at, list);
+}
+
 /* Slots [slot, slot + n) as one access of n consecutive elements (n == 1:
  * a scalar), under the bounds of its first element. */
 static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
@@ -123,7 +161,6 @@ static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
   access_coords(e, a, slot, coords);
   Val addr = global_elem(e, &a->g, coords, &inb);
   if (!a->load && a->store_ok.s[0]) emit(e, "and.pred %s, %s, %s;", inb.s, inb.s, a->store_ok.s);
-  int bytes = dtype_bytes(a->t->dtype);
   if (n == 1) {
     Val r = tensor_slot_reg(a->t, slot);
     if (a->load) {
@@ -134,38 +171,9 @@ static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
     }
     return;
   }
-  /* n elements = n * bytes / 4 words of 32 bits; 16-bit elements pair up */
-  int64_t words = n * bytes / 4, per = 4 / bytes;
-  Val w[4];
-  char list[4 * 52] = "";
-  for (int64_t i = 0; i < words; i++) {
-    w[i] = new_reg(e, DT_UINT32);
-    strcat(list, i ? ", " : "");
-    strcat(list, w[i].s);
-  }
-  if (!a->load)
-    for (int64_t i = 0; i < words; i++) {
-      if (per == 2)
-        emit(e, "mov.b32 %s, {%s, %s};", w[i].s, tensor_slot_reg(a->t, slot + 2 * i).s,
-             tensor_slot_reg(a->t, slot + 2 * i + 1).s);
-      else
-        emit(e, "mov.b32 %s, %s;", w[i].s, tensor_slot_reg(a->t, slot + i).s);
-    }
-  char vec[24] = "";
-  if (words > 1) snprintf(vec, sizeof vec, ".v%" PRId64, words);
-  if (a->load) {
-    for (int64_t i = 0; i < words; i++) emit(e, "mov.b32 %s, 0;", w[i].s);
-    emit(e, "@%s ld.global%s.b32 {%s}, [%s];", inb.s, vec, list, addr.s);
-    for (int64_t i = 0; i < words; i++) {
-      if (per == 2)
-        emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(a->t, slot + 2 * i).s,
-             tensor_slot_reg(a->t, slot + 2 * i + 1).s, w[i].s);
-      else
-        emit(e, "mov.b32 %s, %s;", tensor_slot_reg(a->t, slot + i).s, w[i].s);
-    }
-  } else {
-    emit(e, "@%s st.global%s.b32 [%s], {%s};", inb.s, vec, addr.s, list);
-  }
+  char at[64];
+  snprintf(at, sizeof at, "[%s]", addr.s);
+  vector_access(e, a->t, slot, n, "global", at, a->load, inb.s);
 }
 
 /* Elements per vector access: the innermost slot digit when it runs along
@@ -236,30 +244,36 @@ static bool spread_access(const IrStmt *s) {
          s->gmem.reg->dtype != DT_BOOL;
 }
 
+/* Adds the alignment of statement s's access to *pred (kept out of the
+ * recursion below: run-time nesting goes thousands deep). */
+static __attribute__((noinline)) void access_alignment(Emitter *e, const IrStmt *s, Val *pred) {
+  if (!spread_access(s)) return;
+  GAccess a = {.s = s, .t = s->gmem.reg, .L = s->gmem.reg->reg};
+  int64_t n = vector_elems(&a);
+  if (n == 1 || !versionable(e, s, n)) return;
+  const IrTensor *g = s->gmem.global;
+  int64_t vb = n * dtype_bytes(a.t->dtype);
+  Val base = val_to_reg(e, val_convert(e, emit_expr(e, g->gptr), DT_UINT64));
+  Val low = new_reg(e, DT_UINT64), p = new_reg(e, DT_BOOL);
+  emit(e, "and.b64 %s, %s, %" PRId64 ";", low.s, base.s, vb - 1);
+  emit(e, "setp.eq.u64 %s, %s, 0;", p.s, low.s);
+  if (g->rank > 1) {
+    Val row = val_to_reg(e, val_convert(e, emit_expr(e, g->gshape[g->rank - 1]), DT_UINT32));
+    Val r = new_reg(e, DT_UINT32), q = new_reg(e, DT_BOOL);
+    emit(e, "and.b32 %s, %s, %" PRId64 ";", r.s, row.s, n - 1);
+    emit(e, "setp.eq.u32 %s, %s, 0;", q.s, r.s);
+    emit(e, "and.pred %s, %s, %s;", p.s, p.s, q.s);
+  }
+  if (pred->s[0]) emit(e, "and.pred %s, %s, %s;", p.s, p.s, pred->s);
+  *pred = p;
+}
+
 static void alignment_of(Emitter *e, const IrBlock *b, Val *pred) {
   for (int i = 0; i < b->len; i++) {
     const IrStmt *s = b->items[i];
     alignment_of(e, &s->body, pred);
     alignment_of(e, &s->orelse, pred);
-    if (!spread_access(s)) continue;
-    GAccess a = {.s = s, .t = s->gmem.reg, .L = s->gmem.reg->reg};
-    int64_t n = vector_elems(&a);
-    if (n == 1 || !versionable(e, s, n)) continue;
-    const IrTensor *g = s->gmem.global;
-    int64_t vb = n * dtype_bytes(a.t->dtype);
-    Val base = val_to_reg(e, val_convert(e, emit_expr(e, g->gptr), DT_UINT64));
-    Val low = new_reg(e, DT_UINT64), p = new_reg(e, DT_BOOL);
-    emit(e, "and.b64 %s, %s, %" PRId64 ";", low.s, base.s, vb - 1);
-    emit(e, "setp.eq.u64 %s, %s, 0;", p.s, low.s);
-    if (g->rank > 1) {
-      Val row = val_to_reg(e, val_convert(e, emit_expr(e, g->gshape[g->rank - 1]), DT_UINT32));
-      Val r = new_reg(e, DT_UINT32), q = new_reg(e, DT_BOOL);
-      emit(e, "and.b32 %s, %s, %" PRId64 ";", r.s, row.s, n - 1);
-      emit(e, "setp.eq.u32 %s, %s, 0;", q.s, r.s);
-      emit(e, "and.pred %s, %s, %s;", p.s, p.s, q.s);
-    }
-    if (pred->s[0]) emit(e, "and.pred %s, %s, %s;", p.s, p.s, pred->s);
-    *pred = p;
+    access_alignment(e, s, pred);
   }
 }
 
@@ -314,6 +328,150 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
 
 /* ------------------------------------------------------------ shared memory */
 
+/* ------------------------------------------------ ldmatrix for mma operands */
+
+/* Whether a shared view can feed ldmatrix into mma.sync operand t: 16-bit
+ * elements, a rank-2 view of whole 16-byte rows of 8 elements each at a
+ * 16-byte aligned start. */
+static bool ldmatrix_fits(const Emitter *e, const IrRef *ref, const IrTensor *t) {
+  const IrRegLayout *L = layout_of(t);
+  if ((L->mma != MMA_A && L->mma != MMA_B) || dtype_bytes(t->dtype) != 2 || ir_ref_rank(ref) != 2)
+    return false;
+  int64_t inner = ref->transposed ? ir_ref_dim(ref, 0) : ir_ref_dim(ref, 1);
+  IrExpr *off = ir_ref_byte_offset(e->m->ar, ref);
+  return inner % 8 == 0 && ir_expr_multiple(off, e->multiples) % 16 == 0;
+}
+
+/* Where ldmatrix reads: the view, its stored row length, its swizzle,
+ * and the lane's parts (l % 8, l / 8). */
+typedef struct LdTile {
+  const IrTensor *sh, *t;
+  Val view;     /* byte offset of the view */
+  int64_t cols; /* elements per stored row */
+  int swizzle;  /* bytes */
+  Val lane8, mat;
+  bool trans;
+} LdTile;
+
+/* The offsets of matrix mat (0..3) from the first: bit 0 of mat adds
+ * (ra rows, ca columns), bit 1 adds (rb, cb). */
+typedef struct LdSteps {
+  int64_t ra, ca, rb, cb;
+} LdSteps;
+
+static Val mat_offset(Emitter *e, const LdTile *lt, int64_t a, int64_t b) {
+  Val lo = new_reg(e, DT_UINT32), hi = new_reg(e, DT_UINT32), r = new_reg(e, DT_UINT32);
+  emit(e, "and.b32 %s, %s, 1;", lo.s, lt->mat.s);
+  emit(e, "shr.u32 %s, %s, 1;", hi.s, lt->mat.s);
+  emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", r.s, lo.s, a);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", r.s, hi.s, b, r.s);
+  return r;
+}
+
+/* One ldmatrix.x4: lane l gives the address of row l % 8 of matrix l / 8,
+ * whose first element is (row0, col0) plus its LdSteps offset, in the tile
+ * as stored; register i lands in the pair of slots dst[i]. */
+static void ldmatrix_x4(Emitter *e, const LdTile *lt, Val row0, Val col0, LdSteps st,
+                        const int64_t *dst) {
+  Val row = new_reg(e, DT_UINT32), col = new_reg(e, DT_UINT32);
+  emit(e, "add.u32 %s, %s, %s;", row.s, mat_offset(e, lt, st.ra, st.rb).s, lt->lane8.s);
+  emit(e, "add.u32 %s, %s, %s;", row.s, row.s, row0.s);
+  emit(e, "add.u32 %s, %s, %s;", col.s, mat_offset(e, lt, st.ca, st.cb).s, col0.s);
+  Val off = new_reg(e, DT_UINT32), addr = new_reg(e, DT_UINT32);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", off.s, row.s, lt->cols, col.s);
+  emit(e, "mad.lo.u32 %s, %s, 2, %s;", off.s, off.s, lt->view.s);
+  Val phys = smem_swizzle(e, off, lt->swizzle);
+  emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+  Val r[4];
+  for (int i = 0; i < 4; i++) r[i] = new_reg(e, DT_UINT32);
+  emit(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%" PRId64 "];",
+       lt->trans ? ".trans" : "", r[0].s, r[1].s, r[2].s, r[3].s, addr.s, lt->sh->smem_offset);
+  for (int i = 0; i < 4; i++)
+    emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(lt->t, dst[i]).s,
+         tensor_slot_reg(lt->t, dst[i] + 1).s, r[i].s);
+}
+
+static Val imm_reg(Emitter *e, int64_t v) { return val_to_reg(e, val_imm(DT_UINT32, v)); }
+
+static Val plus(Emitter *e, Val a, int64_t b) {
+  Val r = new_reg(e, DT_UINT32);
+  emit(e, "add.u32 %s, %s, %" PRId64 ";", r.s, a.s, b);
+  return r;
+}
+
+/* An mma.sync operand from shared memory with ldmatrix (slot orders of
+ * ir_reglayout_mma). A [M, K] stored row-major: per 16 x 16 atom the
+ * matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) are a0a1, a2a3, a4a5, a6a7.
+ * B [K, N] stored row-major needs pairs along k: .trans, two n-tiles of 8
+ * per ldmatrix; B stored [N, K] (a transposed view) needs no .trans. */
+static void ldmatrix_load(Emitter *e, const IrStmt *s) {
+  const IrRef *ref = &s->smem.shared;
+  const IrTensor *t = s->smem.reg;
+  const IrRegLayout *L = layout_of(t);
+  LdTile lt = {.sh = ref->t, .t = t};
+  lt.swizzle = ref->t->layout == LAYOUT_SWIZZLED ? ref->t->swizzle_bytes : 0;
+  lt.view =
+      val_to_reg(e, val_convert(e, emit_expr(e, ir_ref_byte_offset(e->m->ar, ref)), DT_UINT32));
+  lt.cols = ref->transposed ? ir_ref_dim(ref, 0) : ir_ref_dim(ref, 1);
+  Val tid = emit_group_tid(e), lane = new_reg(e, DT_UINT32), warp = new_reg(e, DT_UINT32);
+  lt.lane8 = new_reg(e, DT_UINT32), lt.mat = new_reg(e, DT_UINT32);
+  emit(e, "and.b32 %s, %s, 31;", lane.s, tid.s);
+  emit(e, "shr.u32 %s, %s, 5;", warp.s, tid.s);
+  emit(e, "and.b32 %s, %s, 7;", lt.lane8.s, lane.s);
+  emit(e, "shr.u32 %s, %s, 3;", lt.mat.s, lane.s);
+  int64_t wm = L->mma_warps_m, wn = L->mma_warps_n;
+  if (L->mma == MMA_A) {
+    int64_t m = L->shape[0], k = L->shape[1], rm = m / (16 * wm), rk = k / 16;
+    Val first = new_reg(e, DT_UINT32); /* the warp's first row: (warp / wn) * m / wm */
+    emit(e, "div.u32 %s, %s, %" PRId64 ";", first.s, warp.s, wn);
+    emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", first.s, first.s, m / wm);
+    for (int64_t im = 0; im < rm; im++)
+      for (int64_t ik = 0; ik < rk; ik++) {
+        int64_t b = (im * rk + ik) * 8, dst[4] = {b, b + 2, b + 4, b + 6};
+        ldmatrix_x4(e, &lt, plus(e, first, im * 16), imm_reg(e, ik * 16), (LdSteps){8, 0, 0, 8},
+                    dst);
+      }
+    return;
+  }
+  int64_t k = L->shape[0], n = L->shape[1], rn = n / (8 * wn), rk = k / 16;
+  Val first = new_reg(e, DT_UINT32); /* the warp's first column: (warp % wn) * n / wn */
+  emit(e, "rem.u32 %s, %s, %" PRId64 ";", first.s, warp.s, wn);
+  emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", first.s, first.s, n / wn);
+  lt.trans = !ref->transposed;
+  for (int64_t in = 0; in < rn; in += 2) {
+    bool two = in + 1 < rn; /* an odd last n-tile is loaded twice */
+    for (int64_t ik = 0; ik < rk; ik++) {
+      int64_t b0 = (in * rk + ik) * 4, b1 = ((in + two) * rk + ik) * 4;
+      int64_t dst[4] = {b0, b0 + 2, b1, b1 + 2};
+      Val n0 = plus(e, first, in * 8), k0 = imm_reg(e, ik * 16);
+      if (lt.trans) /* stored [K, N]: rows k, columns n */
+        ldmatrix_x4(e, &lt, k0, n0, (LdSteps){8, 0, 0, two ? 8 : 0}, dst);
+      else /* stored [N, K]: rows n, columns k */
+        ldmatrix_x4(e, &lt, n0, k0, (LdSteps){0, 8, two ? 8 : 0, 0}, dst);
+    }
+  }
+}
+
+/* Elements per vector access of a shared view (1: element by element):
+ * the innermost slot digit when it runs along the view's innermost
+ * dimension with stride 1, cut to 16 bytes, when the view's start and row
+ * length keep such vectors aligned (a swizzle moves whole 16-byte chunks). */
+static int64_t shared_vector(const Emitter *e, const IrRef *ref, const IrTensor *t) {
+  const IrRegLayout *L = layout_of(t);
+  int bytes = dtype_bytes(t->dtype), rank = ir_ref_rank(ref);
+  if (ref->transposed || L->nlocal == 0 || (bytes != 2 && bytes != 4)) return 1;
+  int m = L->local_mode[L->nlocal - 1];
+  if (L->mode_dim[m] != L->rank - 1 || ir_reglayout_mode_stride(L, m) != 1) return 1;
+  int64_t n = L->mode_size[m];
+  while (n * bytes > 16) n /= 2;
+  int64_t row = ir_ref_dim(ref, rank - 1) * bytes;
+  IrExpr *off = ir_ref_byte_offset(e->m->ar, ref);
+  while (n > 1 &&
+         (n * bytes < 4 || row % (n * bytes) || ir_expr_multiple(off, e->multiples) % (n * bytes)))
+    n /= 2;
+  return n * bytes >= 4 ? n : 1;
+}
+
 /* Load or store of a spread register tensor from/to a shared view of its
  * shape (row-major or swizzled; transposed views swap the last two
  * coordinates), element by element. */
@@ -327,6 +485,10 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
   for (int i = 0; ok && i < rank; i++) ok = ir_ref_dim(ref, i) == t->shape[i];
   if (!ok) {
     unsupported(e, "shared load/store between tensors of different shapes or dtypes");
+    return;
+  }
+  if (load && ldmatrix_fits(e, ref, t)) {
+    ldmatrix_load(e, s);
     return;
   }
   const IrRegLayout *L = layout_of(t);
@@ -351,7 +513,8 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
     emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", base.s, val_to_reg(e, tc[d]).s,
          stride[d] * bytes, base.s);
   int sw = sh->layout == LAYOUT_SWIZZLED ? sh->swizzle_bytes : 0;
-  for (int64_t i = 0; i < L->nslots; i++) {
+  int64_t n = shared_vector(e, ref, t);
+  for (int64_t i = 0; i < L->nslots; i += n) {
     int64_t lc[IR_MAX_RANK], off = 0;
     ir_reglayout_coords(L, 0, i, lc);
     for (int d = 0; d < rank; d++) off += lc[d] * stride[d] * bytes;
@@ -359,13 +522,18 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
     emit(e, "add.u32 %s, %s, %" PRId64 ";", o.s, base.s, off);
     Val phys = smem_swizzle(e, o, sw);
     emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+    char at[64];
+    snprintf(at, sizeof at, "[%s+%" PRId64 "]", addr.s, sh->smem_offset);
+    if (n > 1) {
+      vector_access(e, t, i, n, "shared", at, load, writer.s);
+      continue;
+    }
     Val r = tensor_slot_reg(t, i);
     if (load)
-      emit(e, "ld.shared%s %s, [%s+%" PRId64 "];", mem_type(t->dtype), r.s, addr.s,
-           sh->smem_offset);
+      emit(e, "ld.shared%s %s, %s;", mem_type(t->dtype), r.s, at);
     else
-      emit(e, "%s%s%sst.shared%s [%s+%" PRId64 "], %s;", writer.s[0] ? "@" : "", writer.s,
-           writer.s[0] ? " " : "", mem_type(t->dtype), addr.s, sh->smem_offset, r.s);
+      emit(e, "%s%s%sst.shared%s %s, %s;", writer.s[0] ? "@" : "", writer.s, writer.s[0] ? " " : "",
+           mem_type(t->dtype), at, r.s);
   }
 }
 

@@ -180,6 +180,8 @@ typedef enum LayoutKind {
  *   d1:2, threads = [m1 m3] (lane / 4 = row % 8, lane % 4 = column pair),
  *   locals = [m2 m0 m4]. */
 #define IR_MAX_MODES 16
+/* The mma.sync operand a layout is (ir_reglayout_mma), if it is one. */
+typedef enum IrMmaRole { MMA_NONE, MMA_A, MMA_B, MMA_C } IrMmaRole;
 typedef struct IrRegLayout {
   int rank;
   int64_t shape[IR_MAX_RANK];
@@ -192,6 +194,10 @@ typedef struct IrRegLayout {
   int nlocal;
   int local_mode[IR_MAX_MODES];
   int64_t nthreads, nslots; /* products of the thread and slot digits */
+  /* made by ir_reglayout_mma (the backend loads such operands from shared
+   * memory with ldmatrix); not part of the layout's identity */
+  IrMmaRole mma;
+  int64_t mma_warps_m, mma_warps_n;
 } IrRegLayout;
 
 /* reglayout.c. The default layout: vec (a power of two) consecutive
@@ -222,7 +228,6 @@ bool ir_reglayout_equal(const IrRegLayout *a, const IrRegLayout *b);
 /* The operand layouts of mma.sync m16n8k16 over warps_m x warps_n warps:
  * A [rows=M, cols=K], B [rows=K, cols=N], C [rows=M, cols=N] (reglayout.c
  * has the fragments). M % (16 warps_m), N % (8 warps_n), K % 16 are 0. */
-typedef enum IrMmaRole { MMA_A, MMA_B, MMA_C } IrMmaRole;
 IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t cols,
                               int64_t warps_m, int64_t warps_n);
 /* How a reduction over dimension dim of a tensor with layout src crosses

@@ -306,6 +306,9 @@ IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t c
   L->rank = 2;
   L->shape[0] = rows;
   L->shape[1] = cols;
+  L->mma = role;
+  L->mma_warps_m = warps_m;
+  L->mma_warps_n = warps_n;
   if (role == MMA_B) { /* [K, N] */
     int rk = add_mode(L, 0, rows / 16), kh = add_mode(L, 0, 2), q = add_mode(L, 0, 4),
         e = add_mode(L, 0, 2);
