@@ -102,6 +102,7 @@ static void emit_reg_decls(Emitter *e, FILE *out) {
     fprintf(out, "\t.reg %s %%v%d; // %s\n", ptx_btype(v->type), v->id, v->name);
   }
   tensor_reg_decls(e, out);
+  spread_pair_decls(e, out);
 }
 
 /* Loads the parameters, the thread and warp index and the shared-memory
@@ -168,6 +169,7 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   e.group = (Group){.begin = 0, .size = (int64_t)k->warps * 32, .single = false};
   e.ranges = ir_var_ranges(m->ar, k);
   e.multiples = ir_var_multiples(m->ar, k);
+  spread_plan(&e);
   emit_prologue(&e);
   Val aligned = emit_spread_alignment(&e);
   if (aligned.s[0]) {

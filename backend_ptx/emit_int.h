@@ -53,6 +53,9 @@ typedef struct Emitter {
   /* while emitting one element of register_tensor(init=lambda i, j: ...):
    * the registers of its indices (X_INDEX) */
   Val index[IR_MAX_RANK];
+  /* by tensor id: the 16-bit tensor is written by ldmatrix alone, which
+   * also keeps it in pairs (%tp<id>_<pair>, what mma.sync reads) */
+  bool *ldm_pairs;
   const char *guard;       /* inside a predicated single_thread(): the
                               predicate register of the thread that runs it;
                               its side effects are emitted under @guard */
@@ -157,6 +160,10 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s);
  * kernel-invariant is aligned: the base pointers and row lengths are
  * multiples of the vectors (the tile offsets are, statically). */
 Val emit_spread_alignment(Emitter *e);
+/* Marks the tensors that ldmatrix alone writes (e->ldm_pairs) and
+ * declares their pair registers into out. */
+void spread_plan(Emitter *e);
+void spread_pair_decls(Emitter *e, FILE *out);
 /* Every register of a spread tensor = 0. */
 void emit_spread_zero(Emitter *e, const IrTensor *t);
 

@@ -342,6 +342,15 @@ static bool ldmatrix_fits(const Emitter *e, const IrRef *ref, const IrTensor *t)
   return inner % 8 == 0 && ir_expr_multiple(off, e->multiples) % 16 == 0;
 }
 
+/* The b32 register holding slots (i, i + 1) of a 16-bit tensor that
+ * ldmatrix alone writes (else a fresh one). */
+static Val pair_reg(Emitter *e, const IrTensor *t, int64_t i) {
+  if (!e->ldm_pairs || !e->ldm_pairs[t->id]) return new_reg(e, DT_UINT32);
+  Val r = {.type = DT_UINT32};
+  snprintf(r.s, sizeof r.s, "%%tp%d_%" PRId64, t->id, i / 2);
+  return r;
+}
+
 /* Where ldmatrix reads: the view, its stored row length, its swizzle,
  * and the lane's parts (l % 8, l / 8). */
 typedef struct LdTile {
@@ -383,7 +392,7 @@ static void ldmatrix_x4(Emitter *e, const LdTile *lt, Val row0, Val col0, LdStep
   Val phys = smem_swizzle(e, off, lt->swizzle);
   emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
   Val r[4];
-  for (int i = 0; i < 4; i++) r[i] = new_reg(e, DT_UINT32);
+  for (int i = 0; i < 4; i++) r[i] = pair_reg(e, lt->t, dst[i]);
   emit(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%" PRId64 "];",
        lt->trans ? ".trans" : "", r[0].s, r[1].s, r[2].s, r[3].s, addr.s, lt->sh->smem_offset);
   for (int i = 0; i < 4; i++)
@@ -854,10 +863,15 @@ static void spread_fill(Emitter *e, const IrStmt *s) {
 /* ------------------------------------------------------------ dot */
 
 /* The 32-bit register pairing slots i and i + 1 of a 16-bit tensor (the
- * lower index in the low half, as mma.sync's f16x2 operands want). */
-static Val pair(Emitter *e, const IrTensor *t, int64_t i) {
+ * lower index in the low half, as mma.sync's f16x2 operands want): the
+ * pair ldmatrix wrote, or one packed now (once per statement: cache[i / 2]
+ * remembers it). */
+static Val pair(Emitter *e, const IrTensor *t, int64_t i, Val *cache) {
+  if (e->ldm_pairs && e->ldm_pairs[t->id]) return pair_reg(e, t, i);
+  if (cache && cache[i / 2].s[0]) return cache[i / 2];
   Val r = new_reg(e, DT_UINT32);
   emit(e, "mov.b32 %s, {%s, %s};", r.s, tensor_slot_reg(t, i).s, tensor_slot_reg(t, i + 1).s);
+  if (cache) cache[i / 2] = r;
   return r;
 }
 
@@ -874,17 +888,21 @@ static void spread_dot(Emitter *e, const IrStmt *s) {
   bool f16acc = o->dtype == DT_FLOAT16;
   const char *ab = d->a->dtype == DT_BFLOAT16 ? "bf16" : "f16";
   if (!d->c) emit_spread_zero(e, o);
+  Val *ca = xmalloc(sizeof(Val) * (size_t)(d->a->reg->nslots / 2 + 1));
+  Val *cb = xmalloc(sizeof(Val) * (size_t)(d->b->reg->nslots / 2 + 1));
+  for (int64_t i = 0; i <= d->a->reg->nslots / 2; i++) ca[i].s[0] = 0;
+  for (int64_t i = 0; i <= d->b->reg->nslots / 2; i++) cb[i].s[0] = 0;
   for (int64_t im = 0; im < rm; im++)
     for (int64_t in = 0; in < rn; in++) {
       int64_t cs = (im * rn + in) * 4; /* c0..c3 of this tile */
       for (int64_t ik = 0; ik < rk; ik++) {
         int64_t as = (im * rk + ik) * 8, bs = (in * rk + ik) * 4;
         Val a[4], b[2];
-        for (int j = 0; j < 4; j++) a[j] = pair(e, d->a, as + 2 * j);
-        for (int j = 0; j < 2; j++) b[j] = pair(e, d->b, bs + 2 * j);
+        for (int j = 0; j < 4; j++) a[j] = pair(e, d->a, as + 2 * j, ca);
+        for (int j = 0; j < 2; j++) b[j] = pair(e, d->b, bs + 2 * j, cb);
         const IrTensor *acc = ik == 0 && d->c ? d->c : o;
         if (f16acc) {
-          Val c0 = pair(e, acc, cs), c1 = pair(e, acc, cs + 2);
+          Val c0 = pair(e, acc, cs, NULL), c1 = pair(e, acc, cs + 2, NULL);
           Val d0 = new_reg(e, DT_UINT32), d1 = new_reg(e, DT_UINT32);
           emit(e,
                "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%s, %s}, {%s, %s, %s, %s}, "
@@ -905,6 +923,74 @@ static void spread_dot(Emitter *e, const IrStmt *s) {
              tensor_slot_reg(acc, cs + 2).s, tensor_slot_reg(acc, cs + 3).s);
       }
     }
+  free(ca);
+  free(cb);
+}
+
+/* ------------------------------------------------------------ planning */
+
+/* The register tensor statement s writes, if any. */
+static const IrTensor *written(const IrStmt *s) {
+  switch (s->kind) {
+  case S_FILL:
+    return s->fill.dst;
+  case S_CAST:
+    return s->cast.dst;
+  case S_ELEMWISE:
+    return s->elemwise.dst;
+  case S_UNARY:
+    return s->unary.dst;
+  case S_REDUCE:
+    return s->reduce.dst;
+  case S_WHERE:
+    return s->where.dst;
+  case S_DOT:
+    return s->dot.dst;
+  case S_SLICE:
+    return s->slice.dst;
+  case S_LOAD_GLOBAL:
+    return s->gmem.reg;
+  case S_LOAD_SHARED:
+    return s->smem.reg;
+  default:
+    return NULL;
+  }
+}
+
+/* writers[id]: 1 while every writer seen is an ldmatrix load, 2 after any
+ * other writer. */
+static void scan_writers(Emitter *e, const IrBlock *b, char *writers) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    scan_writers(e, &s->body, writers);
+    scan_writers(e, &s->orelse, writers);
+    const IrTensor *t = written(s);
+    if (!t) continue;
+    bool ldm = s->kind == S_LOAD_SHARED && t->layout == LAYOUT_SPATIAL && t->reg &&
+               ldmatrix_fits(e, &s->smem.shared, t);
+    if (!ldm)
+      writers[t->id] = 2;
+    else if (writers[t->id] == 0)
+      writers[t->id] = 1;
+  }
+}
+
+void spread_plan(Emitter *e) {
+  int n = e->k->ntensors;
+  char *writers = arena_alloc(e->m->ar, (size_t)n + 1);
+  e->ldm_pairs = arena_alloc(e->m->ar, sizeof(bool) * ((size_t)n + 1));
+  scan_writers(e, &e->k->body, writers);
+  for (int i = 0; i < n; i++)
+    e->ldm_pairs[e->k->tensors[i]->id] = writers[e->k->tensors[i]->id] == 1;
+}
+
+void spread_pair_decls(Emitter *e, FILE *out) {
+  for (int i = 0; e->ldm_pairs && i < e->k->ntensors; i++) {
+    const IrTensor *t = e->k->tensors[i];
+    if (e->ldm_pairs[t->id] && t->reg)
+      fprintf(out, "\t.reg .b32 %%tp%d_<%" PRId64 ">; // %s in pairs\n", t->id, t->reg->nslots / 2,
+              t->name);
+  }
 }
 
 void emit_spread_zero(Emitter *e, const IrTensor *t) {
