@@ -92,6 +92,27 @@ static void swizzle_stmt(IrStmt *s, void *ctx) {
   }
 }
 
+/* A tile that ldmatrix reads into mma.sync operands (and that no TMA or
+ * WGMMA fixed) gets the swizzle of its row size too: row-major, the 8 rows
+ * of an 8 x 8 matrix share banks (rows of 128 bytes: an 8-way conflict);
+ * swizzled, each lands in its own 16-byte chunk. Skipped where a view
+ * of the tile (one pipeline stage) would not start on a swizzle atom. */
+static void ldmatrix_swizzle(IrStmt *s, void *ctx) {
+  (void)ctx;
+  if (s->kind != S_LOAD_SHARED || !s->smem.reg || !s->smem.reg->reg) return;
+  IrTensor *t = s->smem.shared.t;
+  IrMmaRole role = s->smem.reg->reg->mma;
+  if ((role != MMA_A && role != MMA_B) || !t || t->space != MS_SHARED || t->is_mbarrier ||
+      t->layout != LAYOUT_NONE || t->rank < 2)
+    return;
+  int64_t inner = t->shape[t->rank - 1] * dtype_bytes(t->dtype);
+  int sw = inner == 32 || inner == 64 ? (int)inner : inner % 128 == 0 ? 128 : 0;
+  int64_t tile = inner * t->shape[t->rank - 2];
+  if (sw == 0 || tile % (8 * sw) != 0) return;
+  t->layout = LAYOUT_SWIZZLED;
+  t->swizzle_bytes = sw;
+}
+
 static bool infer_shared(IrKernel *k, Diag *d) {
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
@@ -102,6 +123,7 @@ static bool infer_shared(IrKernel *k, Diag *d) {
   }
   SwizzleCtx c = {d, true};
   walk(&k->body, swizzle_stmt, &c);
+  walk(&k->body, ldmatrix_swizzle, &c);
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
     if (t->space == MS_SHARED && t->layout == LAYOUT_NONE) t->layout = LAYOUT_ROW_MAJOR;
@@ -310,10 +332,11 @@ bool ir_infer_layouts(IrModule *m, Diag *d) {
     IrKernel *k = m->kernels[i];
     for (int j = 0; j < k->ntensors; j++)
       if (k->tensors[j]->space == MS_GLOBAL) k->tensors[j]->layout = LAYOUT_ROW_MAJOR;
+    /* registers first: the shared swizzles read the mma operand layouts */
+    bool regs_ok = infer_registers(k, m->ar, d);
     bool shared_ok = infer_shared(k, d);
     /* tensor maps need the swizzles: skip them after a swizzle error */
     bool maps_ok = shared_ok && make_tmaps(k, m->ar, d);
-    bool regs_ok = infer_registers(k, m->ar, d);
     ok = ok && shared_ok && maps_ok && regs_ok;
   }
   return ok;
