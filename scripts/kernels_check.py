@@ -13,7 +13,9 @@ compared with a float64 torch reference by relative error. --bench then
 times the fastest entry (libtlsrt's tls_autotune), torch and Tilus in
 interleaved rounds, CUDA events, an L2 flush before each call, medians;
 it prints the achieved bandwidth too (bytes read + written / time).
-Needs torch; Tilus only for --tilus (its wheels on PYTHONPATH).
+Needs torch; Tilus only for --tilus (its wheels on PYTHONPATH). Exits 3
+when torch or a GPU is missing (tests/gpu's run_or_skip.sh makes that a
+skip), 1 when a check fails.
 """
 import argparse
 import ctypes as C
@@ -23,7 +25,11 @@ import statistics
 import sys
 import types
 
-import torch
+try:
+    import torch
+except ImportError:
+    print("kernels_check: no torch here", file=sys.stderr)
+    sys.exit(3)
 
 # ---------------------------------------------------------------- libtlsrt
 
@@ -234,6 +240,9 @@ def load_tilus(spec):
 
 
 def main():
+    if not torch.cuda.is_available():
+        print("kernels_check: no CUDA device", file=sys.stderr)
+        sys.exit(3)
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--case", action="append", required=True, help="NAME:PTX:SCRIPT")
