@@ -335,7 +335,8 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
  * 16-byte aligned start. */
 static bool ldmatrix_fits(const Emitter *e, const IrRef *ref, const IrTensor *t) {
   const IrRegLayout *L = layout_of(t);
-  if ((L->mma != MMA_A && L->mma != MMA_B) || dtype_bytes(t->dtype) != 2 || ir_ref_rank(ref) != 2)
+  if ((L->mma != MMA_A && L->mma != MMA_B) || dtype_bytes(t->dtype) != 2 || ir_ref_rank(ref) != 2 ||
+      (L->mma == MMA_A && L->mma_transposed))
     return false;
   int64_t inner = ref->transposed ? ir_ref_dim(ref, 0) : ir_ref_dim(ref, 1);
   IrExpr *off = ir_ref_byte_offset(e->m->ar, ref);
@@ -442,11 +443,14 @@ static void ldmatrix_load(Emitter *e, const IrStmt *s) {
       }
     return;
   }
-  int64_t k = L->shape[0], n = L->shape[1], rn = n / (8 * wn), rk = k / 16;
+  /* b.transpose() of a register tensor loaded [N, K]: its layout is B's
+   * transposed, the tile as the register tensor sees it is [N, K] */
+  int64_t k = L->shape[L->mma_transposed], n = L->shape[!L->mma_transposed];
+  int64_t rn = n / (8 * wn), rk = k / 16;
   Val first = new_reg(e, DT_UINT32); /* the warp's first column: (warp % wn) * n / wn */
   emit(e, "rem.u32 %s, %s, %" PRId64 ";", first.s, warp.s, wn);
   emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", first.s, first.s, n / wn);
-  lt.trans = !ref->transposed;
+  lt.trans = ref->transposed == L->mma_transposed; /* stored [K, N] */
   for (int64_t in = 0; in < rn; in += 2) {
     bool two = in + 1 < rn; /* an odd last n-tile is loaded twice */
     for (int64_t ik = 0; ik < rk; ik++) {
@@ -948,6 +952,8 @@ static const IrTensor *written(const IrStmt *s) {
     return s->dot.dst;
   case S_SLICE:
     return s->slice.dst;
+  case S_TRANSPOSE:
+    return s->cast.dst;
   case S_LOAD_GLOBAL:
     return s->gmem.reg;
   case S_LOAD_SHARED:
@@ -1031,6 +1037,12 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     break;
   case S_DOT:
     spread_dot(e, s);
+    break;
+  case S_TRANSPOSE: /* the same registers under swapped coordinates */
+    if (!owned_here(e, s->cast.dst) || !owned_here(e, s->cast.src)) break;
+    for (int64_t i = 0; i < s->cast.dst->reg->nslots; i++)
+      emit(e, "mov%s %s, %s;", ptx_btype(s->cast.dst->dtype), tensor_slot_reg(s->cast.dst, i).s,
+           tensor_slot_reg(s->cast.src, i).s);
     break;
   default:
     unsupported(e, "this statement on a register tensor with a spread layout");

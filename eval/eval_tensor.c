@@ -58,6 +58,20 @@ Value *ev_tensor_attr(Eval *E, Value *tv, const char *name, Span sp) {
 
 /* x.transpose(): swaps the last two dimensions of a rank-2 shared view. */
 Value *ev_tensor_transpose(Eval *E, Value *tv, Span sp) {
+  if (tv->kind == V_TENSOR && tv->t->space == MS_REGISTER) {
+    IrTensor *x = tv->t;
+    if (x->rank != 2)
+      ev_error(E, sp, "transpose() needs a rank-2 tensor, this one has rank %d", x->rank);
+    ev_reg_use(E, x, sp);
+    int64_t shape[2] = {x->shape[1], x->shape[0]};
+    IrTensor *d = ir_new_tensor(E->ar, E->k, "t", MS_REGISTER, x->dtype, 2, shape, sp);
+    d->nthreads = x->nthreads;
+    IrStmt *st = ir_stmt_new(E->ar, S_TRANSPOSE, sp);
+    st->cast.dst = d;
+    st->cast.src = x;
+    ev_emit(E, st);
+    return v_tensor(E, d);
+  }
   if (tv->kind == V_TENSOR && tv->t->space != MS_SHARED)
     ev_error(E, sp, "transpose() of a %s is not supported yet", v_type_name(tv));
   IrRef r = as_ref(tv);

@@ -682,6 +682,16 @@ static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned
   if (s->kind == S_REDUCE) return check_reduce(v, s, rg);
   if (s->kind == S_WHERE) return check_where(v, s, assigned, rg);
   if (s->kind == S_DOT) return check_dot(v, s, rg);
+  if (s->kind == S_TRANSPOSE) {
+    const IrTensor *d = s->cast.dst, *x = s->cast.src;
+    if (!check_register(v, d, rg, s->span, "the destination") ||
+        !check_register(v, x, rg, s->span, "the source"))
+      return false;
+    bool ok = d->rank == 2 && x->rank == 2 && d->shape[0] == x->shape[1] &&
+              d->shape[1] == x->shape[0] && d->dtype == x->dtype;
+    if (!ok) diag_error(v->d, s->span, "internal error: malformed transpose of '%s'", x->name);
+    return ok;
+  }
   bool elemwise = s->kind == S_ELEMWISE;
   const IrTensor *dst = elemwise             ? s->elemwise.dst
                         : s->kind == S_UNARY ? s->unary.dst
@@ -949,6 +959,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_REDUCE:
   case S_WHERE:
   case S_DOT:
+  case S_TRANSPOSE:
     return check_register_op(v, s, assigned, rg);
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:

@@ -197,6 +197,7 @@ typedef struct IrRegLayout {
   /* made by ir_reglayout_mma (the backend loads such operands from shared
    * memory with ldmatrix); not part of the layout's identity */
   IrMmaRole mma;
+  bool mma_transposed; /* the operand's layout with its dimensions swapped */
   int64_t mma_warps_m, mma_warps_n;
 } IrRegLayout;
 
@@ -221,6 +222,9 @@ bool ir_reglayout_slot_of(const IrRegLayout *L, int64_t tid, const int64_t *coor
  * it needs: full's modes over the dimensions it lacks are dropped. */
 IrRegLayout *ir_reglayout_broadcast(Arena *ar, const IrRegLayout *full, int rank,
                                     const int64_t *shape);
+/* The layout of a rank-2 tensor transposed: element (i, j) of the result
+ * where element (j, i) of L is, in the same thread and slot. */
+IrRegLayout *ir_reglayout_transpose(Arena *ar, const IrRegLayout *L);
 /* The layout of a reduction of src over dim: the dimension kept with size
  * 1 (keepdim), or removed. */
 IrRegLayout *ir_reglayout_reduce(Arena *ar, const IrRegLayout *src, int dim, bool keepdim);
@@ -359,7 +363,8 @@ typedef enum SKind {
   S_UNARY,          /* unary: dst = fn(src) element by element */
   S_REDUCE,         /* reduce: dst = reduction of src over one dimension */
   S_WHERE,          /* where: dst = cond ? a : b element by element */
-  S_DOT             /* dot: dst = a @ b + c with mma.sync */
+  S_DOT,            /* dot: dst = a @ b + c with mma.sync */
+  S_TRANSPOSE       /* cast: dst = src transposed (rank 2; the same registers) */
 } SKind;
 
 /* The fields of each statement kind, one struct each. IrStmt holds them in

@@ -315,6 +315,12 @@ static void print_simple(FILE *out, const IrStmt *s) {
     else
       ir_print_expr(out, s->elemwise.scalar);
     break;
+  case S_TRANSPOSE:
+    print_tensor_ref(out, s->cast.dst);
+    fputs(" = transpose(", out);
+    print_tensor_ref(out, s->cast.src);
+    fputs(")", out);
+    break;
   case S_DOT:
     print_tensor_ref(out, s->dot.dst);
     fputs(" = dot(", out);

@@ -77,6 +77,12 @@ static void flow(IrStmt *s, RegCtx *c) {
     tie_operand(s->elemwise.dst, s->elemwise.a, c);
     tie_operand(s->elemwise.dst, s->elemwise.b, c);
     break;
+  case S_TRANSPOSE:
+    if (has_reg(s->cast.src) && open_reg(s->cast.dst))
+      give(s->cast.dst, ir_reglayout_transpose(c->ar, s->cast.src->reg), c);
+    if (has_reg(s->cast.dst) && open_reg(s->cast.src))
+      give(s->cast.src, ir_reglayout_transpose(c->ar, s->cast.dst->reg), c);
+    break;
   case S_DOT: {
     const IrDotStmt *d = &s->dot;
     int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];
@@ -147,6 +153,11 @@ static void check(IrStmt *s, RegCtx *c) {
   case S_ELEMWISE:
     check_operand(s, s->elemwise.dst, s->elemwise.a, c);
     check_operand(s, s->elemwise.dst, s->elemwise.b, c);
+    break;
+  case S_TRANSPOSE:
+    if (has_reg(s->cast.src) && has_reg(s->cast.dst) &&
+        !ir_reglayout_equal(s->cast.dst->reg, ir_reglayout_transpose(c->ar, s->cast.src->reg)))
+      conflict(s, s->cast.dst, s->cast.src, c);
     break;
   case S_DOT: {
     const IrDotStmt *d = &s->dot;

@@ -194,20 +194,44 @@ IrRegLayout *ir_reglayout_reduce(Arena *ar, const IrRegLayout *src, int dim, boo
   return L;
 }
 
-bool ir_reglayout_equal(const IrRegLayout *a, const IrRegLayout *b) {
-  if (a == b) return true;
-  if (!a || !b || a->rank != b->rank || a->nmodes != b->nmodes || a->nthread != b->nthread ||
-      a->nlocal != b->nlocal)
-    return false;
+/* Whether a and b put every element in the same thread and slot, whatever
+ * their modes: coordinates are a thread part plus a slot part, so it is
+ * enough to compare the thread parts at slot 0 and the slot parts at
+ * thread 0 (an mma.sync C fragment of two n-tiles is the A fragment of
+ * the next mma this way: FlashAttention's P @ V). */
+static bool same_map(const IrRegLayout *a, const IrRegLayout *b) {
+  if (a->rank != b->rank || a->nthreads != b->nthreads || a->nslots != b->nslots) return false;
   for (int d = 0; d < a->rank; d++)
     if (a->shape[d] != b->shape[d]) return false;
+  int64_t ca[IR_MAX_RANK], cb[IR_MAX_RANK];
+  for (int64_t t = 0; t < a->nthreads; t++) {
+    ir_reglayout_coords(a, t, 0, ca);
+    ir_reglayout_coords(b, t, 0, cb);
+    if (memcmp(ca, cb, sizeof(int64_t) * (size_t)a->rank) != 0) return false;
+  }
+  for (int64_t s = 0; s < a->nslots; s++) {
+    ir_reglayout_coords(a, 0, s, ca);
+    ir_reglayout_coords(b, 0, s, cb);
+    if (memcmp(ca, cb, sizeof(int64_t) * (size_t)a->rank) != 0) return false;
+  }
+  return true;
+}
+
+bool ir_reglayout_equal(const IrRegLayout *a, const IrRegLayout *b) {
+  if (a == b) return true;
+  if (!a || !b || a->rank != b->rank) return false;
+  if (a->nmodes != b->nmodes || a->nthread != b->nthread || a->nlocal != b->nlocal)
+    return same_map(a, b);
+  for (int d = 0; d < a->rank; d++)
+    if (a->shape[d] != b->shape[d]) return same_map(a, b);
   for (int m = 0; m < a->nmodes; m++)
-    if (a->mode_dim[m] != b->mode_dim[m] || a->mode_size[m] != b->mode_size[m]) return false;
+    if (a->mode_dim[m] != b->mode_dim[m] || a->mode_size[m] != b->mode_size[m])
+      return same_map(a, b);
   for (int i = 0; i < a->nthread; i++)
     if (a->thread_mode[i] != b->thread_mode[i] || a->thread_size[i] != b->thread_size[i])
-      return false;
+      return same_map(a, b);
   for (int i = 0; i < a->nlocal; i++)
-    if (a->local_mode[i] != b->local_mode[i]) return false;
+    if (a->local_mode[i] != b->local_mode[i]) return same_map(a, b);
   return true;
 }
 
@@ -354,4 +378,25 @@ IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t c
   }
   finish(L);
   return L;
+}
+
+IrRegLayout *ir_reglayout_transpose(Arena *ar, const IrRegLayout *L) {
+  IrRegLayout *T = arena_alloc(ar, sizeof *T);
+  *T = *L;
+  T->shape[0] = L->shape[1];
+  T->shape[1] = L->shape[0];
+  /* modes stay listed dimension by dimension: old dimension 1's first */
+  int newidx[IR_MAX_MODES], n = 0;
+  for (int pass = 1; pass >= 0; pass--)
+    for (int m = 0; m < L->nmodes; m++)
+      if (L->mode_dim[m] == pass) {
+        newidx[m] = n;
+        T->mode_dim[n] = 1 - pass;
+        T->mode_size[n++] = L->mode_size[m];
+      }
+  for (int i = 0; i < L->nthread; i++)
+    if (L->thread_mode[i] >= 0) T->thread_mode[i] = newidx[L->thread_mode[i]];
+  for (int i = 0; i < L->nlocal; i++) T->local_mode[i] = newidx[L->local_mode[i]];
+  T->mma_transposed = !L->mma_transposed;
+  return T;
 }

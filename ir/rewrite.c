@@ -107,6 +107,7 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
   case S_UNARY:
   case S_REDUCE:
   case S_DOT:
+  case S_TRANSPOSE:
     break;
   }
 }
