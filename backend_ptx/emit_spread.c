@@ -99,14 +99,14 @@ typedef struct GAccess {
   Val origin[IR_MAX_RANK]; /* offset + thread part, per global dimension */
   Val store_ok;            /* stores: the first replica (empty: all) */
   bool load;
-  int lead; /* global dimensions the tile does not cover */
+  int tdim[IR_MAX_RANK]; /* per global dimension: the tile's over it, or -1 */
 } GAccess;
 
 static void access_coords(Emitter *e, const GAccess *a, int64_t slot, Val *coords) {
   int64_t lc[IR_MAX_RANK];
   ir_reglayout_coords(a->L, 0, slot, lc);
   for (int d = 0; d < a->g.rank; d++) {
-    int td = d - a->lead;
+    int td = a->tdim[d];
     if (td < 0 || lc[td] == 0) {
       coords[d] = a->origin[d];
       continue;
@@ -185,6 +185,7 @@ static int64_t vector_elems(const GAccess *a) {
   if (L->nlocal == 0 || (bytes != 2 && bytes != 4) || a->t->dtype == DT_BOOL) return 1;
   int m = L->local_mode[L->nlocal - 1];
   if (L->mode_dim[m] != L->rank - 1 || ir_reglayout_mode_stride(L, m) != 1) return 1;
+  if (ir_gcopy_tile_dim(&a->s->gmem, a->s->gmem.global->rank - 1) != L->rank - 1) return 1;
   int64_t n = L->mode_size[m];
   while (n * bytes > 16) n /= 2;
   while (n > 1 && (n * bytes < 4 || L->mode_size[m] % n)) n /= 2;
@@ -290,14 +291,15 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
     unsupported(e, "this global load/store shape or dtype");
     return;
   }
-  GAccess a = {.s = s, .t = t, .L = layout_of(t), .load = load, .lead = g->rank - t->rank};
+  GAccess a = {.s = s, .t = t, .L = layout_of(t), .load = load};
+  for (int d = 0; d < g->rank; d++) a.tdim[d] = ir_gcopy_tile_dim(&s->gmem, d);
   a.g = global_view(e, g);
   Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
   thread_coords(e, a.L, tid, tc);
   for (int d = 0; d < g->rank; d++) {
     Val off = d < s->gmem.noffsets ? val_convert(e, emit_expr(e, s->gmem.offsets[d]), DT_INT32)
                                    : val_imm(DT_INT32, 0);
-    int td = d - a.lead;
+    int td = a.tdim[d];
     a.origin[d] = new_reg(e, DT_INT32);
     if (td >= 0)
       emit(e, "add.s32 %s, %s, %s;", a.origin[d].s, val_to_reg(e, tc[td]).s, off.s);

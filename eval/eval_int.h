@@ -57,7 +57,8 @@ typedef enum VKind {
   V_NS,      /* bi = a namespace (attrs, blockIdx, mbarrier ...); self */
   V_EXPR,    /* x: a run-time scalar */
   V_TENSOR,  /* t */
-  V_REF      /* ref: a view of a shared tensor or one mbarrier */
+  V_REF,     /* ref: a view of a shared tensor or one mbarrier */
+  V_LAYOUT   /* layout: a register layout (resolve_dot_config().la ...) */
 } VKind;
 
 /* Builtin functions, primitives and namespaces (Value.bi). */
@@ -136,7 +137,9 @@ typedef enum Builtin {
   P_FREE_SHARED,
   P_FENCE_PROXY_ASYNC,
   P_TOLIST,
-  P_REGOP,     /* s: a register-tensor operation (eval_regops.c) */
+  P_REGOP, /* s: a register-tensor operation (eval_regops.c) */
+  P_RESOLVE_DOT_CONFIG,
+  P_ANNOTATE_LAYOUT,
   P_TENSOR_TO, /* self: the tensor of x.to(dtype) */
   /* copy_async and its commit groups (eval_async.c) */
   P_COPY_ASYNC,
@@ -154,6 +157,8 @@ typedef enum Builtin {
   NS_CLUSTER_DIM,      /* self.cluster.clusterDim */
   NS_FENCE,
   NS_GRIDDIM,
+  NS_CUDA,        /* self.cuda */
+  NS_DOTCFG,      /* resolve_dot_config()'s result: items la, lb, lc */
   NS_UNSUPPORTED, /* s: a group of Tilus primitives tlsc lacks (tcgen05 ...) */
   /* context managers returned by thread_group() / single_thread() */
   CTX_THREAD_GROUP,
@@ -208,6 +213,7 @@ struct Value {
   IrExpr *x;
   IrTensor *t;
   IrRef ref;
+  IrRegLayout *layout;
   Env *env;   /* V_FUNC defined in a function (or a lambda): its closure */
   bool owned; /* x is a variable of a finished call: the first binding may
                  adopt it instead of copying it */
@@ -429,6 +435,8 @@ bool ev_is_regop(const char *name);
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp);
 Value *ev_tensor_to(Eval *E, Value *self, Args *a, Span sp);
 Value *ev_index_init(Eval *E, Value *fn, int rank, Span sp);
+Value *ev_resolve_dot_config(Eval *E, Args *a, Span sp);
+Value *ev_annotate_layout(Eval *E, Args *a, Span sp);
 /* a op b element by element, register tensors (broadcasting) or a tensor
  * and a scalar (either side). */
 Value *ev_tensor_elemwise(Eval *E, IrOp op, Value *a, Value *b, Span sp);

@@ -38,6 +38,8 @@ static const struct {
     {"free_shared", P_FREE_SHARED},
     {"fence", NS_FENCE},
     {"gridDim", NS_GRIDDIM},
+    {"cuda", NS_CUDA},
+    {"annotate_layout", P_ANNOTATE_LAYOUT},
     {"copy_async", P_COPY_ASYNC},
     {"copy_async_commit_group", P_COPY_ASYNC_COMMIT},
     {"copy_async_wait_group", P_COPY_ASYNC_WAIT},
@@ -51,9 +53,9 @@ static const char tilus_prims[] =
     " view squeeze"
     " unsqueeze flatten transpose round clip repeat"
     " repeat_interleave any all scan cumsum cumprod add"
-    " lock_semaphore release_semaphore annotate_layout print_tensor assign randint4x randint"
+    " lock_semaphore release_semaphore print_tensor randint4x randint"
     " rand randn ";
-static const char tilus_prim_groups[] = " clc tcgen05 atomic cuda ";
+static const char tilus_prim_groups[] = " clc tcgen05 atomic ";
 /* members of the groups tlsc has that it lacks */
 static const char tilus_group_prims[] = " fence.proxy_async_release cluster.map_shared_addr ";
 
@@ -69,6 +71,7 @@ static const struct {
   const char *name;
   Builtin bi;
 } ns_prims[] = {
+    {NS_CUDA, "resolve_dot_config", P_RESOLVE_DOT_CONFIG},
     {NS_MBARRIER, "alloc", P_MBAR_ALLOC},
     {NS_MBARRIER, "wait", P_MBAR_WAIT},
     {NS_MBARRIER, "arrive", P_MBAR_ARRIVE},
@@ -108,6 +111,10 @@ static const char *ns_name(Builtin ns) {
     return "fence";
   case NS_GRIDDIM:
     return "gridDim";
+  case NS_CUDA:
+    return "cuda";
+  case NS_DOTCFG:
+    return "BlockMmaConfig";
   default:
     return "wgmma";
   }
@@ -160,6 +167,13 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
   if (word_in(tilus_group_prims, arena_printf(E->ar, "%s.%s", ns_name(obj->bi), name)))
     ev_error(E, sp, "%s.%s is a Tilus primitive that tlsc does not support yet", ns_name(obj->bi),
              name);
+  if (obj->bi == NS_CUDA)
+    ev_error(E, sp, "cuda.%s is a Tilus primitive that tlsc does not support yet", name);
+  if (obj->bi == NS_DOTCFG) { /* la, lb, lc: the operand layouts */
+    if (name[0] == 'l' && name[1] >= 'a' && name[1] <= 'c' && !name[2])
+      return obj->items[name[1] - 'a'];
+    ev_error(E, sp, "BlockMmaConfig.%s is not supported by tlsc yet (la, lb, lc are)", name);
+  }
   if (obj->bi == NS_BLOCKIDX && name[0] >= 'x' && name[0] <= 'z' && !name[1])
     return v_expr(E, ir_special(E->ar, (SpecialReg)(SR_CTAID_X + name[0] - 'x')));
   /* Tilus's self.cluster: blockRank (uint32), blockIdx and clusterDim
@@ -562,24 +576,44 @@ static void same_shape(Eval *E, Span sp, const char *what, int rank, const int64
 }
 
 /* self.store_global(dst, src, offsets=[...]) */
+/* dims= of a global copy: the global dimensions a rank-`rank` tile runs
+ * along, increasing (None: all of them, rank == the global's). */
+static void copy_dims(Eval *E, Value *dims, IrTensor *g, int rank, IrGlobalCopyStmt *c, Span sp) {
+  if (!dims || dims->kind == V_NONE) {
+    if (rank != g->rank)
+      ev_error(E, sp,
+               "a rank-%d tile of a rank-%d global tensor needs dims= (the global "
+               "dimensions it runs along)",
+               rank, g->rank);
+    return;
+  }
+  if ((dims->kind != V_LIST && dims->kind != V_TUPLE) || dims->n != rank)
+    ev_error(E, sp, "dims= must list %d global dimensions, one per tile dimension", rank);
+  c->ndims = rank;
+  for (int i = 0; i < rank; i++) {
+    int64_t d = v_to_int(E, dims->items[i], sp, "dims");
+    if (d < 0 || d >= g->rank || (i > 0 && d <= c->dims[i - 1]))
+      ev_error(E, sp, "dims= must be increasing dimensions of the rank-%d global tensor", g->rank);
+    c->dims[i] = (int)d;
+  }
+}
+
 static Value *p_store_global(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"dst", "src", "offsets", "dims", NULL};
   Value *v[4];
+  v[3] = NULL;
   ev_bind_args(E, a, sp, "store_global", names, 3, v);
-  only_default(E, a, names, 3, v[3], NULL, "store_global", sp);
   IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "store_global() dst");
   IrTensor *x = v_to_tensor(E, v[1], sp, MS_REGISTER, "store_global() src");
-  if (x->rank != g->rank)
-    ev_error(E, sp,
-             "store_global(): a rank-%d tensor into a rank-%d global "
-             "tensor",
-             x->rank, g->rank);
   if (x->dtype != g->dtype)
     ev_error(E, sp,
              "store_global(): dtype %s does not match the global "
              "tensor's %s; cast it first",
              dtype_name(x->dtype), dtype_name(g->dtype));
+  IrGlobalCopyStmt c = {0};
+  copy_dims(E, v[3], g, x->rank, &c, sp);
   IrStmt *s = stmt(E, S_STORE_GLOBAL, sp);
+  s->gmem = c;
   s->gmem.global = g;
   s->gmem.reg = x;
   s->gmem.offsets = offsets(E, v[2], sp, g->rank);
@@ -591,21 +625,29 @@ static Value *p_store_global(Eval *E, Args *a, Span sp) {
 static Value *p_load_global(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"src", "offsets", "shape", "dims", "out", NULL};
   Value *v[5];
+  v[3] = v[4] = NULL;
   ev_bind_args(E, a, sp, "load_global", names, 3, v);
-  only_default(E, a, names, 3, v[3], NULL, "load_global", sp);
-  only_default(E, a, names, 4, v[4], NULL, "load_global", sp);
   IrTensor *g = v_to_tensor(E, v[0], sp, MS_GLOBAL, "load_global() src");
   int64_t shape[IR_MAX_RANK];
   int rank = const_shape(E, v[2], sp, shape);
-  if (rank != g->rank)
-    ev_error(E, sp, "load_global(): a rank-%d tile of a rank-%d global tensor", rank, g->rank);
+  IrGlobalCopyStmt c = {0};
+  copy_dims(E, v[3], g, rank, &c, sp);
   IrExpr **o = offsets(E, v[1], sp, g->rank);
   IrTensor *t = reg_tensor(E, g->dtype, rank, shape, sp);
   IrStmt *s = stmt(E, S_LOAD_GLOBAL, sp);
+  s->gmem = c;
   s->gmem.reg = t;
   s->gmem.global = g;
   s->gmem.offsets = o;
-  s->gmem.noffsets = rank;
+  s->gmem.noffsets = g->rank;
+  if (v[4] && v[4]->kind != V_NONE) { /* out=: loaded into that tensor */
+    IrTensor *out = v_to_tensor(E, v[4], sp, MS_REGISTER, "load_global() out");
+    same_shape(E, sp, "load_global() out", rank, shape, out);
+    IrStmt *cp = stmt(E, S_CAST, sp);
+    cp->cast.dst = out;
+    cp->cast.src = t;
+    return v[4];
+  }
   return v_tensor(E, t);
 }
 
@@ -1278,6 +1320,8 @@ Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx) {
 
 /* Calls of the primitives above (fn->bi). */
 Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
+  if (fn->bi == P_RESOLVE_DOT_CONFIG) /* Python: runs in __init__ too */
+    return ev_resolve_dot_config(E, a, sp);
   if (!E->k || !E->cur) ev_error(E, sp, "primitives can only be used inside a kernel");
   switch (fn->bi) {
   case P_RANGE:
@@ -1314,6 +1358,8 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return ev_tensor_tolist(E, fn->self, a, sp);
   case P_REGOP:
     return ev_call_regop(E, fn->s, a, sp);
+  case P_ANNOTATE_LAYOUT:
+    return ev_annotate_layout(E, a, sp);
   case P_TENSOR_TO:
     return ev_tensor_to(E, fn->self, a, sp);
   case P_CAST:

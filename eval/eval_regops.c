@@ -26,7 +26,8 @@ static const struct {
 };
 
 bool ev_is_regop(const char *name) {
-  if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0) return true;
+  if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0 || strcmp(name, "assign") == 0)
+    return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
@@ -170,7 +171,10 @@ static Value *where(Eval *E, Args *a, Span sp) {
     } else if (!v_is_scalar(v[i])) {
       ev_error(E, sp, "where(): '%s' is not a tensor or a scalar", v_type_name(v[i]));
     }
-  if (dt == DT_VOID) ev_error(E, sp, "where() needs x or y to be a register tensor");
+  for (int i = 1; i <= 2 && dt == DT_VOID; i++) /* two scalars: their type */
+    if (v[i]->kind == V_FLOAT) dt = DT_FLOAT32;
+  for (int i = 1; i <= 2 && dt == DT_VOID; i++)
+    dt = v[i]->kind == V_EXPR ? v[i]->x->type : v[i]->kind == V_BOOL ? DT_BOOL : DT_INT32;
   int64_t shape[IR_MAX_RANK];
   int rank = broadcast_all(E, t, 3, shape, sp);
   IrStmt *s = ir_stmt_new(E->ar, S_WHERE, sp);
@@ -239,8 +243,98 @@ static Value *dot(Eval *E, Args *a, Span sp) {
   return to_out(E, s->dot.dst, v[4], sp);
 }
 
+/* self.cuda.resolve_dot_config(operand_dtype, acc_dtype, m=, n=, k=,
+ * num_warps=None, warp_m=None, warp_n=None): the mma.sync tiling of an
+ * [m, k] x [k, n] product over warps (warp_m x warp_n when given, else
+ * the squarest per-warp tile), as a value whose la, lb and lc are the
+ * operand layouts for annotate_layout. */
+Value *ev_resolve_dot_config(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"operand_dtype", "acc_dtype", "m",      "n", "k",
+                                      "num_warps",     "warp_m",    "warp_n", NULL};
+  Value *v[8] = {NULL};
+  ev_bind_args(E, a, sp, "resolve_dot_config", names, 5, v);
+  DType op = v_to_dtype(E, v[0], sp, "operand_dtype"), acc = v_to_dtype(E, v[1], sp, "acc_dtype");
+  if ((op != DT_FLOAT16 && op != DT_BFLOAT16) ||
+      (acc != DT_FLOAT32 && !(acc == DT_FLOAT16 && op == DT_FLOAT16)))
+    ev_error(E, sp,
+             "resolve_dot_config: tlsc's mma.sync takes float16 or bfloat16 operands into "
+             "float32 (or float16 into float16), not %s into %s",
+             dtype_name(op), dtype_name(acc));
+  int64_t m = v_to_int(E, v[2], sp, "m"), n = v_to_int(E, v[3], sp, "n"),
+          k = v_to_int(E, v[4], sp, "k");
+  int64_t wm_want = v[6] && v[6]->kind != V_NONE ? v_to_int(E, v[6], sp, "warp_m") : 0;
+  int64_t wn_want = v[7] && v[7]->kind != V_NONE ? v_to_int(E, v[7], sp, "warp_n") : 0;
+  int64_t warps = v[5] && v[5]->kind != V_NONE ? v_to_int(E, v[5], sp, "num_warps")
+                  : wm_want > 0 && wn_want > 0 ? wm_want * wn_want
+                                               : 0;
+  if (warps <= 0) ev_error(E, sp, "resolve_dot_config needs num_warps, or warp_m and warp_n");
+  int64_t wm = 0, wn = 0, best = -1;
+  for (int64_t i = 1; i <= warps && k % 16 == 0; i++) {
+    int64_t j = warps / i;
+    if (warps % i || m % (16 * i) || n % (8 * j) || (wm_want && i != wm_want) ||
+        (wn_want && j != wn_want))
+      continue;
+    int64_t skew = m / i > n / j ? m / i - n / j : n / j - m / i;
+    if (best < 0 || skew < best) best = skew, wm = i, wn = j;
+  }
+  if (best < 0)
+    ev_error(E, sp,
+             "resolve_dot_config: no tiling of [%lld, %lld] x [%lld, %lld] in 16 x 8 x 16 "
+             "mma.sync tiles over %lld warps fits",
+             (long long)m, (long long)k, (long long)k, (long long)n, (long long)warps);
+  Value *cfg = v_new(E, V_NS);
+  cfg->bi = NS_DOTCFG;
+  cfg->n = 3;
+  cfg->items = arena_alloc(E->ar, sizeof(Value *) * 3);
+  IrRegLayout *ls[3] = {ir_reglayout_mma(E->ar, MMA_A, m, k, wm, wn),
+                        ir_reglayout_mma(E->ar, MMA_B, k, n, wm, wn),
+                        ir_reglayout_mma(E->ar, MMA_C, m, n, wm, wn)};
+  for (int i = 0; i < 3; i++) {
+    cfg->items[i] = v_new(E, V_LAYOUT);
+    cfg->items[i]->layout = ls[i];
+  }
+  return cfg;
+}
+
+/* self.annotate_layout(tensor, layout): the register tensor must have
+ * that layout (layout inference starts from it and checks it). */
+Value *ev_annotate_layout(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"tensor", "layout", NULL};
+  Value *v[2] = {NULL, NULL};
+  ev_bind_args(E, a, sp, "annotate_layout", names, 2, v);
+  IrTensor *t = reg_arg(E, v[0], sp, "annotate_layout");
+  if (v[1]->kind != V_LAYOUT)
+    ev_error(E, sp,
+             "annotate_layout() takes a register layout (resolve_dot_config().lc ...), "
+             "not '%s'",
+             v_type_name(v[1]));
+  const IrRegLayout *L = v[1]->layout;
+  bool fits = L->rank == t->rank && L->nthreads == t->nthreads;
+  for (int d = 0; fits && d < t->rank; d++) fits = L->shape[d] == t->shape[d];
+  if (!fits)
+    ev_error(E, sp,
+             "annotate_layout(): the layout is for a [%lld, %lld] tensor over %lld threads, "
+             "'%s' is another shape or owner",
+             (long long)L->shape[0], (long long)L->shape[1], (long long)L->nthreads, t->name);
+  if (t->want && !ir_reglayout_equal(t->want, L))
+    ev_error(E, sp, "'%s' is annotated with two different layouts", t->name);
+  t->want = v[1]->layout;
+  t->want_span = sp;
+  return v_none(E);
+}
+
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
   if (strcmp(name, "where") == 0) return where(E, a, sp);
+  if (strcmp(name, "assign") == 0) { /* self.assign(dst, src): dst's values = src's */
+    static const char *const names[] = {"dst", "src", NULL};
+    Value *v[2];
+    ev_bind_args(E, a, sp, "assign", names, 2, v);
+    IrTensor *src = reg_arg(E, v[1], sp, "assign");
+    if (reg_arg(E, v[0], sp, "assign")->dtype != src->dtype)
+      ev_error(E, sp, "assign(): dst and src differ in dtype; convert src with .to() first");
+    to_out(E, src, v[0], sp);
+    return v_none(E);
+  }
   if (strcmp(name, "dot") == 0) return dot(E, a, sp);
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return unary(E, name, unary_fns[i].fn, a, sp);

@@ -146,6 +146,8 @@ const char *v_type_name(const Value *v) {
                                       : "RegisterTensor";
   case V_REF:
     return "SharedTensor";
+  case V_LAYOUT:
+    return "RegisterLayout";
   }
   return "value";
 }
@@ -274,6 +276,8 @@ static bool same_at(Eval *E, const Value *a, const Value *b, Span sp, int depth)
     return a->x == b->x;
   case V_TENSOR:
     return a->t == b->t;
+  case V_LAYOUT:
+    return ir_reglayout_equal(a->layout, b->layout);
   case V_INST:
     return a->inst == b->inst;
   case V_CLASS:

@@ -746,10 +746,14 @@ static bool check_global_copy(Verifier *v, const IrStmt *s, const bool *assigned
       !check_register(v, r, rg, s->span, "the register operand") ||
       !check_offsets(v, s->span, s->gmem.offsets, s->gmem.noffsets, g, assigned))
     return false;
-  if (g->rank != r->rank || g->dtype != r->dtype) {
+  const IrGlobalCopyStmt *c = &s->gmem;
+  bool dims_ok = c->ndims == 0 ? r->rank <= g->rank : c->ndims == r->rank;
+  for (int i = 0; dims_ok && i < c->ndims; i++)
+    dims_ok = c->dims[i] >= 0 && c->dims[i] < g->rank && (i == 0 || c->dims[i] > c->dims[i - 1]);
+  if (!dims_ok || g->dtype != r->dtype) {
     diag_error(v->d, s->span,
                "'%s' (%s, rank %d) and '%s' (%s, rank %d) "
-               "differ in rank or dtype",
+               "differ in dtype or do not match their dims",
                g->name, dtype_name(g->dtype), g->rank, r->name, dtype_name(r->dtype), r->rank);
     return false;
   }
@@ -1006,7 +1010,9 @@ static bool check_thread_registers(Verifier *v, const IrTensor *t) {
   int64_t per_thread = t->layout == LAYOUT_SPATIAL && t->reg
                            ? t->reg->nslots /* replicas hold copies */
                            : (ir_tensor_numel(t) + t->nthreads - 1) / t->nthreads;
-  int64_t regs = per_thread * (dtype_bytes(t->dtype) > 4 ? 2 : 1);
+  /* 16-bit elements pair up in 32-bit registers (as mma.sync takes them) */
+  int64_t bytes = dtype_bytes(t->dtype) < 2 ? 4 : dtype_bytes(t->dtype);
+  int64_t regs = (per_thread * bytes + 3) / 4;
   if (regs <= TLS_MAX_THREAD_REGS) return true;
   diag_error(v->d, t->span,
              "register tensor '%s' needs %lld 32-bit "

@@ -225,6 +225,16 @@ static bool fold_cast(DType to, const IrExpr *a, int64_t *iv, double *fv) {
 }
 
 /* (t) a; a cast to bool means a != 0 (C semantics). */
+int ir_gcopy_tile_dim(const IrGlobalCopyStmt *c, int gdim) {
+  if (c->ndims == 0) {
+    int lead = c->global->rank - c->reg->rank;
+    return gdim >= lead ? gdim - lead : -1;
+  }
+  for (int i = 0; i < c->ndims; i++)
+    if (c->dims[i] == gdim) return i;
+  return -1;
+}
+
 IrExpr *ir_index(Arena *ar, int dim) {
   IrExpr *e = new_expr(ar, X_INDEX, DT_INT32);
   e->ival = dim;

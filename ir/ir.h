@@ -284,7 +284,9 @@ typedef struct IrTensor {
   int nthreads;  /* threads of the group that owns it */
   bool has_init; /* register_tensor(init=...) */
   double init;
-  IrRegLayout *reg; /* LAYOUT_SPATIAL: set by layout inference */
+  IrRegLayout *reg;  /* LAYOUT_SPATIAL: set by layout inference */
+  IrRegLayout *want; /* annotate_layout(): the layout it must get */
+  Span want_span;
 
   LayoutKind layout;
 } IrTensor;
@@ -575,7 +577,14 @@ typedef struct IrGlobalCopyStmt {
   IrTensor *global, *reg;
   IrExpr **offsets; /* outermost first, one per global dimension */
   int noffsets;
+  /* Tilus's dims=: the global dimensions the tile's dimensions run along,
+   * in order (ndims == reg->rank); the others stay at their offsets. 0
+   * ndims: the tile's dimensions are the innermost global ones. */
+  int ndims;
+  int dims[IR_MAX_RANK];
 } IrGlobalCopyStmt;
+/* The tile dimension over global dimension gdim, -1 for none. */
+int ir_gcopy_tile_dim(const IrGlobalCopyStmt *c, int gdim);
 
 /* S_LOAD_SHARED (reg = shared) and S_STORE_SHARED (shared = reg): a
  * register tile and a shared view of one shape. */

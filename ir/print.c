@@ -178,6 +178,14 @@ static void print_cp_async(FILE *out, const IrCpAsyncStmt *c) {
   if (c->evict_first) fputs(", evict=evict_first", out);
 }
 
+/* `, dims=[1, 3]` when the tile runs along chosen global dimensions. */
+static void print_dims(FILE *out, const IrGlobalCopyStmt *c) {
+  if (c->ndims == 0) return;
+  fputs(", dims=[", out);
+  for (int i = 0; i < c->ndims; i++) fprintf(out, "%s%d", i ? ", " : "", c->dims[i]);
+  fputc(']', out);
+}
+
 /* The text of a statement with no nested block, without indentation. */
 static void print_simple(FILE *out, const IrStmt *s) {
   switch (s->kind) {
@@ -367,6 +375,7 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_tensor_ref(out, s->gmem.global);
     fputs(", ", out);
     print_offsets(out, s->gmem.offsets, s->gmem.noffsets);
+    print_dims(out, &s->gmem);
     break;
   case S_STORE_GLOBAL:
     fputs("store_global ", out);
@@ -375,6 +384,7 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_tensor_ref(out, s->gmem.reg);
     fputs(", ", out);
     print_offsets(out, s->gmem.offsets, s->gmem.noffsets);
+    print_dims(out, &s->gmem);
     break;
   case S_LOAD_SHARED:
     print_tensor_ref(out, s->smem.reg);

@@ -24,6 +24,7 @@ typedef struct RegCtx {
   Diag *d;
   bool ok;
   bool changed;
+  bool seed_dots; /* dots give their operands the mma.sync fragments */
 } RegCtx;
 
 typedef void (*RegFn)(IrStmt *s, RegCtx *c);
@@ -60,8 +61,10 @@ static void give(IrTensor *t, IrRegLayout *L, RegCtx *c) {
  * function): the operand is dst's shape or broadcasts to it. */
 static void tie_operand(IrTensor *dst, IrTensor *x, RegCtx *c) {
   if (!x || x->space != MS_REGISTER) return;
-  if (has_reg(dst) && open_reg(x))
-    give(x, ir_reglayout_broadcast(c->ar, dst->reg, x->rank, x->shape), c);
+  if (has_reg(dst) && open_reg(x)) /* the same layout (and its mma role) when no broadcast */
+    give(x,
+         same_shape(x, dst) ? dst->reg : ir_reglayout_broadcast(c->ar, dst->reg, x->rank, x->shape),
+         c);
   if (has_reg(x) && open_reg(dst) && same_shape(x, dst)) give(dst, x->reg, c);
 }
 
@@ -86,6 +89,7 @@ static void flow(IrStmt *s, RegCtx *c) {
   case S_DOT: {
     const IrDotStmt *d = &s->dot;
     int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];
+    if (!c->seed_dots) break;
     if (open_reg(d->a)) give(d->a, ir_reglayout_mma(c->ar, MMA_A, m, k, d->warps_m, d->warps_n), c);
     if (open_reg(d->b)) give(d->b, ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n), c);
     IrRegLayout *acc = ir_reglayout_mma(c->ar, MMA_C, m, n, d->warps_m, d->warps_n);
@@ -204,8 +208,29 @@ static IrTensor *first_loaded(IrBlock *b) {
   return NULL;
 }
 
+/* A dot follows the tiling that annotations gave its result or operands,
+ * directly or through the statements tied to them
+ * (`score = dot(q, k) * scale; annotate_layout(score, cfg.lc)`): its warps
+ * become that layout's. */
+static void dot_warps_from_layouts(IrStmt *s, RegCtx *c) {
+  (void)c;
+  if (s->kind != S_DOT) return;
+  IrTensor *ts[4] = {s->dot.dst, s->dot.c, s->dot.a, s->dot.b};
+  for (int i = 0; i < 4; i++)
+    if (has_reg(ts[i]) && ts[i]->reg->mma != MMA_NONE) {
+      s->dot.warps_m = ts[i]->reg->mma_warps_m;
+      s->dot.warps_n = ts[i]->reg->mma_warps_n;
+      return;
+    }
+}
+
 bool ir_infer_reg_layouts(IrKernel *k, Arena *ar, Diag *d) {
-  RegCtx c = {ar, d, true, false};
+  RegCtx c = {ar, d, true, false, false};
+  for (int i = 0; i < k->ntensors; i++)
+    if (k->tensors[i]->want) give(k->tensors[i], k->tensors[i]->want, &c);
+  propagate(k, &c); /* the annotations first, dots not yet */
+  walk(&k->body, dot_warps_from_layouts, &c);
+  c.seed_dots = true;
   propagate(k, &c);
   for (IrTensor *t; (t = first_loaded(&k->body));) {
     give_default(t, &c);
@@ -217,5 +242,15 @@ bool ir_infer_reg_layouts(IrKernel *k, Arena *ar, Diag *d) {
       propagate(k, &c);
     }
   walk(&k->body, check, &c);
+  for (int i = 0; i < k->ntensors; i++) {
+    IrTensor *t = k->tensors[i];
+    if (t->want && !(has_reg(t) && ir_reglayout_equal(t->reg, t->want))) {
+      diag_error(d, t->want_span,
+                 "'%s' cannot have the annotated layout: a statement that uses it gives it "
+                 "another one",
+                 t->name);
+      c.ok = false;
+    }
+  }
   return c.ok;
 }
