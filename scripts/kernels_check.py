@@ -187,6 +187,26 @@ def matmul_kn_case(m, n, k):
                 tilus_args=[m, n, k, a, b, c])
 
 
+def attention_case(batch, seqlen, heads=32, heads_kv=8, dim=128):
+    """Causal attention with grouped KV heads (Tilus's flash attention
+    examples: q [b, s, h, d], k and v [b, s, h_kv, d], o like q)."""
+    q = torch.randn(batch, seqlen, heads, dim, dtype=torch.float16, device="cuda")
+    k = torch.randn(batch, seqlen, heads_kv, dim, dtype=torch.float16, device="cuda")
+    v = torch.randn(batch, seqlen, heads_kv, dim, dtype=torch.float16, device="cuda")
+    o = torch.full_like(q, float("nan"))
+    g = heads // heads_kv
+
+    def sdpa(qq, kk, vv):
+        return torch.nn.functional.scaled_dot_product_attention(
+            qq.transpose(1, 2), kk.repeat_interleave(g, 2).transpose(1, 2),
+            vv.repeat_interleave(g, 2).transpose(1, 2), is_causal=True).transpose(1, 2)
+
+    ref = sdpa(q.double(), k.double(), v.double())
+    flops = 4 * batch * heads * seqlen * seqlen * dim // 2
+    return dict(args=[batch, seqlen, q, k, v, o], out=o, ref=ref, tol=5e-3, flops=flops,
+                torch=lambda: sdpa(q, k, v), tilus_args=None)
+
+
 ROWS_CHECK = [(1, 128), (3, 781), (1823, 781), (64, 4096), (257, 1000), (4096, 1024)]
 ROWS_BENCH = [(4096, 1024), (4096, 4096), (4096, 8192), (8192, 8192)]
 MM_CHECK = [(1000, 1016, 1032), (128, 256, 64), (4096, 4096, 4096)]
@@ -195,7 +215,8 @@ CASES = {"softmax": (softmax_case, ROWS_CHECK, ROWS_BENCH),
          "layer_norm": (layer_norm_case, ROWS_CHECK, ROWS_BENCH),
          "vector_add": (vector_add_case, ROWS_CHECK, ROWS_BENCH),
          "matmul": (matmul_case, MM_CHECK, MM_BENCH),
-         "matmul_kn": (matmul_kn_case, MM_CHECK, MM_BENCH)}
+         "matmul_kn": (matmul_kn_case, MM_CHECK, MM_BENCH),
+         "attention": (attention_case, [(1, 64), (2, 200), (1, 1024)], [(4, 4096)])}
 
 
 def sizes(text):
