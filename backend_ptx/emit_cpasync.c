@@ -9,6 +9,16 @@
  * of the chunk that lie inside the global tensor's run-time shape, the
  * rest zero-filled (0 for a chunk outside it in an outer dimension).
  *
+ * Addresses. When n is a multiple of the chunks per row (the usual case),
+ * a thread's chunks are one column of the tile, R = n / (chunks per row)
+ * rows apart: its first chunk's global and shared addresses, column and
+ * source bytes are computed once, and each further chunk adds R rows' bytes
+ * to both addresses (a 64-bit add of a stride computed once; a constant in
+ * shared memory) and tests its row (setp, selp). The other cases (chunks
+ * that change column, views of more than two dimensions, the element path)
+ * compute each chunk's coordinates; the part of the address that the
+ * view's coordinates do not change is computed once there too.
+ *
  * Alignment. A chunk's global address must be a multiple of its size; the
  * base pointer, the row pitch (the global tensor's last dimension) and the
  * offset in that dimension are run-time values, so the code tests them,
@@ -35,20 +45,23 @@ enum { UNROLL_MAX = 16 };
 typedef struct Tile {
   const IrCpAsyncStmt *c;
   const IrTensor *g, *sh;
-  int vrank;
+  int vrank, last; /* last: the global tensor's last dimension */
   int64_t vdim[IR_MAX_RANK];
-  int eb;                   /* bytes per element */
-  int64_t row_elems, numel; /* the view's last dimension; all its elements */
-  int width;                /* chunk bytes; 0 when no chunk size fits a row */
+  int eb;                         /* bytes per element */
+  int64_t row_elems, rows, numel; /* the view's last dimension; its rows; all */
+  int width;                      /* chunk bytes; 0 when no chunk size fits a row */
+  int swizzle;                    /* the shared tensor's swizzle bytes; 0 for none */
   int64_t nthreads;
   Val base;               /* u64: the global tensor's address */
   Val gdim[IR_MAX_RANK];  /* s32: its run-time shape */
   Val off[IR_MAX_RANK];   /* s32: the offsets */
-  Val pitch[IR_MAX_RANK]; /* s64: elements between neighbours in a dimension
-                             (but the last, whose pitch is 1) */
-  Val view;               /* u32: the view's byte offset in its tensor */
-  Val tid;                /* u32: the thread's index in the group */
-  Val policy;             /* b64: the L2 evict-first policy, or "" */
+  Val pitch[IR_MAX_RANK]; /* s64: elements between neighbours in dimension d,
+                             for d < last - 1 (the others: gdim[last], 1) */
+  /* The dimensions the view does not span stay at their offsets: */
+  Val fixed;    /* s64: their part of the element index; "" when none */
+  Val fixed_in; /* pred: those offsets are inside the shape (or imm 1) */
+  Val view;     /* u32: the view's byte offset in its tensor */
+  Val tid;      /* u32: the thread's index in the group */
 } Tile;
 
 /* The widest chunk (16, 8 or 4 bytes, at least one element) that divides
@@ -63,7 +76,53 @@ static Val reg_of(Emitter *e, const IrExpr *x, DType t) {
   return val_to_reg(e, val_convert(e, emit_expr(e, x), t));
 }
 
-/* The global tensor's address, shape and pitches, the offsets. */
+static bool is_reg(Val v) { return v.s[0] == '%'; }
+
+static Val no_val(void) { return (Val){.s = "", .type = DT_INT64}; }
+
+/* lin + x * (the pitch of global dimension d): x an s32 coordinate,
+ * sign-extended; lin an s64 register or "" (0). The 64-bit product is
+ * exact, so the sum is the element index whatever the order of its terms. */
+static Val lin_add(Emitter *e, const Tile *t, Val lin, Val x, int d) {
+  bool has = lin.s[0] != 0;
+  if (d == t->last && !has) return val_convert(e, x, DT_INT64);
+  Val r = new_reg(e, DT_INT64);
+  if (d == t->last - 1) { /* pitch gdim[last]: one widening multiply(-add) */
+    if (has)
+      emit(e, "mad.wide.s32 %s, %s, %s, %s;", r.s, x.s, t->gdim[t->last].s, lin.s);
+    else
+      emit(e, "mul.wide.s32 %s, %s, %s;", r.s, x.s, t->gdim[t->last].s);
+    return r;
+  }
+  Val x64 = val_convert(e, x, DT_INT64);
+  if (d == t->last) {
+    emit(e, "add.s64 %s, %s, %s;", r.s, lin.s, x64.s);
+  } else if (has) {
+    emit(e, "mad.lo.s64 %s, %s, %s, %s;", r.s, x64.s, t->pitch[d].s, lin.s);
+  } else {
+    emit(e, "mul.lo.s64 %s, %s, %s;", r.s, x64.s, t->pitch[d].s);
+  }
+  return r;
+}
+
+/* The bytes between elements k apart in global dimension d (d < last). */
+static Val pitch_bytes(Emitter *e, const Tile *t, int d, int64_t k) {
+  Val r = new_reg(e, DT_INT64);
+  if (d == t->last - 1)
+    emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", r.s, t->gdim[t->last].s, k);
+  else
+    emit(e, "mul.lo.s64 %s, %s, %" PRId64 ";", r.s, t->pitch[d].s, k);
+  return r;
+}
+
+static bool spanned(const Tile *t, int d) {
+  for (int i = 0; i < t->vrank; i++)
+    if (t->c->dims[i] == d) return true;
+  return false;
+}
+
+/* The global tensor's address, shape and pitches, the offsets, and what
+ * the dimensions the view does not span contribute. */
 static void global_setup(Emitter *e, Tile *t) {
   const IrTensor *g = t->g;
   Val p = reg_of(e, g->gptr, DT_UINT64);
@@ -73,24 +132,40 @@ static void global_setup(Emitter *e, Tile *t) {
     t->gdim[d] = reg_of(e, g->gshape[d], DT_INT32);
     t->off[d] = reg_of(e, t->c->offsets[d], DT_INT32);
   }
-  for (int d = g->rank - 2; d >= 0; d--) {
-    Val inner = val_convert(e, t->gdim[d + 1], DT_INT64);
-    t->pitch[d] = inner;
-    if (d == g->rank - 2) continue;
+  for (int d = t->last - 2; d >= 0; d--) {
     t->pitch[d] = new_reg(e, DT_INT64);
+    if (d == t->last - 2) {
+      emit(e, "mul.wide.s32 %s, %s, %s;", t->pitch[d].s, t->gdim[d + 1].s, t->gdim[t->last].s);
+      continue;
+    }
+    Val inner = val_convert(e, t->gdim[d + 1], DT_INT64);
     emit(e, "mul.lo.s64 %s, %s, %s;", t->pitch[d].s, t->pitch[d + 1].s, inner.s);
+  }
+  t->fixed = no_val();
+  t->fixed_in = val_imm(DT_BOOL, 1);
+  for (int d = 0; d < t->last; d++) {
+    if (spanned(t, d)) continue;
+    t->fixed = lin_add(e, t, t->fixed, t->off[d], d);
+    if (!t->c->check_bounds) continue;
+    Val in = new_reg(e, DT_BOOL);
+    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, t->off[d].s, t->gdim[d].s);
+    if (is_reg(t->fixed_in)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, t->fixed_in.s);
+    t->fixed_in = in;
   }
 }
 
 static void tile_setup(Emitter *e, const IrStmt *s, Tile *t) {
   const IrCpAsyncStmt *c = &s->cpasync;
   *t = (Tile){.c = c, .g = c->global, .sh = c->shared.t, .vrank = ir_ref_rank(&c->shared)};
+  t->last = t->g->rank - 1;
   for (int i = 0; i < t->vrank; i++) t->vdim[i] = ir_ref_dim(&c->shared, i);
   t->eb = dtype_bytes(t->g->dtype);
   t->row_elems = t->vdim[t->vrank - 1];
   t->numel = 1;
   for (int i = 0; i < t->vrank; i++) t->numel *= t->vdim[i];
+  t->rows = t->numel / t->row_elems;
   t->width = chunk_width(t->row_elems * t->eb, t->eb);
+  t->swizzle = t->sh->layout == LAYOUT_SWIZZLED ? t->sh->swizzle_bytes : 0;
   t->nthreads = e->group.single ? 1 : e->group.size;
   global_setup(e, t);
   t->view = reg_of(e, ir_ref_byte_offset(e->m->ar, &c->shared), DT_UINT32);
@@ -99,27 +174,35 @@ static void tile_setup(Emitter *e, const IrStmt *s, Tile *t) {
   /* evict="evict_first" is a hint and is not passed on: the hinted form
    * (createpolicy + cp.async .L2::cache_hint) assembled but raised
    * CUDA_ERROR_ILLEGAL_INSTRUCTION on the H200 (tests/gpu cp_async_tma_store) */
-  snprintf(t->policy.s, sizeof t->policy.s, "%s", "");
 }
 
 /* ------------------------------------------------------------ addresses */
 
-/* x / n and x % n of an unsigned register by a constant. */
-static Val udiv(Emitter *e, Val x, int64_t n, IrOp op) {
+/* x / n and x % n of an unsigned register below `below` by a constant. */
+static Val udiv(Emitter *e, Val x, int64_t n, IrOp op, int64_t below) {
   x.type = DT_UINT32;
-  return emit_int_divmod(e, op, x, val_imm(DT_UINT32, n), DT_UINT32, NULL, NULL);
+  IrRange r = {0, below - 1};
+  return emit_int_divmod(e, op, x, val_imm(DT_UINT32, n), DT_UINT32, &r, NULL);
 }
 
-/* The swizzle TMA and WGMMA use, on a byte offset inside the tensor: the
- * 16-byte unit (bits 4..) XOR the row of the swizzle atom (bits 7..). */
-static Val swizzle_bytes(Emitter *e, Val off, int swizzle) {
-  int bits = swizzle == 128 ? 3 : swizzle == 64 ? 2 : swizzle == 32 ? 1 : 0;
-  if (bits == 0) return off;
-  Val row = new_reg(e, DT_UINT32), out = new_reg(e, DT_UINT32);
-  emit(e, "bfe.u32 %s, %s, 7, %d;", row.s, off.s, bits);
-  emit(e, "shl.b32 %s, %s, 4;", row.s, row.s);
-  emit(e, "xor.b32 %s, %s, %s;", out.s, off.s, row.s);
-  return out;
+/* The shared address of byte offset `off` of the tile's tensor (without
+ * the tensor's own offset, which goes in the instruction), after its
+ * swizzle. %smem is a multiple of 1024 (emit.c), which leaves the bits
+ * the swizzle reads and writes (4 to 9) as they are: the address can be
+ * swizzled in place of the offset. */
+static Val shared_addr(Emitter *e, const Tile *t, Val off) {
+  Val a = new_reg(e, DT_UINT32);
+  emit(e, "add.u32 %s, %s, %%smem;", a.s, off.s);
+  return smem_swizzle(e, a, t->swizzle);
+}
+
+/* The shared byte offset of element `col` of tile row `row` (col_bytes
+ * apart; col a register, or none for column 0). */
+static Val shared_offset(Emitter *e, const Tile *t, Val row, Val col, int col_bytes) {
+  Val off = new_reg(e, DT_UINT32);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", off.s, row.s, t->row_elems * t->eb, t->view.s);
+  if (is_reg(col)) emit(e, "mad.lo.u32 %s, %s, %d, %s;", off.s, col.s, col_bytes, off.s);
+  return off;
 }
 
 /* Where element `col` of tile row `row` goes and comes from. */
@@ -134,104 +217,97 @@ typedef struct Place {
 static void row_coords(Emitter *e, const Tile *t, Val row, Val *coord) {
   Val rest = row;
   for (int i = t->vrank - 2; i >= 1; i--) {
-    coord[i] = udiv(e, rest, t->vdim[i], OP_MOD);
-    rest = udiv(e, rest, t->vdim[i], OP_DIV);
+    coord[i] = udiv(e, rest, t->vdim[i], OP_MOD, t->rows);
+    rest = udiv(e, rest, t->vdim[i], OP_DIV, t->rows);
   }
   if (t->vrank >= 2) coord[0] = rest;
 }
 
-/* Global coordinate of dimension d: its offset, plus the view's
- * coordinate when the view spans d. */
-static Val global_coord(Emitter *e, const Tile *t, int d, const Val *coord) {
-  for (int i = 0; i < t->vrank; i++) {
-    if (t->c->dims[i] != d) continue;
-    Val x = new_reg(e, DT_INT32);
-    emit(e, "add.s32 %s, %s, %s;", x.s, t->off[d].s, coord[i].s);
-    return x;
-  }
-  return t->off[d];
-}
-
+/* Any element of the tile (row below t->rows): its coordinates, then its
+ * addresses and bounds. */
 static Place place(Emitter *e, const Tile *t, Val row, Val col) {
   Val coord[IR_MAX_RANK];
   row_coords(e, t, row, coord);
   coord[t->vrank - 1] = col;
-  Place p = {.outer = val_imm(DT_BOOL, 1)};
-  Val lin = new_reg(e, DT_INT64);
-  emit(e, "mov.b64 %s, 0;", lin.s);
-  for (int d = 0; d < t->g->rank; d++) {
-    Val x = global_coord(e, t, d, coord);
-    Val x64 = val_convert(e, x, DT_INT64);
-    if (d == t->g->rank - 1) /* pitch 1 */
-      emit(e, "add.s64 %s, %s, %s;", lin.s, lin.s, x64.s);
-    else
-      emit(e, "mad.lo.s64 %s, %s, %s, %s;", lin.s, x64.s, t->pitch[d].s, lin.s);
-    if (d == t->g->rank - 1) {
+  Place p = {.outer = t->fixed_in};
+  Val lin = t->fixed;
+  for (int i = t->vrank - 1; i >= 0; i--) {
+    int d = t->c->dims[i];
+    Val x = new_reg(e, DT_INT32);
+    emit(e, "add.s32 %s, %s, %s;", x.s, t->off[d].s, coord[i].s);
+    lin = lin_add(e, t, lin, x, d);
+    if (i == t->vrank - 1) {
       p.last = x;
     } else if (t->c->check_bounds) {
       Val in = new_reg(e, DT_BOOL);
       emit(e, "setp.lt.u32 %s, %s, %s;", in.s, x.s, t->gdim[d].s);
-      if (p.outer.s[0] == '%') emit(e, "and.pred %s, %s, %s;", in.s, in.s, p.outer.s);
+      if (is_reg(p.outer)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, p.outer.s);
       p.outer = in;
     }
   }
   p.gaddr = new_reg(e, DT_UINT64);
   emit(e, "mad.lo.s64 %s, %s, %d, %s;", p.gaddr.s, lin.s, t->eb, t->base.s);
-  Val off = new_reg(e, DT_UINT32);
-  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", off.s, row.s, t->row_elems * t->eb, t->view.s);
-  emit(e, "mad.lo.u32 %s, %s, %d, %s;", off.s, col.s, t->eb, off.s);
-  Val phys = swizzle_bytes(e, off, t->sh->layout == LAYOUT_SWIZZLED ? t->sh->swizzle_bytes : 0);
-  p.saddr = new_reg(e, DT_UINT32);
-  emit(e, "add.u32 %s, %s, %%smem;", p.saddr.s, phys.s);
+  p.saddr = shared_addr(e, t, shared_offset(e, t, row, col, t->eb));
   return p;
 }
 
 /* ------------------------------------------------------------ chunks */
 
-/* Bytes of the chunk at p to read from global memory: the elements left
- * in the row (none below 0, at most the chunk), none outside the outer
- * dimensions; the whole chunk without bounds checks. */
-static Val source_bytes(Emitter *e, const Tile *t, const Place *p) {
+/* Bytes of a chunk to read from global memory, its last coordinate x:
+ * the elements left in the row (at most the chunk) when x is inside it,
+ * none when x or an outer coordinate (outer) is outside the shape; the
+ * whole chunk without bounds checks. A chunk starting left of the row
+ * lies wholly left of it: x is a multiple of the chunk's elements on the
+ * chunk path (chunks_aligned). */
+static Val source_bytes(Emitter *e, const Tile *t, Val x, Val outer) {
   if (!t->c->check_bounds) return val_imm(DT_INT32, t->width);
-  Val n = new_reg(e, DT_INT32);
-  emit(e, "sub.s32 %s, %s, %s;", n.s, t->gdim[t->g->rank - 1].s, p->last.s);
+  Val n = new_reg(e, DT_INT32), in = new_reg(e, DT_BOOL);
+  emit(e, "sub.s32 %s, %s, %s;", n.s, t->gdim[t->last].s, x.s);
   emit(e, "min.s32 %s, %s, %d;", n.s, n.s, t->width / t->eb);
-  emit(e, "max.s32 %s, %s, 0;", n.s, n.s);
   emit(e, "mul.lo.s32 %s, %s, %d;", n.s, n.s, t->eb);
-  if (p->outer.s[0] == '%') emit(e, "selp.b32 %s, %s, 0, %s;", n.s, n.s, p->outer.s);
+  emit(e, "setp.lt.u32 %s, %s, %s;", in.s, x.s, t->gdim[t->last].s);
+  if (is_reg(outer)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, outer.s);
+  emit(e, "selp.b32 %s, %s, 0, %s;", n.s, n.s, in.s);
   return n;
 }
 
-/* One cp.async of the chunk (row, chunk q of the row), under guard
- * (a predicate register) when not every thread has this chunk. */
+/* One cp.async, under guard (a predicate register) when not every thread
+ * has this chunk; soff: a constant added to the shared address. */
+static void emit_cp(Emitter *e, const Tile *t, Val saddr, int64_t soff, Val gaddr, Val n,
+                    const char *guard) {
+  emit(e, "%s%s%scp.async.%s.shared.global.L2::256B [%s+%" PRId64 "], [%s], %d, %s;",
+       guard ? "@" : "", guard ? guard : "", guard ? " " : "", t->width == 16 ? "cg" : "ca",
+       saddr.s, t->sh->smem_offset + soff, gaddr.s, t->width, n.s);
+}
+
+/* The chunk (row, chunk q of the row). */
 static void emit_chunk(Emitter *e, const Tile *t, Val row, Val q, const char *guard) {
   Val col = new_reg(e, DT_UINT32);
   emit(e, "mul.lo.u32 %s, %s, %d;", col.s, q.s, t->width / t->eb);
   Place p = place(e, t, row, col);
-  Val n = source_bytes(e, t, &p);
-  bool hint = t->policy.s[0] != 0;
-  emit(e, "%s%s%scp.async.%s.shared.global%s.L2::256B [%s+%" PRId64 "], [%s], %d, %s%s%s;",
-       guard ? "@" : "", guard ? guard : "", guard ? " " : "", t->width == 16 ? "cg" : "ca",
-       hint ? ".L2::cache_hint" : "", p.saddr.s, t->sh->smem_offset, p.gaddr.s, t->width, n.s,
-       hint ? ", " : "", t->policy.s);
+  emit_cp(e, t, p.saddr, 0, p.gaddr, source_bytes(e, t, p.last, p.outer), guard);
 }
 
-/* Chunk c of the tile, c a register: its row and its place in the row. */
-static void emit_chunk_at(Emitter *e, const Tile *t, Val c, int64_t per_row, const char *guard) {
-  Val row = per_row > 1 ? udiv(e, c, per_row, OP_DIV) : c;
-  Val q = per_row > 1 ? udiv(e, c, per_row, OP_MOD) : val_to_reg(e, val_imm(DT_UINT32, 0));
+/* Chunk c of the tile (below `below`), c a register: its row and its
+ * place in the row. */
+static void emit_chunk_at(Emitter *e, const Tile *t, Val c, int64_t per_row, const char *guard,
+                          int64_t below) {
+  Val row = per_row > 1 ? udiv(e, c, per_row, OP_DIV, below) : c;
+  Val q = per_row > 1 ? udiv(e, c, per_row, OP_MOD, below) : val_to_reg(e, val_imm(DT_UINT32, 0));
   emit_chunk(e, t, row, q, guard);
 }
 
-/* Few chunks per thread: one after the other. When the thread count is a
+/* Few chunks per thread, not all in one column of a 2-D view: one after
+ * the other, each placed from its coordinates. When the thread count is a
  * multiple of the chunks per row, a thread keeps its place in the row and
  * moves down nthreads / per_row rows per chunk. */
 static void chunks_unrolled(Emitter *e, const Tile *t, int64_t nchunks, int64_t per_row) {
   bool same_col = t->nthreads % per_row == 0;
   Val row0 = t->tid, q0 = {.s = "", .type = DT_UINT32};
   if (same_col) {
-    if (per_row > 1) row0 = udiv(e, t->tid, per_row, OP_DIV);
-    q0 = per_row > 1 ? udiv(e, t->tid, per_row, OP_MOD) : val_to_reg(e, val_imm(DT_UINT32, 0));
+    if (per_row > 1) row0 = udiv(e, t->tid, per_row, OP_DIV, t->nthreads);
+    q0 = per_row > 1 ? udiv(e, t->tid, per_row, OP_MOD, t->nthreads)
+                     : val_to_reg(e, val_imm(DT_UINT32, 0));
   }
   for (int64_t j = 0; j * t->nthreads < nchunks; j++) {
     Val c = new_reg(e, DT_UINT32), guard = {.s = ""};
@@ -243,7 +319,7 @@ static void chunks_unrolled(Emitter *e, const Tile *t, int64_t nchunks, int64_t 
       emit(e, "setp.lt.u32 %s, %s, %" PRId64 ";", guard.s, c.s, nchunks);
     }
     if (!same_col) {
-      emit_chunk_at(e, t, c, per_row, partial ? guard.s : NULL);
+      emit_chunk_at(e, t, c, per_row, partial ? guard.s : NULL, (j + 1) * t->nthreads);
       continue;
     }
     Val row = new_reg(e, DT_UINT32);
@@ -252,7 +328,7 @@ static void chunks_unrolled(Emitter *e, const Tile *t, int64_t nchunks, int64_t 
   }
 }
 
-/* Many chunks per thread (a small group, a single thread): a loop. */
+/* Many chunks per thread, not in one column (a single thread): a loop. */
 static void chunks_loop(Emitter *e, const Tile *t, int64_t nchunks, int64_t per_row) {
   int top = new_label(e), done = new_label(e);
   Val c = new_reg(e, DT_UINT32), end = new_reg(e, DT_BOOL);
@@ -260,18 +336,156 @@ static void chunks_loop(Emitter *e, const Tile *t, int64_t nchunks, int64_t per_
   emit_label(e, top);
   emit(e, "setp.ge.u32 %s, %s, %" PRId64 ";", end.s, c.s, nchunks);
   emit(e, "@%s bra $L%d;", end.s, done);
-  emit_chunk_at(e, t, c, per_row, NULL);
+  emit_chunk_at(e, t, c, per_row, NULL, nchunks);
   emit(e, "add.u32 %s, %s, %" PRId64 ";", c.s, c.s, t->nthreads);
+  emit(e, "bra $L%d;", top);
+  emit_label(e, done);
+}
+
+/* ------------------------------------------------------------ columns */
+
+/* A thread's chunks when they are one column of a view of one or two
+ * dimensions: rows r0, r0 + step ... of the tile, at one column. The
+ * registers are the first chunk's (the loop advances them in place). */
+typedef struct Walk {
+  int64_t step;  /* rows between the thread's chunks */
+  Val row;       /* u32: r0, the chunk's row in the tile */
+  Val grow;      /* s32: its global row coordinate; "" for a 1-D view */
+  Val gaddr;     /* u64: its global address */
+  Val gstep;     /* s64: global bytes between the chunks */
+  Val nbytes;    /* s32: source bytes of a chunk whose row is inside the shape */
+  Val saddr;     /* u32: its shared address before the swizzle */
+  int64_t sstep; /* shared bytes between the chunks */
+  /* The swizzle XORs bits 4-6 with bits 7-9 (fewer for narrower ones), so
+   * adding a multiple of 8 swizzle spans commutes with it: chunk j's
+   * address is chunk (j % srep)'s + a constant, those of the first srep
+   * chunks go through the swizzle (swz, when first needed). */
+  int64_t srep;
+  Val swz[8];
+} Walk;
+
+static int64_t gcd(int64_t a, int64_t b) { return b ? gcd(b, a % b) : a; }
+
+/* Everything that is the same for all the thread's chunks, or that
+ * advances by a constant stride. */
+static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
+  Walk w = {.step = t->nthreads / per_row, .row = t->tid, .grow = no_val(), .srep = 1};
+  w.sstep = w.step * t->row_elems * t->eb;
+  if (t->swizzle) w.srep = 8 * t->swizzle / gcd(w.sstep, 8 * t->swizzle);
+  Val q = no_val(), x = t->off[t->last]; /* the chunk in the row; its global column */
+  if (per_row > 1) {
+    w.row = udiv(e, t->tid, per_row, OP_DIV, t->nthreads);
+    q = udiv(e, t->tid, per_row, OP_MOD, t->nthreads);
+    x = new_reg(e, DT_INT32);
+    emit(e, "mad.lo.s32 %s, %s, %d, %s;", x.s, q.s, t->width / t->eb, t->off[t->last].s);
+  }
+  /* the global address from the coordinates, as place() computes it */
+  w.nbytes = source_bytes(e, t, x, t->fixed_in);
+  Val lin = lin_add(e, t, t->fixed, x, t->last);
+  if (t->vrank == 2) {
+    int d0 = t->c->dims[0];
+    w.grow = new_reg(e, DT_INT32);
+    emit(e, "add.s32 %s, %s, %s;", w.grow.s, t->off[d0].s, w.row.s);
+    lin = lin_add(e, t, lin, w.grow, d0);
+    if (many) w.gstep = pitch_bytes(e, t, d0, w.step * t->eb);
+  }
+  w.gaddr = new_reg(e, DT_UINT64);
+  emit(e, "mad.lo.s64 %s, %s, %d, %s;", w.gaddr.s, lin.s, t->eb, t->base.s);
+  w.saddr = new_reg(e, DT_UINT32);
+  emit(e, "add.u32 %s, %s, %%smem;", w.saddr.s, shared_offset(e, t, w.row, q, t->width).s);
+  for (int i = 0; i < 8; i++) w.swz[i] = no_val();
+  return w;
+}
+
+/* The shared address of the walk's chunk j: a register (returned) plus
+ * *imm bytes. */
+static Val walk_shared(Emitter *e, const Tile *t, Walk *w, int64_t j, int64_t *imm) {
+  int64_t j0 = w->srep <= 8 ? j % w->srep : j;
+  *imm = (j - j0) * w->sstep;
+  if (j0 < 8 && is_reg(w->swz[j0])) return w->swz[j0];
+  Val s = w->saddr;
+  if (j0 > 0) {
+    s = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %" PRId64 ";", s.s, w->saddr.s, j0 * w->sstep);
+  }
+  s = smem_swizzle(e, s, t->swizzle);
+  if (j0 < 8) w->swz[j0] = s;
+  return s;
+}
+
+/* The thread's chunk j steps below the walk's first: the source bytes by
+ * its row, at global address gaddr and shared address s + soff. */
+static void walk_chunk(Emitter *e, const Tile *t, const Walk *w, int64_t j, Val gaddr, Val s,
+                       int64_t soff, const char *guard) {
+  Val n = w->nbytes;
+  if (t->c->check_bounds && is_reg(w->grow)) {
+    Val x = w->grow, in = new_reg(e, DT_BOOL);
+    if (j > 0) {
+      x = new_reg(e, DT_INT32);
+      emit(e, "add.s32 %s, %s, %" PRId64 ";", x.s, w->grow.s, j * w->step);
+    }
+    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, x.s, t->gdim[t->c->dims[0]].s);
+    n = new_reg(e, DT_INT32);
+    emit(e, "selp.b32 %s, %s, 0, %s;", n.s, w->nbytes.s, in.s);
+  }
+  emit_cp(e, t, s, soff, gaddr, n, guard);
+}
+
+/* Few chunks per thread: one after the other; thread t has chunk j when
+ * t + j * nthreads < nchunks. */
+static void walk_unrolled(Emitter *e, const Tile *t, Walk *w, int64_t nchunks) {
+  Val g = w->gaddr;
+  for (int64_t j = 0; j * t->nthreads < nchunks; j++) {
+    if (j > 0) {
+      Val next = new_reg(e, DT_UINT64);
+      emit(e, "add.s64 %s, %s, %s;", next.s, g.s, w->gstep.s);
+      g = next;
+    }
+    Val guard = {.s = ""};
+    if ((j + 1) * t->nthreads > nchunks) {
+      guard = new_reg(e, DT_BOOL);
+      emit(e, "setp.lt.u32 %s, %s, %" PRId64 ";", guard.s, t->tid.s, nchunks - j * t->nthreads);
+    }
+    int64_t soff;
+    Val s = walk_shared(e, t, w, j, &soff);
+    walk_chunk(e, t, w, j, g, s, soff, guard.s[0] ? guard.s : NULL);
+  }
+}
+
+/* Many chunks per thread (a small group): a loop over the thread's rows,
+ * which advances the walk's registers (all its own) in place. */
+static void walk_loop(Emitter *e, const Tile *t, Walk *w) {
+  int top = new_label(e), done = new_label(e);
+  Val r = new_reg(e, DT_UINT32), end = new_reg(e, DT_BOOL);
+  /* without a swizzle to recompute, the loop advances the swizzled address */
+  Val s = w->srep == 1 ? smem_swizzle(e, w->saddr, t->swizzle) : w->saddr;
+  emit(e, "mov.b32 %s, %s;", r.s, w->row.s);
+  emit_label(e, top);
+  emit(e, "setp.ge.u32 %s, %s, %" PRId64 ";", end.s, r.s, t->rows);
+  emit(e, "@%s bra $L%d;", end.s, done);
+  walk_chunk(e, t, w, 0, w->gaddr, w->srep == 1 ? s : smem_swizzle(e, s, t->swizzle), 0, NULL);
+  emit(e, "add.u32 %s, %s, %" PRId64 ";", r.s, r.s, w->step);
+  emit(e, "add.s64 %s, %s, %s;", w->gaddr.s, w->gaddr.s, w->gstep.s);
+  if (is_reg(w->grow)) emit(e, "add.s32 %s, %s, %" PRId64 ";", w->grow.s, w->grow.s, w->step);
+  emit(e, "add.u32 %s, %s, %" PRId64 ";", s.s, s.s, w->sstep);
   emit(e, "bra $L%d;", top);
   emit_label(e, done);
 }
 
 static void copy_chunks(Emitter *e, const Tile *t) {
   int64_t per_row = t->row_elems * t->eb / t->width, nchunks = t->numel * t->eb / t->width;
-  if ((nchunks + t->nthreads - 1) / t->nthreads <= UNROLL_MAX)
+  int64_t per_thread = (nchunks + t->nthreads - 1) / t->nthreads;
+  if (t->nthreads % per_row == 0 && t->vrank <= 2) {
+    Walk w = walk_setup(e, t, per_row, per_thread > 1);
+    if (per_thread <= UNROLL_MAX)
+      walk_unrolled(e, t, &w, nchunks);
+    else
+      walk_loop(e, t, &w);
+  } else if (per_thread <= UNROLL_MAX) {
     chunks_unrolled(e, t, nchunks, per_row);
-  else
+  } else {
     chunks_loop(e, t, nchunks, per_row);
+  }
 }
 
 /* ------------------------------------------------------------ elements */
@@ -289,8 +503,8 @@ static void copy_elements(Emitter *e, const Tile *t) {
   emit(e, "@%s bra $L%d;", end.s, done);
   Val row = i, col = i;
   if (t->row_elems > 1) {
-    row = udiv(e, i, t->row_elems, OP_DIV);
-    col = udiv(e, i, t->row_elems, OP_MOD);
+    row = udiv(e, i, t->row_elems, OP_DIV, t->numel);
+    col = udiv(e, i, t->row_elems, OP_MOD, t->numel);
   } else {
     col = val_to_reg(e, val_imm(DT_UINT32, 0));
   }
@@ -298,8 +512,8 @@ static void copy_elements(Emitter *e, const Tile *t) {
   Val v = new_reg(e, vt), in = new_reg(e, DT_BOOL);
   emit(e, "mov%s %s, 0;", bt, v.s);
   if (t->c->check_bounds) {
-    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, p.last.s, t->gdim[t->g->rank - 1].s);
-    if (p.outer.s[0] == '%') emit(e, "and.pred %s, %s, %s;", in.s, in.s, p.outer.s);
+    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, p.last.s, t->gdim[t->last].s);
+    if (is_reg(p.outer)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, p.outer.s);
     emit(e, "@%s ld.global%s %s, [%s];", in.s, bt, v.s, p.gaddr.s);
   } else {
     emit(e, "ld.global%s %s, [%s];", bt, v.s, p.gaddr.s);
@@ -309,18 +523,20 @@ static void copy_elements(Emitter *e, const Tile *t) {
   emit(e, "bra $L%d;", top);
   emit_label(e, done);
 }
-
 /* ------------------------------------------------------------ the copy */
 
 /* Whether every chunk's global address is a multiple of the chunk: a
  * chunk is at base + (offset in the last dimension) * eb, plus multiples
- * of the row pitch and whole chunks; so the first sum and the pitch must
- * be. */
+ * of the row pitch and whole chunks; so the base, the offset's bytes and
+ * the pitch must be (each, not only the first sum: then the chunks'
+ * columns are whole multiples of a chunk, and one that starts left of a
+ * row does not reach into it, which the source size could not express). */
 static Val chunks_aligned(Emitter *e, const Tile *t) {
   int last = t->g->rank - 1;
   Val lo = new_reg(e, DT_UINT32), bits = new_reg(e, DT_UINT32), ok = new_reg(e, DT_BOOL);
   emit(e, "cvt.u32.u64 %s, %s;", lo.s, t->base.s);
-  emit(e, "mad.lo.u32 %s, %s, %d, %s;", bits.s, t->off[last].s, t->eb, lo.s);
+  emit(e, "mul.lo.u32 %s, %s, %d;", bits.s, t->off[last].s, t->eb);
+  emit(e, "or.b32 %s, %s, %s;", bits.s, bits.s, lo.s);
   if (t->g->rank > 1) {
     Val pitch = new_reg(e, DT_UINT32);
     emit(e, "mul.lo.u32 %s, %s, %d;", pitch.s, t->gdim[last].s, t->eb);
