@@ -219,7 +219,8 @@ static Val emit_const(Emitter *e, const IrExpr *x) {
 static Val emit_special(Emitter *e, const IrExpr *x) {
   static const char *names[] = {"%ctaid.x",         "%ctaid.y",         "%ctaid.z",
                                 "%tid.x",           "%nctaid.x",        "%cluster_ctarank",
-                                "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z"};
+                                "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z",
+                                "%nctaid.y",        "%nctaid.z"};
   Val r = new_reg(e, DT_UINT32);
   emit(e, "mov.u32 %s, %s;", r.s, names[x->sreg]);
   return val_convert(e, r, x->type);
@@ -409,6 +410,26 @@ static Val emit_select(Emitter *e, const IrExpr *x) {
   return r;
 }
 
+/* GlobalTensor[...].item(): one ld.global; 16-bit floats widen to f32, a
+ * bool is a byte compared with 0. */
+static Val emit_load(Emitter *e, const IrExpr *x) {
+  DType mem = (DType)x->ival;
+  Val addr = val_to_reg(e, val_convert(e, emit_expr(e, x->a), DT_UINT64));
+  Val r = new_reg(e, x->type);
+  if (mem == DT_FLOAT16 || mem == DT_BFLOAT16) {
+    Val h = new_reg(e, mem);
+    emit(e, "ld.global.b16 %s, [%s];", h.s, addr.s);
+    emit(e, "cvt.f32.%s %s, %s;", mem == DT_FLOAT16 ? "f16" : "bf16", r.s, h.s);
+  } else if (mem == DT_BOOL) {
+    Val b = new_reg(e, DT_UINT32);
+    emit(e, "ld.global.u8 %s, [%s];", b.s, addr.s);
+    emit(e, "setp.ne.u32 %s, %s, 0;", r.s, b.s);
+  } else {
+    emit(e, "ld.global%s %s, [%s];", ptx_type(mem), r.s, addr.s);
+  }
+  return r;
+}
+
 Val emit_expr(Emitter *e, const IrExpr *x) {
   switch (x->kind) {
   case X_CONST:
@@ -434,6 +455,10 @@ Val emit_expr(Emitter *e, const IrExpr *x) {
     return emit_select(e, x);
   case X_CAST:
     return val_convert(e, emit_expr(e, x->a), x->type);
+  case X_LOAD:
+    return emit_load(e, x);
+  case X_MATH:
+    return emit_math_fn(e, (IrMathFn)x->ival, val_to_reg(e, emit_expr(e, x->a)));
   }
   return val_imm(DT_INT32, 0);
 }

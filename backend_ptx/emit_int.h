@@ -78,8 +78,9 @@ void unsupported(Emitter *e, const char *fmt, ...) __attribute__((format(printf,
 
 /* ---- expr.c: scalars */
 RegClass dtype_class(DType t);
-const char *ptx_type(DType t);  /* ".s32", ".u64", ".f16", ".pred" ... */
-const char *ptx_btype(DType t); /* ".b32", ".b16" ... (bit type of the class) */
+Val emit_math_fn(Emitter *e, IrMathFn fn, Val x); /* emit_spread.c: fn of an f32 register */
+const char *ptx_type(DType t);                    /* ".s32", ".u64", ".f16", ".pred" ... */
+const char *ptx_btype(DType t);                   /* ".b32", ".b16" ... (bit type of the class) */
 Val new_reg(Emitter *e, DType t);
 Val val_imm(DType t, int64_t v);
 Val emit_expr(Emitter *e, const IrExpr *x);     /* register or immediate */

@@ -1,8 +1,8 @@
 /* emit_meta.c: the `//@tls` metadata block at the top of the PTX file, in the
  * syntax of docs/format.md (the runtime parses it).
  *
- * Expressions (grid, tensor-map dims and strides) are printed over the
- * parameter names with no spaces; binary operands that are themselves
+ * Expressions (grid, tensor-map dims and strides, requirements) are printed
+ * over the parameter names with no spaces; binary operands that are themselves
  * infix operations are parenthesised, so no precedence is left implicit.
  */
 #include <inttypes.h>
@@ -34,8 +34,12 @@ static const char *meta_dtype(DType t) {
   }
 }
 
+/* Whether x prints as an infix operation (operands of operators put it in
+ * parentheses): a cast between integer types prints as its operand, and a
+ * select as a sum of products. */
 static bool is_infix(const IrExpr *x) {
-  return x->kind == X_BINARY && x->op != OP_MIN && x->op != OP_MAX;
+  while (x->kind == X_CAST && x->type != DT_BOOL && !dtype_is_float(x->type)) x = x->a;
+  return (x->kind == X_BINARY && x->op != OP_MIN && x->op != OP_MAX) || x->kind == X_SELECT;
 }
 
 static const char *infix_name(IrOp op) {
@@ -50,6 +54,22 @@ static const char *infix_name(IrOp op) {
     return "/";
   case OP_MOD:
     return "%";
+  case OP_EQ:
+    return "==";
+  case OP_NE:
+    return "!=";
+  case OP_LT:
+    return "<";
+  case OP_LE:
+    return "<=";
+  case OP_GT:
+    return ">";
+  case OP_GE:
+    return ">=";
+  case OP_LAND:
+    return "&&";
+  case OP_LOR:
+    return "||";
   default:
     return NULL;
   }
@@ -65,8 +85,30 @@ static bool print_operand(FILE *out, const IrExpr *x) {
   return ok;
 }
 
+/* c ? a : b as (!!c)*a+(!c)*b: the format has no select (both arms are
+ * evaluated, so an error in either refuses the launch). */
+static bool print_select(FILE *out, const IrExpr *x) {
+  fputs("(!!", out);
+  bool ok = print_operand(out, x->a);
+  fputs(")*", out);
+  ok = ok && print_operand(out, x->b);
+  fputs("+(!", out);
+  ok = ok && print_operand(out, x->a);
+  fputs(")*", out);
+  return ok && print_operand(out, x->c);
+}
+
+/* A cast: none between integer types and from bool (the runtime computes
+ * in 64 bits); to bool, `!!` (0 or 1). */
+static bool print_cast(FILE *out, const IrExpr *x) {
+  if (dtype_is_float(x->type)) return false;
+  if (x->type != DT_BOOL) return print_expr(out, x->a);
+  fputs("!!", out);
+  return print_operand(out, x->a);
+}
+
 /* An integer expression over parameters; false when it uses anything the
- * format lacks (variables, comparisons, thread indices...). */
+ * format lacks (variables, bitwise operators, thread indices...). */
 static bool print_expr(FILE *out, const IrExpr *x) {
   switch (x->kind) {
   case X_CONST:
@@ -74,14 +116,16 @@ static bool print_expr(FILE *out, const IrExpr *x) {
     fprintf(out, "%" PRId64, x->ival);
     return true;
   case X_PARAM:
-    if (x->param->is_ptr) return false;
+    if (x->param->is_ptr || dtype_is_float(x->param->type)) return false;
     fputs(x->param->name, out);
     return true;
   case X_CAST:
-    return !dtype_is_float(x->type) && x->type != DT_BOOL && print_expr(out, x->a);
+    return print_cast(out, x);
+  case X_SELECT:
+    return print_select(out, x);
   case X_UNARY:
-    if (x->op != OP_NEG) return false;
-    fputc('-', out);
+    if (x->op != OP_NEG && x->op != OP_LNOT) return false;
+    fputc(x->op == OP_NEG ? '-' : '!', out);
     return print_operand(out, x->a);
   case X_BINARY:
     if (x->op == OP_MIN || x->op == OP_MAX) {
@@ -178,6 +222,75 @@ static bool emit_tmap(FILE *out, const IrKernel *k, const IrTmap *tm, Diag *d) {
   return ok;
 }
 
+enum { REQUIRE_MAX = 16, REQUIRE_MAX_CODE = 64, REQUIRE_MAX_MESSAGE = 1024 };
+
+/* The instructions the runtime compiles x's printed form to
+ * (runtime/expr.c): one per integer, name and operator, two per && and ||,
+ * a select's condition twice; past REQUIRE_MAX_CODE, any larger count. */
+static int code_size(const IrExpr *x) {
+  if (x->nodes > 4 * REQUIRE_MAX_CODE) return REQUIRE_MAX_CODE + 1;
+  switch (x->kind) {
+  case X_CAST:
+    return code_size(x->a) + (x->type == DT_BOOL ? 2 : 0);
+  case X_UNARY:
+    return code_size(x->a) + 1;
+  case X_BINARY:
+    return code_size(x->a) + code_size(x->b) + (x->op == OP_LAND || x->op == OP_LOR ? 2 : 1);
+  case X_SELECT:
+    return 2 * code_size(x->a) + code_size(x->b) + code_size(x->c) + 6;
+  default:
+    return 1;
+  }
+}
+
+/* The message, on one line: control characters become spaces, and a long
+ * one is cut (at a UTF-8 character boundary) to what a metadata line holds. */
+static void print_message(FILE *out, const char *msg) {
+  size_t n = strlen(msg);
+  if (n > REQUIRE_MAX_MESSAGE) {
+    n = REQUIRE_MAX_MESSAGE;
+    while (n && ((unsigned char)msg[n] & 0xC0) == 0x80) n--;
+  }
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)msg[i];
+    fputc(c < 0x20 || c == 0x7f ? ' ' : c, out);
+  }
+}
+
+/* `require EXPR MESSAGE`, one per static_assert() on `int` parameters:
+ * the runtime refuses a launch whose arguments make EXPR 0. */
+static bool emit_requires(FILE *out, const IrKernel *k, Diag *d) {
+  if (k->nreqs > REQUIRE_MAX) {
+    diag_error(d, k->reqs[REQUIRE_MAX].span,
+               "kernel '%s' has %d static_assert() conditions on kernel parameters; the "
+               "runtime checks at most %d at launch",
+               k->name, k->nreqs, REQUIRE_MAX);
+    return false;
+  }
+  for (int i = 0; i < k->nreqs; i++) {
+    const IrRequire *r = &k->reqs[i];
+    if (code_size(r->cond) > REQUIRE_MAX_CODE) {
+      diag_error(d, r->span,
+                 "this static_assert() condition is too long for the launch check (at most %d "
+                 "operations): split it into several static_assert() calls",
+                 REQUIRE_MAX_CODE);
+      return false;
+    }
+    fputs("//@tls require ", out);
+    if (!print_expr(out, r->cond)) {
+      fputc('\n', out);
+      diag_error(d, r->span,
+                 "not supported by the PTX backend yet: a static_assert() condition that is not "
+                 "an integer expression over the kernel parameters");
+      return false;
+    }
+    fputc(' ', out);
+    print_message(out, r->msg ? r->msg : "");
+    fputc('\n', out);
+  }
+  return true;
+}
+
 /* The evaluator lists an `int` parameter fixed at compile time (-D,
  * --specialize) among the config entries as "fixed NAME" (eval.c,
  * set_config): NAME, or NULL for an autotune name. */
@@ -219,7 +332,7 @@ static bool emit_entry_meta(FILE *out, const IrKernel *k, Diag *d) {
             k->cluster[2] > 0 ? k->cluster[2] : 1);
   for (int i = 0; i < k->ntmaps; i++)
     if (!emit_tmap(out, k, k->tmaps[i], d)) return false;
-  return true;
+  return emit_requires(out, k, d);
 }
 
 bool emit_metadata(FILE *out, const IrModule *m, Diag *d) {

@@ -448,6 +448,7 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
   case S_WHERE:
   case S_DOT:
   case S_TRANSPOSE:
+  case S_RESHAPE:
     emit_spread_stmt(e, s);
     break;
   case S_LOAD_GLOBAL:

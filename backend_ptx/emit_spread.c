@@ -630,7 +630,7 @@ static void spread_where(Emitter *e, const IrStmt *s) {
 /* ------------------------------------------------------------ unary */
 
 /* fn(x) of an f32 (or f64 for the exact ones) register. */
-static Val math_fn(Emitter *e, IrMathFn fn, Val x) {
+Val emit_math_fn(Emitter *e, IrMathFn fn, Val x) {
   DType t = x.type;
   const char *ty = ptx_type(t);
   Val r = new_reg(e, t);
@@ -706,7 +706,7 @@ static void spread_unary(Emitter *e, const IrStmt *s) {
   }
   for (int64_t i = 0; i < d->reg->nslots; i++) {
     Val v = val_to_reg(e, val_convert(e, tensor_slot_reg(x, i), work));
-    Val r = val_convert(e, math_fn(e, s->unary.fn, v), d->dtype);
+    Val r = val_convert(e, emit_math_fn(e, s->unary.fn, v), d->dtype);
     emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), tensor_slot_reg(d, i).s, r.s);
   }
 }
@@ -955,6 +955,7 @@ static const IrTensor *written(const IrStmt *s) {
   case S_SLICE:
     return s->slice.dst;
   case S_TRANSPOSE:
+  case S_RESHAPE:
     return s->cast.dst;
   case S_LOAD_GLOBAL:
     return s->gmem.reg;
@@ -1041,6 +1042,7 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     spread_dot(e, s);
     break;
   case S_TRANSPOSE: /* the same registers under swapped coordinates */
+  case S_RESHAPE:   /* or with dimensions of size 1 added or removed */
     if (!owned_here(e, s->cast.dst) || !owned_here(e, s->cast.src)) break;
     for (int64_t i = 0; i < s->cast.dst->reg->nslots; i++)
       emit(e, "mov%s %s, %s;", ptx_btype(s->cast.dst->dtype), tensor_slot_reg(s->cast.dst, i).s,

@@ -311,6 +311,7 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
   case S_WHERE:
   case S_DOT:
   case S_TRANSPOSE:
+  case S_RESHAPE:
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:
   case S_LOAD_SHARED:

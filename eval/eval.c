@@ -3,6 +3,7 @@
  * kernel per selected autotune point of every tilus.Script class:
  * instantiate the script (__init__ with the point's values), then inline
  * __call__ with its run-time parameters into a fresh IrKernel. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -371,7 +372,7 @@ static void reset_point(Eval *E) {
  * once more, so the kernel kept is built again). Its diagnostics are kept in
  * *why instead of being printed, and its evaluation work is not counted. */
 static bool try_point(Eval *E, ClassDef *c, int n, const char **names, Value *const *vals,
-                      bool single, char **why) {
+                      bool single, char **why, long *progress) {
   Diag *d = E->d;
   FILE *saved_out = d->out;
   int saved_errors = d->nerrors;
@@ -383,12 +384,16 @@ static bool try_point(Eval *E, ClassDef *c, int n, const char **names, Value *co
   d->out = mem;
   jmp_buf outer;
   memcpy(outer, E->fail, sizeof outer);
-  volatile bool ok = false;
+  volatile bool ok = false, built = false;
   if (setjmp(E->fail) == 0) {
     IrKernel *k = build_kernel(E, c, n, names, vals, single);
+    built = true;
     IrModule one = {E->ar, E->src, &k, 1};
     ok = ir_run_passes(&one, d);
   }
+  /* how far it got: the evaluation steps before its error, or past them
+   * all when the evaluation finished and a pass refused the kernel */
+  *progress = built ? LONG_MAX : E->steps - saved_steps;
   memcpy(E->fail, outer, sizeof outer);
   reset_point(E);
   E->steps = saved_steps;
@@ -462,12 +467,16 @@ static void build_script(Eval *E, IrModule *m, ClassDef *c) {
     selected += point_selected(E, n, names, point_values(E, c, n, p), &filtered);
   int nskipped = 0;
   char **skip_why = arena_alloc(E->ar, sizeof(char *) * (size_t)(selected + 1));
+  int furthest = 0; /* the skipped point whose error came latest */
+  long most = -1;
   const char **skip_point = arena_alloc(E->ar, sizeof(char *) * (size_t)(selected + 1));
   for (int64_t p = 0; p < total; p++) {
     Value **vals = point_values(E, c, n, p);
     if (!point_selected(E, n, names, vals, &filtered)) continue;
     char *why = NULL;
-    if (selected > 1 && !try_point(E, c, n, names, vals, total == 1, &why)) {
+    long progress = 0;
+    if (selected > 1 && !try_point(E, c, n, names, vals, total == 1, &why, &progress)) {
+      if (progress > most) most = progress, furthest = nskipped;
       skip_point[nskipped] = point_text(E, n, names, vals);
       skip_why[nskipped++] = why;
       continue;
@@ -481,12 +490,13 @@ static void build_script(Eval *E, IrModule *m, ClassDef *c) {
              "values",
              c->name);
   FILE *out = E->d->out;
-  if (kept == 0 && nskipped) { /* none compiles: the first one's errors */
-    fputs(skip_why[0], out);
-    fprintf(out, "tlsc: note: in autotune point %s of '%s'\n", skip_point[0], c->name);
-    for (int i = 1; E->opt.verbose && i < nskipped; i++)
-      fprintf(out, "tlsc: note: autotune point %s fails too: %s\n", skip_point[i],
-              first_line(E, skip_why[i]));
+  if (kept == 0 && nskipped) { /* none compiles: the errors of the one that got furthest */
+    fputs(skip_why[furthest], out);
+    fprintf(out, "tlsc: note: in autotune point %s of '%s'\n", skip_point[furthest], c->name);
+    for (int i = 0; E->opt.verbose && i < nskipped; i++)
+      if (i != furthest)
+        fprintf(out, "tlsc: note: autotune point %s fails too: %s\n", skip_point[i],
+                first_line(E, skip_why[i]));
     E->d->nerrors++;
     ev_error_quiet(E);
   }

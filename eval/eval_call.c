@@ -224,6 +224,10 @@ static Value *call_def(Eval *E, Node *def, Env *env, Value *self, Args *a, Span 
   f.has_site = sp.line > 0; /* calls the compiler makes have no site */
   f.locals = arena_alloc(E->ar, sizeof(Dict));
   f.rt_base = E->rt_depth;
+  f.nest_base = E->nest;
+  f.loops_base = E->rt_loops;
+  f.entry = E->cur; /* guards after a run-time return end with the call */
+  f.entry_len = E->cur ? E->cur->len : 0;
   f.cls = defining_class(self, def);
   f.self = self;
   f.env = env;
@@ -242,6 +246,7 @@ static Value *call_def(Eval *E, Node *def, Env *env, Value *self, Args *a, Span 
   } else {
     ev_exec_block(E, &def->list2);
   }
+  E->cur = f.entry;
   E->frame = f.up;
   E->depth--;
   E->loop_kind = saved_kind;

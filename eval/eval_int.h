@@ -137,10 +137,15 @@ typedef enum Builtin {
   P_FREE_SHARED,
   P_FENCE_PROXY_ASYNC,
   P_TOLIST,
-  P_REGOP, /* s: a register-tensor operation (eval_regops.c) */
+  P_ITEM,     /* GlobalTensor[i, j].item() */
+  P_ITEM_PTR, /* GlobalTensor[i, j].item_ptr() */
+  P_REGOP,    /* s: a register-tensor operation (eval_regops.c) */
   P_RESOLVE_DOT_CONFIG,
+  P_DEFAULT_REG_LAYOUT, /* self.cuda.default_register_layout */
   P_ANNOTATE_LAYOUT,
-  P_TENSOR_TO, /* self: the tensor of x.to(dtype) */
+  P_TENSOR_TO,        /* self: the tensor of x.to(dtype) */
+  P_TENSOR_SQUEEZE,   /* x.squeeze(dim) */
+  P_TENSOR_UNSQUEEZE, /* x.unsqueeze(dim) */
   /* copy_async and its commit groups (eval_async.c) */
   P_COPY_ASYNC,
   P_COPY_ASYNC_COMMIT,
@@ -262,9 +267,18 @@ typedef struct Frame {
   Span call_site;
   bool has_site;
   Dict *locals;
-  int rt_base; /* run-time depth at entry: deeper returns are refused */
+  int rt_base; /* run-time depth at entry: deeper returns are run-time ones */
   Value *ret;
   bool returned;
+  /* A `return` under a run-time branch sets ret_var, and the statements
+   * after it run under `if not ret_var` (a guard, opened at the first
+   * statement of each enclosing block: bit i of guards_due for the block
+   * nest_base + i deep). entry/entry_len: where ret_var = False goes. */
+  IrVar *ret_var;
+  uint64_t guards_due;
+  int nest_base, loops_base;
+  IrBlock *entry;
+  int entry_len;
   ClassDef *cls;                 /* a method: the class defining it (for super()) */
   Value *self;                   /* a method: its first argument */
   Env *env;                      /* the scopes around the function (a closure), or NULL */
@@ -320,6 +334,8 @@ typedef struct Eval {
   IrKernel *k;      /* kernel being built (NULL at module level) */
   IrBlock *cur;     /* where statements are appended */
   int rt_depth;     /* nesting of run-time for/if */
+  int nest;         /* nesting of IR blocks (run-time for/if, with) */
+  int rt_loops;     /* nesting of run-time for */
   int tg_begin;     /* current thread group, absolute thread ids */
   int tg_count;     /* 0 = the whole block (warps not known yet) */
   bool tg_explicit; /* inside a thread_group or single_thread */
@@ -486,6 +502,9 @@ void ev_check_not_freed(Eval *E, const IrTensor *t, Span sp);
 /* t[idx] = v for a register tensor used element by element. */
 void ev_tensor_elem_set(Eval *E, Value *tv, Value *idx, Value *v, Span sp);
 Value *ev_tensor_tolist(Eval *E, Value *tv, Args *a, Span sp);
+Value *ev_global_item(Eval *E, Value *ref, bool ptr, Args *a, Span sp);
+Value *ev_tensor_squeeze(Eval *E, Value *self, bool unsqueeze, Args *a, Span sp);
+Value *ev_default_register_layout(Eval *E, Args *a, Span sp);
 
 /* eval_async.c: copy_async and its commit groups (fn: P_COPY_ASYNC ...) */
 Value *ev_call_cp_async(Eval *E, Builtin fn, Args *a, Span sp);

@@ -282,9 +282,30 @@ static Value *product(Eval *E, Value *seq, Value *start, Span sp) {
   return r;
 }
 
+/* math.exp(x) of a run-time x: Tilus maps Python's math functions on
+ * kernel values to the device's (float32; exp and log as ex2/lg2). */
+static Value *rt_math(Eval *E, const char *f, Args *a, Span sp) {
+  static const struct {
+    const char *name;
+    IrMathFn fn;
+  } fns[] = {{"exp", FN_EXP},   {"exp2", FN_EXP2}, {"log", FN_LOG},
+             {"log2", FN_LOG2}, {"sqrt", FN_SQRT}, {"sin", FN_SIN},
+             {"cos", FN_COS},   {"tanh", FN_TANH}, {"fabs", FN_ABS}};
+  Value *x = a->npos == 1 && !a->nkw ? a->pos[0] : NULL;
+  if (!x || x->kind != V_EXPR) return NULL;
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+    if (strcmp(f, fns[i].name) == 0) return v_expr(E, ir_math(E->ar, fns[i].fn, x->x));
+  ev_error(E, sp,
+           "math.%s() of a run-time value is not supported (exp, exp2, log, log2, sqrt, "
+           "sin, cos, tanh and fabs are)",
+           f);
+}
+
 Value *ev_call_math(Eval *E, Value *fn, Args *a, Span sp) {
   const char *f = fn->s, *M = "math";
   double x[2];
+  Value *rt = rt_math(E, f, a, sp);
+  if (rt) return rt;
   if (strcmp(f, "prod") == 0) {
     static const char *const names[] = {"iterable", "start", NULL};
     Value *v[2];

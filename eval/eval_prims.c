@@ -50,8 +50,8 @@ static const struct {
  * methods of a Script, then the groups whose every member is missing. */
 static const char tilus_prims[] =
     " global_tensor store_global_scatter store_shared_scatter reshape reshape_shared"
-    " view squeeze"
-    " unsqueeze flatten transpose round clip repeat"
+    " view"
+    " flatten transpose round clip repeat"
     " repeat_interleave any all scan cumsum cumprod add"
     " lock_semaphore release_semaphore print_tensor randint4x randint"
     " rand randn ";
@@ -72,6 +72,7 @@ static const struct {
   Builtin bi;
 } ns_prims[] = {
     {NS_CUDA, "resolve_dot_config", P_RESOLVE_DOT_CONFIG},
+    {NS_CUDA, "default_register_layout", P_DEFAULT_REG_LAYOUT},
     {NS_MBARRIER, "alloc", P_MBAR_ALLOC},
     {NS_MBARRIER, "wait", P_MBAR_WAIT},
     {NS_MBARRIER, "arrive", P_MBAR_ARRIVE},
@@ -191,10 +192,10 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
     int64_t n = E->k->cluster[name[0] - 'x'];
     return v_int(E, n > 0 ? n : 1);
   }
-  if (obj->bi == NS_GRIDDIM && strcmp(name, "x") == 0)
-    return v_expr(E, ir_special(E->ar, SR_NCTAID_X));
-  if (obj->bi == NS_GRIDDIM && (strcmp(name, "y") == 0 || strcmp(name, "z") == 0))
-    ev_error(E, sp, "self.gridDim.%s is not supported yet (only gridDim.x)", name);
+  if (obj->bi == NS_GRIDDIM && name[0] >= 'x' && name[0] <= 'z' && !name[1])
+    return v_expr(E, ir_special(E->ar, name[0] == 'x'   ? SR_NCTAID_X
+                                       : name[0] == 'y' ? SR_NCTAID_Y
+                                                        : SR_NCTAID_Z));
   /* Tilus: a fresh barrier is in phase 0, so the producer's first wait on
    * parity 1 passes at once and the consumer's on parity 0 blocks. */
   if (obj->bi == NS_MBARRIER && strcmp(name, "producer_initial_phase") == 0)
@@ -621,6 +622,18 @@ static Value *p_store_global(Eval *E, Args *a, Span sp) {
   return v_none(E);
 }
 
+/* out= of a load: the loaded tensor t copied into the user's tensor (a
+ * cast to the same type: layout inference gives both one layout). */
+static Value *load_into(Eval *E, Value *out, IrTensor *t, const char *what, Span sp) {
+  if (!out || out->kind == V_NONE) return v_tensor(E, t);
+  IrTensor *dst = v_to_tensor(E, out, sp, MS_REGISTER, what);
+  same_shape(E, sp, what, t->rank, t->shape, dst);
+  IrStmt *cp = stmt(E, S_CAST, sp);
+  cp->cast.dst = dst;
+  cp->cast.src = t;
+  return out;
+}
+
 /* self.load_global(g, offsets=[...], shape=[...]) */
 static Value *p_load_global(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"src", "offsets", "shape", "dims", "out", NULL};
@@ -640,15 +653,7 @@ static Value *p_load_global(Eval *E, Args *a, Span sp) {
   s->gmem.global = g;
   s->gmem.offsets = o;
   s->gmem.noffsets = g->rank;
-  if (v[4] && v[4]->kind != V_NONE) { /* out=: loaded into that tensor */
-    IrTensor *out = v_to_tensor(E, v[4], sp, MS_REGISTER, "load_global() out");
-    same_shape(E, sp, "load_global() out", rank, shape, out);
-    IrStmt *cp = stmt(E, S_CAST, sp);
-    cp->cast.dst = out;
-    cp->cast.src = t;
-    return v[4];
-  }
-  return v_tensor(E, t);
+  return load_into(E, v[4], t, "load_global() out", sp);
 }
 
 /* self.store_shared(dst, src) */
@@ -678,8 +683,8 @@ static Value *p_store_shared(Eval *E, Args *a, Span sp) {
 static Value *p_load_shared(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"src", "out", NULL};
   Value *v[2];
+  v[1] = NULL;
   ev_bind_args(E, a, sp, "load_shared", names, 1, v);
-  only_default(E, a, names, 1, v[1], NULL, "load_shared", sp);
   IrRef r = v_to_ref(E, v[0], sp, "load_shared() src");
   if (r.t->is_mbarrier || ir_ref_rank(&r) < 1)
     ev_error(E, sp, "load_shared() needs a tensor view, not a barrier");
@@ -689,7 +694,7 @@ static Value *p_load_shared(Eval *E, Args *a, Span sp) {
   IrStmt *s = stmt(E, S_LOAD_SHARED, sp);
   s->smem.reg = t;
   s->smem.shared = r;
-  return v_tensor(E, t);
+  return load_into(E, v[1], t, "load_shared() out", sp);
 }
 
 /* The type a printf argument is packed as (emit_printf.c), DT_VOID for a
@@ -1186,16 +1191,38 @@ static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
   return v_none(E);
 }
 
-/* static_assert(cond, msg): checked now; assume(cond): a hint tlsc does
- * not use (a compile-time False is an error, as Tilus's would be). */
+/* static_assert(cond, msg) of a run-time cond. Tilus compiles one kernel
+ * per value of an `int` parameter and checks the assertion then; tlsc's
+ * generic entry takes the value at run time, so a condition over such
+ * parameters becomes a requirement the runtime checks at each launch
+ * (ir_add_require). One that reads anything else is refused. */
+static void require_at_launch(Eval *E, Value *cond, Value *msg, Span at, Span sp) {
+  if (!E->k) ev_error(E, at, "static_assert() needs a compile-time condition");
+  const IrExpr *bad = ir_require_unsupported(cond->x);
+  if (bad && (bad->kind == X_UNARY || bad->kind == X_BINARY) && !dtype_is_float(bad->type))
+    ev_error(E, at,
+             "static_assert() on kernel parameters is checked at launch, where '%s' is not "
+             "available (use + - * / // %% comparisons, and, or, not, min, max)",
+             ir_op_name(bad->op));
+  if (bad)
+    ev_error(E, at,
+             "static_assert() needs a condition that is a compile-time value or depends only on "
+             "integer kernel parameters (then it is checked at launch)");
+  const char *text = msg && msg->kind == V_STR ? msg->s : "static assertion failed";
+  ir_add_require(E->ar, E->k, ev_to_bool_expr(E, cond, at), text, sp);
+}
+
+/* static_assert(cond, msg): checked now, or at launch for a condition on
+ * `int` parameters; assume(cond): a hint tlsc does not use (a compile-time
+ * False is an error, as Tilus's would be). */
 static Value *p_assert(Eval *E, Args *a, Span sp, bool assume) {
   static const char *const names[] = {"cond", "msg", NULL};
   Value *v[2] = {NULL, NULL};
   ev_bind_args(E, a, sp, assume ? "assume" : "static_assert", names, assume ? 1 : 2, v);
   int64_t c;
   if (v[0]->kind == V_EXPR && !ir_is_const(v[0]->x, &c)) {
-    if (assume) return v_none(E);
-    ev_error(E, ev_arg_span(a, names, 0, sp), "static_assert() needs a compile-time condition");
+    if (!assume) require_at_launch(E, v[0], v[1], ev_arg_span(a, names, 0, sp), sp);
+    return v_none(E);
   }
   if (v_truthy(E, v[0], sp)) return v_none(E);
   if (v[1] && v[1]->kind == V_STR) ev_error(E, sp, "static assertion failed: %s", v[1]->s);
@@ -1309,7 +1336,9 @@ Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx) {
   E->tg_begin += begin;
   E->tg_count = count;
   E->tg_explicit = true;
+  E->nest++;
   Ctrl c = ev_exec_block(E, &s->list);
+  E->nest--;
   E->groups = g.up;
   E->cur = saved;
   E->tg_begin = sb;
@@ -1322,6 +1351,7 @@ Ctrl ev_exec_with(Eval *E, Node *s, Value *ctx) {
 Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
   if (fn->bi == P_RESOLVE_DOT_CONFIG) /* Python: runs in __init__ too */
     return ev_resolve_dot_config(E, a, sp);
+  if (fn->bi == P_DEFAULT_REG_LAYOUT) return ev_default_register_layout(E, a, sp);
   if (!E->k || !E->cur) ev_error(E, sp, "primitives can only be used inside a kernel");
   switch (fn->bi) {
   case P_RANGE:
@@ -1356,6 +1386,12 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
   }
   case P_TOLIST:
     return ev_tensor_tolist(E, fn->self, a, sp);
+  case P_TENSOR_SQUEEZE:
+  case P_TENSOR_UNSQUEEZE:
+    return ev_tensor_squeeze(E, fn->self, fn->bi == P_TENSOR_UNSQUEEZE, a, sp);
+  case P_ITEM:
+  case P_ITEM_PTR:
+    return ev_global_item(E, fn->self, fn->bi == P_ITEM_PTR, a, sp);
   case P_REGOP:
     return ev_call_regop(E, fn->s, a, sp);
   case P_ANNOTATE_LAYOUT:

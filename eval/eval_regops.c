@@ -26,7 +26,8 @@ static const struct {
 };
 
 bool ev_is_regop(const char *name) {
-  if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0 || strcmp(name, "assign") == 0)
+  if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0 || strcmp(name, "assign") == 0 ||
+      strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0)
     return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
@@ -296,6 +297,45 @@ Value *ev_resolve_dot_config(Eval *E, Args *a, Span sp) {
   return cfg;
 }
 
+static int64_t gcd3(int64_t a, int64_t b) { return b ? gcd3(b, a % b) : a; }
+
+/* self.cuda.default_register_layout(num_warps, dtype, shape,
+ * vector_size=None): the layout tlsc gives a loaded tensor by default
+ * (vectors of vector_size elements of the last dimension per thread, then
+ * the threads along the innermost dimensions), as Tilus builds it: the
+ * elements must spread evenly over the threads, and the vector is by
+ * default gcd(elements per thread, 16 bytes of dtype, last dimension). */
+Value *ev_default_register_layout(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"num_warps", "dtype", "shape", "vector_size", NULL};
+  Value *v[4] = {NULL};
+  ev_bind_args(E, a, sp, "default_register_layout", names, 3, v);
+  int64_t warps = v_to_int(E, v[0], sp, "num_warps");
+  DType dt = v_to_dtype(E, v[1], sp, "dtype");
+  Value *sv = v[2];
+  if ((sv->kind != V_LIST && sv->kind != V_TUPLE) || sv->n < 1 || sv->n > IR_MAX_RANK)
+    ev_error(E, sp, "default_register_layout: shape must be a list of 1 to %d sizes", IR_MAX_RANK);
+  int64_t shape[IR_MAX_RANK], numel = 1;
+  for (int i = 0; i < sv->n; i++) {
+    shape[i] = v_to_int(E, sv->items[i], sp, "shape");
+    if (shape[i] < 1 || shape[i] > ((int64_t)1 << 24))
+      ev_error(E, sp, "default_register_layout: size %lld out of range", (long long)shape[i]);
+    numel *= shape[i];
+  }
+  if (warps < 1 || warps > 32) ev_error(E, sp, "default_register_layout: num_warps out of range");
+  int64_t threads = 32 * warps;
+  if (numel % threads)
+    ev_error(E, sp, "default_register_layout: %lld elements do not spread evenly over %lld threads",
+             (long long)numel, (long long)threads);
+  int64_t vec = v[3] && v[3]->kind != V_NONE
+                    ? v_to_int(E, v[3], sp, "vector_size")
+                    : gcd3(gcd3(numel / threads, 16 / dtype_bytes(dt)), shape[sv->n - 1]);
+  if (vec < 1 || (numel / threads) % vec || shape[sv->n - 1] % vec || (vec & (vec - 1)))
+    ev_error(E, sp, "default_register_layout: vector_size %lld does not fit", (long long)vec);
+  Value *l = v_new(E, V_LAYOUT);
+  l->layout = ir_reglayout_default(E->ar, sv->n, shape, threads, vec);
+  return l;
+}
+
 /* self.annotate_layout(tensor, layout): the register tensor must have
  * that layout (layout inference starts from it and checks it). */
 Value *ev_annotate_layout(Eval *E, Args *a, Span sp) {
@@ -323,6 +363,79 @@ Value *ev_annotate_layout(Eval *E, Args *a, Span sp) {
   return v_none(E);
 }
 
+/* The dimensions of squeeze / unsqueeze (an int or a list of them),
+ * negative ones counted from the end of a shape of `rank` dimensions,
+ * sorted; each at most once. */
+static int squeeze_dims(Eval *E, Value *dim, int rank, int *dims, Span sp) {
+  int n = dim->kind == V_LIST || dim->kind == V_TUPLE ? dim->n : 1;
+  if (n < 1 || n > IR_MAX_RANK) ev_error(E, sp, "dim= names %d dimensions", n);
+  for (int i = 0; i < n; i++) {
+    Value *x = dim->kind == V_LIST || dim->kind == V_TUPLE ? dim->items[i] : dim;
+    int64_t d = v_to_int(E, x, sp, "dim");
+    if (d < -rank || d >= rank)
+      ev_error(E, sp, "dim %lld is out of range for %d dimensions", (long long)d, rank);
+    d = d < 0 ? d + rank : d;
+    int j = i;
+    for (; j > 0 && dims[j - 1] > d; j--) dims[j] = dims[j - 1];
+    if (j > 0 && dims[j - 1] == d) ev_error(E, sp, "dim %lld is named twice", (long long)d);
+    dims[j] = (int)d;
+  }
+  return n;
+}
+
+/* x.squeeze(dim) / x.unsqueeze(dim): the same registers seen with
+ * dimensions of size 1 removed or added (S_RESHAPE). For unsqueeze, dim
+ * counts in the result's dimensions, as in torch and Tilus. */
+static Value *squeeze_of(Eval *E, IrTensor *x, bool unsqueeze, Value *dim, Value *out, Span sp) {
+  const char *what = unsqueeze ? "unsqueeze" : "squeeze";
+  int dims[IR_MAX_RANK], n;
+  int64_t shape[IR_MAX_RANK];
+  int rank = 0;
+  if (unsqueeze) {
+    int full = x->rank + (dim->kind == V_LIST || dim->kind == V_TUPLE ? dim->n : 1);
+    if (full > IR_MAX_RANK)
+      ev_error(E, sp, "%s() gives more than %d dimensions", what, IR_MAX_RANK);
+    n = squeeze_dims(E, dim, full, dims, sp);
+    for (int d = 0, k = 0, j = 0; d < full; d++)
+      shape[rank++] = k < n && dims[k] == d ? (k++, 1) : x->shape[j++];
+  } else {
+    n = squeeze_dims(E, dim, x->rank, dims, sp);
+    for (int d = 0, k = 0; d < x->rank; d++) {
+      if (k < n && dims[k] == d) {
+        if (x->shape[d] != 1)
+          ev_error(E, sp, "squeeze(): dimension %d has size %lld, not 1", d,
+                   (long long)x->shape[d]);
+        k++;
+        continue;
+      }
+      shape[rank++] = x->shape[d];
+    }
+  }
+  IrTensor *d = new_reg(E, x->dtype, rank, shape, x->nthreads, sp);
+  IrStmt *s = ir_stmt_new(E->ar, S_RESHAPE, sp);
+  s->cast.dst = d;
+  s->cast.src = x;
+  ev_emit(E, s);
+  return to_out(E, d, out, sp);
+}
+
+/* self.squeeze(x, dim=, out=None), self.unsqueeze(x, dim=, out=None) */
+static Value *squeeze_call(Eval *E, bool unsqueeze, Args *a, Span sp) {
+  static const char *const names[] = {"x", "dim", "out", NULL};
+  const char *what = unsqueeze ? "unsqueeze" : "squeeze";
+  Value *v[3] = {NULL, NULL, NULL};
+  ev_bind_args(E, a, sp, what, names, 2, v);
+  return squeeze_of(E, reg_arg(E, v[0], sp, what), unsqueeze, v[1], v[2], sp);
+}
+
+Value *ev_tensor_squeeze(Eval *E, Value *self, bool unsqueeze, Args *a, Span sp) {
+  static const char *const names[] = {"dim", NULL};
+  const char *what = unsqueeze ? "unsqueeze" : "squeeze";
+  Value *v[1] = {NULL};
+  ev_bind_args(E, a, sp, what, names, 1, v);
+  return squeeze_of(E, reg_arg(E, self, sp, what), unsqueeze, v[0], NULL, sp);
+}
+
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
   if (strcmp(name, "where") == 0) return where(E, a, sp);
   if (strcmp(name, "assign") == 0) { /* self.assign(dst, src): dst's values = src's */
@@ -336,6 +449,8 @@ Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
     return v_none(E);
   }
   if (strcmp(name, "dot") == 0) return dot(E, a, sp);
+  if (strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0)
+    return squeeze_call(E, name[0] == 'u', a, sp);
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return unary(E, name, unary_fns[i].fn, a, sp);
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)

@@ -81,6 +81,9 @@ static Value *capture_ref(Eval *E, const char *name, Value *v, Span sp) {
 void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
   int64_t c;
   if (v->kind == V_UNDEF) ev_error(E, sp, "value is not defined on every path");
+  /* `alpha: float32 = self.exp(r)`: Python does not check annotations, and
+   * Tilus binds a tensor to the name whatever its annotation says */
+  if (ann != DT_VOID && v->kind == V_TENSOR) ann = DT_VOID;
   if (ann != DT_VOID && !E->k)
     ev_error(E, sp,
              "run-time variables ('%s: %s') exist only inside a "
@@ -160,6 +163,17 @@ static DType eval_ann_type(Eval *E, Node *annotation) {
   return ev_annotation_rt_type(ev_eval_annotation(E, annotation));
 }
 
+/* x, y, z = self.blockIdx: Tilus's dim3 values unpack as (x, y, z). */
+static Value *dim3_tuple(Eval *E, Value *v, Span sp) {
+  if (v->kind != V_NS ||
+      (v->bi != NS_BLOCKIDX && v->bi != NS_CLUSTER_BLOCKIDX && v->bi != NS_GRIDDIM))
+    return v;
+  Value *t = v_seq(E, V_TUPLE, 3);
+  for (int i = 0; i < 3; i++)
+    t->items[i] = ev_ns_attr(E, v, (const char *[]){"x", "y", "z"}[i], sp);
+  return t;
+}
+
 /* target = v, with an optional annotation (x: int32 = v). */
 void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
   switch (target->kind) {
@@ -190,6 +204,7 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
   case N_TUPLE:
   case N_LIST: {
     if (annotation) ev_error(E, target->span, "only single target can be annotated");
+    v = dim3_tuple(E, v, sp);
     if (v->kind != V_TUPLE && v->kind != V_LIST)
       ev_error(E, sp, "cannot unpack '%s' into %d names", v_type_name(v), target->list.len);
     int star = -1, nt = target->list.len;
@@ -351,6 +366,38 @@ static DType scalar_type(const Value *v) {
   return v->kind == V_BOOL ? DT_BOOL : DT_INT32;
 }
 
+/* Register tensors of one dtype, shape and thread count: the name bound
+ * to either after a run-time if can be one tensor. */
+static bool joinable_tensors(const Value *a, const Value *b) {
+  if (a->kind != V_TENSOR || b->kind != V_TENSOR) return false;
+  const IrTensor *x = a->t, *y = b->t;
+  if (x->space != MS_REGISTER || y->space != MS_REGISTER || x->dtype != y->dtype ||
+      x->rank != y->rank || x->nthreads != y->nthreads)
+    return false;
+  for (int i = 0; i < x->rank; i++)
+    if (x->shape[i] != y->shape[i]) return false;
+  return true;
+}
+
+/* `r = load(...)` in one branch, `r = register_tensor(...)` in the other:
+ * a tensor both copy theirs into at the end of the branch (the copies tie
+ * the layouts, as out= does). */
+static Value *join_tensors(Eval *E, Value *thn, Value *els, IrStmt *st) {
+  const IrTensor *x = thn->t;
+  IrTensor *d =
+      ir_new_tensor(E->ar, E->k, x->name, MS_REGISTER, x->dtype, x->rank, x->shape, st->span);
+  d->nthreads = x->nthreads;
+  IrBlock *arm[2] = {&st->body, &st->orelse};
+  Value *src[2] = {thn, els};
+  for (int i = 0; i < 2; i++) {
+    IrStmt *cp = ir_stmt_new(E->ar, S_CAST, st->span);
+    cp->cast.dst = d;
+    cp->cast.src = src[i]->t;
+    ir_block_push(E->ar, arm[i], cp);
+  }
+  return v_tensor(E, d);
+}
+
 /* Join after a run-time if: `els` is the scope after the else branch (the
  * live one), `thn` after the then branch, `before` the scope before. */
 static void join_scopes(Eval *E, Dict *els, Dict *thn, Dict *before, IrStmt *st) {
@@ -362,6 +409,11 @@ static void join_scopes(Eval *E, Dict *els, Dict *thn, Dict *before, IrStmt *st)
       continue;
     }
     if ((ts->var && ts->var == es->var) || v_same(E, ts->val, es->val, st->span)) continue;
+    if (joinable_tensors(ts->val, es->val)) {
+      es->val = join_tensors(E, ts->val, es->val, st);
+      es->var = NULL;
+      continue;
+    }
     if (!v_is_scalar(ts->val) || !v_is_scalar(es->val)) {
       es->val = v_new(E, V_UNDEF);
       es->var = NULL;
@@ -415,6 +467,7 @@ static void rt_if(Eval *E, Node *s, Value *cond, bool in_chain) {
   RtFrame frame;
   ev_rt_enter(E, &frame, false);
   E->rt_depth++;
+  E->nest++;
   E->cur = &st->body;
   ev_exec_block(E, &s->list);
   Dict thn = dict_copy(E, scope);
@@ -428,6 +481,7 @@ static void rt_if(Eval *E, Node *s, Value *cond, bool in_chain) {
   }
   E->cur = saved;
   E->rt_depth--;
+  E->nest--;
   E->loop_kind = saved_kind;
   ev_rt_leave(E, &frame);
   join_scopes(E, scope, &thn, &before, st);
@@ -531,10 +585,14 @@ static void rt_for(Eval *E, Node *s, Value *rng) {
   ev_rt_enter(E, &frame, true);
   E->cur = &st->body;
   E->rt_depth++;
+  E->nest++;
+  E->rt_loops++;
   E->loop_kind = 2;
   ev_exec_block(E, &s->list);
   E->loop_kind = saved_kind;
   E->rt_depth--;
+  E->nest--;
+  E->rt_loops--;
   E->cur = saved;
   ev_rt_leave(E, &frame);
   clamp_depths(E);
@@ -623,15 +681,58 @@ static void exec_augassign(Eval *E, Node *s) {
   ev_assign_to(E, s->a, ev_eval_binop(E, s->op, cur, rhs, s->span), NULL, s->span);
 }
 
+/* The frame's run-time return flag, made on the first run-time return
+ * and set to False where the function's statements begin. */
+static IrVar *ret_flag(Eval *E, Frame *f, Span sp) {
+  if (f->ret_var) return f->ret_var;
+  f->ret_var = ir_new_var(E->ar, E->k, "returned", DT_BOOL);
+  IrStmt *init = ir_stmt_new(E->ar, S_ASSIGN, sp);
+  init->assign.var = f->ret_var;
+  init->assign.value = ir_const(E->ar, DT_BOOL, 0);
+  IrBlock *b = f->entry;
+  ir_block_push(E->ar, b, init); /* then moved to entry_len */
+  memmove(b->items + f->entry_len + 1, b->items + f->entry_len,
+          sizeof(IrStmt *) * (size_t)(b->len - 1 - f->entry_len));
+  b->items[f->entry_len] = init;
+  return f->ret_var;
+}
+
+/* return under a run-time branch: the flag is set, and every block
+ * around the branch, up to the function's, guards what follows it. */
+static void rt_return(Eval *E, Node *s) {
+  Frame *f = E->frame;
+  if (E->rt_loops > f->loops_base)
+    ev_error(E, s->span, "'return' inside a run-time loop is not supported yet");
+  if (s->a && ev_eval_expr(E, s->a)->kind != V_NONE)
+    ev_error(E, s->span, "'return' with a value under a run-time branch is not supported yet");
+  int levels = E->nest - f->nest_base;
+  if (levels > 64) ev_error(E, s->span, "'return' nested more than 64 blocks deep in its function");
+  emit_assign(E, ret_flag(E, f, s->span), ir_const(E->ar, DT_BOOL, 1), s->span);
+  f->guards_due |= levels == 64 ? ~(uint64_t)0 : ((uint64_t)1 << levels) - 1;
+}
+
 static Ctrl exec_return(Eval *E, Node *s) {
   if (!E->frame) ev_error(E, s->span, "'return' outside function");
-  if (E->rt_depth > E->frame->rt_base)
-    ev_error(E, s->span,
-             "'return' inside a run-time loop or branch is not "
-             "supported yet");
+  if (E->rt_depth > E->frame->rt_base) {
+    rt_return(E, s);
+    return C_RETURN; /* the rest of the branch is not reached */
+  }
   E->frame->ret = s->a ? ev_eval_expr(E, s->a) : v_none(E);
   E->frame->returned = true;
   return C_RETURN;
+}
+
+/* The first statement of a block after a run-time return that may have
+ * left it: the rest of the block goes under `if not returned`. */
+static void open_guard(Eval *E, Span sp) {
+  Frame *f = E->frame;
+  int level = E->nest - f->nest_base;
+  if (level < 0 || level >= 64 || !(f->guards_due >> level & 1)) return;
+  f->guards_due &= ~((uint64_t)1 << level);
+  IrStmt *st = ir_stmt_new(E->ar, S_IF, sp);
+  st->branch.cond = ir_unary(E->ar, OP_LNOT, ir_var_ref(E->ar, f->ret_var));
+  ev_emit(E, st);
+  E->cur = &st->body;
 }
 
 static Ctrl exec_jump(Eval *E, Node *s) {
@@ -748,6 +849,7 @@ static void exec_del(Eval *E, Node *t) {
 
 Ctrl ev_exec_stmt(Eval *E, Node *s) {
   ev_step(E, s->span);
+  if (E->frame && E->frame->guards_due) open_guard(E, s->span);
   switch (s->kind) {
   case N_EXPR_STMT:
     ev_eval_expr(E, s->a);

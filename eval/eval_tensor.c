@@ -33,7 +33,15 @@ Value *ev_tensor_attr(Eval *E, Value *tv, const char *name, Span sp) {
   }
   if (strcmp(name, "transpose") == 0) return v_builtin(E, P_TRANSPOSE, tv);
   if (strcmp(name, "tolist") == 0) return v_builtin(E, P_TOLIST, tv);
+  if (r.t->space == MS_GLOBAL && r.nidx == r.t->rank && r.nidx > 0) {
+    if (strcmp(name, "item") == 0) return v_builtin(E, P_ITEM, tv);
+    if (strcmp(name, "item_ptr") == 0) return v_builtin(E, P_ITEM_PTR, tv);
+  }
   if (strcmp(name, "to") == 0 && r.t->space == MS_REGISTER) return v_builtin(E, P_TENSOR_TO, tv);
+  if (strcmp(name, "squeeze") == 0 && r.t->space == MS_REGISTER && tv->kind == V_TENSOR)
+    return v_builtin(E, P_TENSOR_SQUEEZE, tv);
+  if (strcmp(name, "unsqueeze") == 0 && r.t->space == MS_REGISTER && tv->kind == V_TENSOR)
+    return v_builtin(E, P_TENSOR_UNSQUEEZE, tv);
   if (strcmp(name, "shape") == 0) {
     Value *s = v_seq(E, V_TUPLE, ir_ref_rank(&r));
     for (int i = 0; i < s->n; i++)
@@ -87,9 +95,67 @@ Value *ev_tensor_transpose(Eval *E, Value *tv, Span sp) {
  * indices allowed); mbarriers[i] selects one barrier. */
 static Value *elem_get(Eval *E, IrTensor *t, Value *idx, Span sp);
 
+/* g[i, j] of a global view: one element, every dimension indexed (run-time
+ * indices allowed, unchecked, as in Tilus), for .item() and .item_ptr(). */
+static Value *global_elem(Eval *E, Value *tv, Value *idx, Span sp) {
+  IrTensor *g = tv->t;
+  int n = idx->kind == V_TUPLE ? idx->n : 1;
+  if (tv->kind != V_TENSOR || n != g->rank)
+    ev_error(E, sp,
+             "indexing a GlobalTensor takes one index per dimension (%d here), for .item() or "
+             ".item_ptr(); slicing one is not supported yet",
+             g->rank);
+  IrRef r = {.t = g};
+  for (int i = 0; i < n; i++) {
+    Value *x = idx->kind == V_TUPLE ? idx->items[i] : idx;
+    if (!v_is_int_scalar(x))
+      ev_error(E, sp, "tensor index must be an integer, not '%s'", v_type_name(x));
+    int64_t c;
+    IrExpr *e = ev_scalar_as(E, x, DT_INT32, sp);
+    if (ir_is_const(e, &c) && c < 0)
+      ev_error(E, sp, "index %lld of a GlobalTensor is negative", (long long)c);
+    r.idx[r.nidx++] = e;
+  }
+  Value *v = v_new(E, V_REF);
+  v->ref = r;
+  return v;
+}
+
+/* The address of a global element: base + (row-major index) * bytes, in
+ * 64 bits. */
+static IrExpr *global_elem_addr(Eval *E, const IrRef *r) {
+  Arena *ar = E->ar;
+  const IrTensor *g = r->t;
+  IrExpr *lin = ir_cast(ar, DT_INT64, r->idx[0]);
+  for (int d = 1; d < g->rank; d++) {
+    IrExpr *dim = ir_cast(ar, DT_INT64, g->gshape[d]);
+    lin = ir_binary(ar, OP_ADD, ir_binary(ar, OP_MUL, lin, dim), ir_cast(ar, DT_INT64, r->idx[d]));
+  }
+  IrExpr *bytes = ir_binary(ar, OP_MUL, lin, ir_const(ar, DT_INT64, dtype_bytes(g->dtype)));
+  return ir_binary(ar, OP_ADD, ir_cast(ar, DT_UINT64, g->gptr), ir_cast(ar, DT_UINT64, bytes));
+}
+
+/* g[i, j].item(): the element, read once here (a fresh variable holds it);
+ * .item_ptr(): its address. */
+Value *ev_global_item(Eval *E, Value *ref, bool ptr, Args *a, Span sp) {
+  const char *what = ptr ? "item_ptr" : "item";
+  if (a->npos || a->nkw) ev_error(E, sp, "%s() takes no arguments", what);
+  if (!E->k) ev_error(E, sp, "%s() reads a GlobalTensor: only inside a kernel", what);
+  IrExpr *addr = global_elem_addr(E, &ref->ref);
+  if (ptr) return v_expr(E, addr);
+  IrExpr *x = ir_load(E->ar, ref->ref.t->dtype, addr);
+  IrVar *var = ir_new_var(E->ar, E->k, E->hint ? E->hint : "item", x->type);
+  IrStmt *st = ir_stmt_new(E->ar, S_ASSIGN, sp);
+  st->assign.var = var;
+  st->assign.value = x;
+  ev_emit(E, st);
+  return v_expr(E, ir_var_ref(E->ar, var));
+}
+
 Value *ev_tensor_index(Eval *E, Value *tv, Value *idx, Span sp) {
   IrRef r = as_ref(tv);
   if (r.t->space == MS_REGISTER && tv->kind == V_TENSOR) return elem_get(E, r.t, idx, sp);
+  if (r.t->space == MS_GLOBAL) return global_elem(E, tv, idx, sp);
   if (r.t->space != MS_SHARED)
     ev_error(E, sp, "indexing a %s is not supported yet", v_type_name(tv));
   ev_check_not_freed(E, r.t, sp);

@@ -308,12 +308,31 @@ static bool same_at(Eval *E, const Value *a, const Value *b, Span sp, int depth)
 
 bool v_same(Eval *E, const Value *a, const Value *b, Span sp) { return same_at(E, a, b, sp, 0); }
 
+/* A scalar kernel parameter the expression reads (the first found; a
+ * few levels deep), or NULL. */
+static const IrParam *param_in(const IrExpr *x, int depth) {
+  if (!x || depth > 16) return NULL;
+  if (x->kind == X_PARAM) return x->param->is_ptr ? NULL : x->param;
+  const IrParam *p = param_in(x->a, depth + 1);
+  if (!p) p = param_in(x->b, depth + 1);
+  return p ? p : param_in(x->c, depth + 1);
+}
+
 /* A compile-time integer (bools count), or an error naming what needed it:
- * "<what> must be a compile-time constant". */
+ * "<what> must be a compile-time constant". A value that comes from an
+ * `int` parameter is a constant in Tilus, which compiles per value: the
+ * message says how to give one. */
 int64_t v_to_int(Eval *E, Value *v, Span sp, const char *what) {
   int64_t c;
   if (v->kind == V_INT || v->kind == V_BOOL) return v->i;
   if (v->kind == V_EXPR && ir_is_const(v->x, &c) && !dtype_is_float(v->x->type)) return c;
+  const IrParam *p = v->kind == V_EXPR ? param_in(v->x, 0) : NULL;
+  if (p)
+    ev_error(E, sp,
+             "%s must be a compile-time constant; it depends on kernel parameter '%s', which "
+             "tlsc keeps a run-time value: give it with -D %s=VALUE for an entry specialised "
+             "on it",
+             what, p->name, p->name);
   if (v->kind == V_EXPR || v->kind == V_TENSOR || v->kind == V_REF)
     ev_error(E, sp, "%s must be a compile-time constant", what);
   ev_error(E, sp, "%s must be an integer, not '%s'", what, v_type_name(v));

@@ -158,6 +158,14 @@ static bool check_expr(Verifier *v, const IrExpr *e, const bool *assigned, Span 
     if (!check_expr(v, e->a, assigned, sp)) return false;
     if (e->a->type != DT_VOID && e->type != DT_VOID) return true;
     break;
+  case X_LOAD:
+    if (!check_expr(v, e->a, assigned, sp)) return false;
+    if (e->a->type == DT_UINT64) return true;
+    break;
+  case X_MATH:
+    if (!check_expr(v, e->a, assigned, sp)) return false;
+    if (e->a->type == DT_FLOAT32 && e->type == DT_FLOAT32) return true;
+    break;
   }
   diag_error(v->d, sp, "internal error: ill-typed %s expression in the IR", dtype_name(e->type));
   return false;
@@ -682,15 +690,18 @@ static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned
   if (s->kind == S_REDUCE) return check_reduce(v, s, rg);
   if (s->kind == S_WHERE) return check_where(v, s, assigned, rg);
   if (s->kind == S_DOT) return check_dot(v, s, rg);
-  if (s->kind == S_TRANSPOSE) {
+  if (s->kind == S_TRANSPOSE || s->kind == S_RESHAPE) {
     const IrTensor *d = s->cast.dst, *x = s->cast.src;
     if (!check_register(v, d, rg, s->span, "the destination") ||
         !check_register(v, x, rg, s->span, "the source"))
       return false;
-    bool ok = d->rank == 2 && x->rank == 2 && d->shape[0] == x->shape[1] &&
-              d->shape[1] == x->shape[0] && d->dtype == x->dtype;
-    if (!ok) diag_error(v->d, s->span, "internal error: malformed transpose of '%s'", x->name);
-    return ok;
+    bool ok = s->kind == S_RESHAPE ? ir_shapes_differ_by_ones(d->rank, d->shape, x->rank, x->shape)
+                                   : d->rank == 2 && x->rank == 2 && d->shape[0] == x->shape[1] &&
+                                         d->shape[1] == x->shape[0];
+    if (!ok || d->dtype != x->dtype)
+      diag_error(v->d, s->span, "internal error: malformed %s of '%s'",
+                 s->kind == S_RESHAPE ? "reshape" : "transpose", x->name);
+    return ok && d->dtype == x->dtype;
   }
   bool elemwise = s->kind == S_ELEMWISE;
   const IrTensor *dst = elemwise             ? s->elemwise.dst
@@ -964,6 +975,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_WHERE:
   case S_DOT:
   case S_TRANSPOSE:
+  case S_RESHAPE:
     return check_register_op(v, s, assigned, rg);
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:

@@ -235,6 +235,59 @@ int ir_gcopy_tile_dim(const IrGlobalCopyStmt *c, int gdim) {
   return -1;
 }
 
+IrExpr *ir_load(Arena *ar, DType mem, IrExpr *addr) {
+  bool half = mem == DT_FLOAT16 || mem == DT_BFLOAT16;
+  IrExpr *e = new_expr(ar, X_LOAD, half ? DT_FLOAT32 : mem);
+  e->ival = mem;
+  e->a = addr;
+  e->nodes = count_nodes(addr, NULL, NULL);
+  return e;
+}
+
+/* fn(x) in double, as the host computes a folded constant. */
+static double math_value(IrMathFn fn, double x) {
+  switch (fn) {
+  case FN_EXP:
+    return exp(x);
+  case FN_EXP2:
+    return exp2(x);
+  case FN_LOG:
+    return log(x);
+  case FN_LOG2:
+    return log2(x);
+  case FN_SQRT:
+    return sqrt(x);
+  case FN_RSQRT:
+    return 1 / sqrt(x);
+  case FN_ABS:
+    return fabs(x);
+  case FN_NEG:
+    return -x;
+  case FN_SQUARE:
+    return x * x;
+  case FN_SIN:
+    return sin(x);
+  case FN_COS:
+    return cos(x);
+  case FN_TANH:
+    return tanh(x);
+  case FN_RECIP:
+    return 1 / x;
+  }
+  return x;
+}
+
+IrExpr *ir_math(Arena *ar, int fn, IrExpr *a) {
+  a = ir_cast(ar, DT_FLOAT32, a);
+  if (a->kind == X_CONST) return ir_const_f(ar, DT_FLOAT32, math_value((IrMathFn)fn, a->fval));
+  IrExpr *e = new_expr(ar, X_MATH, DT_FLOAT32);
+  e->ival = fn;
+  e->a = a;
+  e->nodes = count_nodes(a, NULL, NULL);
+  e->has_index = any_index(a, NULL, NULL);
+  return e;
+}
+
 IrExpr *ir_index(Arena *ar, int dim) {
   IrExpr *e = new_expr(ar, X_INDEX, DT_INT32);
   e->ival = dim;
@@ -550,6 +603,10 @@ static const char *special_name(SpecialReg r) {
     return "cluster.blockIdx.y";
   case SR_CLUSTER_CTAID_Z:
     return "cluster.blockIdx.z";
+  case SR_NCTAID_Y:
+    return "gridDim.y";
+  case SR_NCTAID_Z:
+    return "gridDim.z";
   }
   return "?";
 }
@@ -612,6 +669,16 @@ void ir_print_expr(FILE *out, const IrExpr *e) {
     break;
   case X_INDEX:
     fprintf(out, "index%lld", (long long)e->ival);
+    break;
+  case X_MATH:
+    fprintf(out, "%s(", ir_fn_name((IrMathFn)e->ival));
+    ir_print_expr(out, e->a);
+    fputc(')', out);
+    break;
+  case X_LOAD:
+    fprintf(out, "load<%s>(", dtype_name((DType)e->ival));
+    ir_print_expr(out, e->a);
+    fputc(')', out);
     break;
   case X_UNARY:
     fputs(ir_op_name(e->op), out);

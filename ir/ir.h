@@ -78,7 +78,9 @@ typedef enum SpecialReg {
   SR_CLUSTER_CTARANK, /* self.cluster.blockRank: %cluster_ctarank (uint32) */
   SR_CLUSTER_CTAID_X, /* self.cluster.blockIdx: %cluster_ctaid */
   SR_CLUSTER_CTAID_Y,
-  SR_CLUSTER_CTAID_Z
+  SR_CLUSTER_CTAID_Z,
+  SR_NCTAID_Y, /* gridDim.y */
+  SR_NCTAID_Z
 } SpecialReg;
 
 typedef struct IrVar {
@@ -104,8 +106,13 @@ typedef enum XKind {
   X_BINARY,  /* a op b */
   X_SELECT,  /* a ? b : c */
   X_CAST,    /* (type) a */
-  X_INDEX    /* int32: the element's index in dimension ival; only in the
+  X_INDEX,   /* int32: the element's index in dimension ival; only in the
                 value of an S_FILL (register_tensor(init=lambda i, j: ..)) */
+  X_LOAD,    /* one element of global memory at address a (u64), of dtype
+                ival in memory, its value of type `type` (16-bit floats
+                widened to float32): GlobalTensor[i, j].item(); only as the
+                value of an S_ASSIGN, so that it is read once, in order */
+  X_MATH     /* float32: fn ival (IrMathFn) of a, math.exp(x) of a run-time x */
 } XKind;
 
 typedef struct IrExpr IrExpr;
@@ -137,6 +144,9 @@ IrExpr *ir_unary(Arena *ar, IrOp op, IrExpr *a);
 IrExpr *ir_binary(Arena *ar, IrOp op, IrExpr *a, IrExpr *b);
 IrExpr *ir_select(Arena *ar, IrExpr *cond, IrExpr *a, IrExpr *b);
 IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a);
+IrExpr *ir_load(Arena *ar, DType mem, IrExpr *addr); /* X_LOAD */
+/* X_MATH of fn (an IrMathFn), a converted to float32; folded on a constant */
+IrExpr *ir_math(Arena *ar, int fn, IrExpr *a);
 IrExpr *ir_index(Arena *ar, int dim);
 /* Whether e reads an element index (X_INDEX). */
 bool ir_expr_has_index(const IrExpr *e);
@@ -225,6 +235,13 @@ IrRegLayout *ir_reglayout_broadcast(Arena *ar, const IrRegLayout *full, int rank
 /* The layout of a rank-2 tensor transposed: element (i, j) of the result
  * where element (j, i) of L is, in the same thread and slot. */
 IrRegLayout *ir_reglayout_transpose(Arena *ar, const IrRegLayout *L);
+/* The layout of L's tensor reshaped to `shape` by adding or removing
+ * dimensions of size 1 only (squeeze, unsqueeze): the same thread and slot
+ * for each element. */
+IrRegLayout *ir_reglayout_reshape_ones(Arena *ar, const IrRegLayout *L, int rank,
+                                       const int64_t *shape);
+/* Whether `a` and `b` differ only by dimensions of size 1. */
+bool ir_shapes_differ_by_ones(int ra, const int64_t *a, int rb, const int64_t *b);
 /* The layout of a reduction of src over dim: the dimension kept with size
  * 1 (keepdim), or removed. */
 IrRegLayout *ir_reglayout_reduce(Arena *ar, const IrRegLayout *src, int dim, bool keepdim);
@@ -366,7 +383,9 @@ typedef enum SKind {
   S_REDUCE,         /* reduce: dst = reduction of src over one dimension */
   S_WHERE,          /* where: dst = cond ? a : b element by element */
   S_DOT,            /* dot: dst = a @ b + c with mma.sync */
-  S_TRANSPOSE       /* cast: dst = src transposed (rank 2; the same registers) */
+  S_TRANSPOSE,      /* cast: dst = src transposed (rank 2; the same registers) */
+  S_RESHAPE         /* cast: dst = src with dimensions of size 1 added or
+                       removed (squeeze, unsqueeze; the same registers) */
 } SKind;
 
 /* The fields of each statement kind, one struct each. IrStmt holds them in
@@ -671,6 +690,18 @@ void ir_block_push(Arena *ar, IrBlock *b, IrStmt *s);
 
 /* -------------------------------------------------------------- kernel */
 
+/* A launch-time requirement: a static_assert() whose condition reads `int`
+ * kernel parameters. Tilus compiles one kernel per value of such a
+ * parameter and checks the assertion then; tlsc's generic entry takes it
+ * at run time, so the runtime checks the condition at each launch and
+ * refuses arguments that break it (docs/format.md, `require`). */
+typedef struct IrRequire {
+  IrExpr *cond; /* bool, over constants and scalar integer parameters */
+  char *text;   /* cond as ir_print_expr writes it: the key of duplicates */
+  char *msg;    /* the assertion's message */
+  Span span;    /* the static_assert() call */
+} IrRequire;
+
 typedef struct IrKernel {
   char *name;   /* PTX entry name */
   char *script; /* the tilus.Script class name */
@@ -698,6 +729,8 @@ typedef struct IrKernel {
   /* where S_REDUCE statements exchange partial results across warps, and
    * how many bytes the largest needs: set by planning */
   int64_t reduce_scratch_offset, reduce_scratch_bytes;
+  IrRequire *reqs; /* launch-time requirements, in source order, distinct */
+  int nreqs;
   Span span;
 } IrKernel;
 
@@ -709,6 +742,14 @@ typedef struct IrModule {
 } IrModule;
 
 IrVar *ir_new_var(Arena *ar, IrKernel *k, const char *name, DType t);
+/* require.c: NULL when cond can be a launch-time requirement (integer
+ * constants and non-pointer integer or bool parameters, casts between
+ * them, - ! + - * / % comparisons && || min max and selects: what the
+ * metadata's expressions say); else the first node that cannot. */
+const IrExpr *ir_require_unsupported(const IrExpr *cond);
+/* Adds `require cond` (a bool) to k unless k has the same condition
+ * (by its printed text) already. */
+void ir_add_require(Arena *ar, IrKernel *k, IrExpr *cond, const char *msg, Span span);
 IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name, MemSpace space, DType dt,
                         int rank, const int64_t *shape, Span span);
 

@@ -323,6 +323,12 @@ static void print_simple(FILE *out, const IrStmt *s) {
     else
       ir_print_expr(out, s->elemwise.scalar);
     break;
+  case S_RESHAPE:
+    print_tensor_ref(out, s->cast.dst);
+    fputs(" = reshape(", out);
+    print_tensor_ref(out, s->cast.src);
+    fputs(")", out);
+    break;
   case S_TRANSPOSE:
     print_tensor_ref(out, s->cast.dst);
     fputs(" = transpose(", out);
@@ -474,6 +480,32 @@ static void print_block(FILE *out, const IrBlock *b, int depth) {
   for (int i = 0; i < b->len; i++) print_stmt(out, b->items[i], depth);
 }
 
+/* A message in double quotes, with \" \\ and control characters escaped,
+ * so that a requirement stays on one line. */
+static void print_quoted(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(out, "\\%c", c);
+    else if (c < 0x20 || c == 0x7f)
+      fprintf(out, "\\x%02x", c);
+    else
+      fputc(c, out);
+  }
+  fputc('"', out);
+}
+
+/* require COND "MESSAGE"  # line N: a static_assert() on `int` parameters
+ * that the runtime checks at launch. */
+static void print_require(FILE *out, const IrRequire *r) {
+  fputs("  require ", out);
+  ir_print_expr(out, r->cond);
+  fputc(' ', out);
+  print_quoted(out, r->msg ? r->msg : "");
+  fprintf(out, "  # line %d\n", r->span.line);
+}
+
 static void print_kernel(FILE *out, const IrKernel *k) {
   fprintf(out, "kernel %s script=%s config(", k->name, k->script ? k->script : k->name);
   for (int i = 0; i < k->nconfig; i++) {
@@ -491,6 +523,7 @@ static void print_kernel(FILE *out, const IrKernel *k) {
   if (ir_cluster_size(k) > 1)
     fprintf(out, "  cluster_blocks = %lld, %lld, %lld\n", (long long)k->cluster[0],
             (long long)k->cluster[1], (long long)k->cluster[2]);
+  for (int i = 0; i < k->nreqs; i++) print_require(out, &k->reqs[i]);
   for (int i = 0; i < k->ntensors; i++) print_tensor(out, k->tensors[i]);
   for (int i = 0; i < k->ntmaps; i++) print_tmap(out, k->tmaps[i]);
   fprintf(out, "  smem = %lld\n", (long long)k->smem_bytes);

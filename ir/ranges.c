@@ -167,6 +167,9 @@ static IrRange special_range(SpecialReg r) {
     return (IrRange){0, 1023};
   case SR_NCTAID_X:
     return (IrRange){1, INT32_MAX};
+  case SR_NCTAID_Y:
+  case SR_NCTAID_Z:
+    return (IrRange){1, 65535};
   case SR_CLUSTER_CTARANK:
   case SR_CLUSTER_CTAID_X:
   case SR_CLUSTER_CTAID_Y:
@@ -188,6 +191,8 @@ static IrRange range_of(const IrExpr *e, const IrRange *vars) {
     return vars[e->var->id];
   case X_PARAM:
   case X_INDEX:
+  case X_LOAD:
+  case X_MATH:
     return full;
   case X_SPECIAL: {
     IrRange s = special_range(e->sreg);

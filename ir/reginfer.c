@@ -68,6 +68,11 @@ static void tie_operand(IrTensor *dst, IrTensor *x, RegCtx *c) {
   if (has_reg(x) && open_reg(dst) && same_shape(x, dst)) give(dst, x->reg, c);
 }
 
+/* L's tensor seen with t's shape (squeeze / unsqueeze). */
+static IrRegLayout *reshaped(Arena *ar, const IrRegLayout *L, const IrTensor *t) {
+  return ir_reglayout_reshape_ones(ar, L, t->rank, t->shape);
+}
+
 static void flow(IrStmt *s, RegCtx *c) {
   switch (s->kind) {
   case S_CAST:
@@ -85,6 +90,12 @@ static void flow(IrStmt *s, RegCtx *c) {
       give(s->cast.dst, ir_reglayout_transpose(c->ar, s->cast.src->reg), c);
     if (has_reg(s->cast.dst) && open_reg(s->cast.src))
       give(s->cast.src, ir_reglayout_transpose(c->ar, s->cast.dst->reg), c);
+    break;
+  case S_RESHAPE:
+    if (has_reg(s->cast.src) && open_reg(s->cast.dst))
+      give(s->cast.dst, reshaped(c->ar, s->cast.src->reg, s->cast.dst), c);
+    if (has_reg(s->cast.dst) && open_reg(s->cast.src))
+      give(s->cast.src, reshaped(c->ar, s->cast.dst->reg, s->cast.src), c);
     break;
   case S_DOT: {
     const IrDotStmt *d = &s->dot;
@@ -161,6 +172,11 @@ static void check(IrStmt *s, RegCtx *c) {
   case S_TRANSPOSE:
     if (has_reg(s->cast.src) && has_reg(s->cast.dst) &&
         !ir_reglayout_equal(s->cast.dst->reg, ir_reglayout_transpose(c->ar, s->cast.src->reg)))
+      conflict(s, s->cast.dst, s->cast.src, c);
+    break;
+  case S_RESHAPE:
+    if (has_reg(s->cast.src) && has_reg(s->cast.dst) &&
+        !ir_reglayout_equal(s->cast.dst->reg, reshaped(c->ar, s->cast.src->reg, s->cast.dst)))
       conflict(s, s->cast.dst, s->cast.src, c);
     break;
   case S_DOT: {

@@ -380,6 +380,42 @@ IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t c
   return L;
 }
 
+bool ir_shapes_differ_by_ones(int ra, const int64_t *a, int rb, const int64_t *b) {
+  int i = 0, j = 0;
+  for (;;) {
+    while (i < ra && a[i] == 1) i++;
+    while (j < rb && b[j] == 1) j++;
+    if (i == ra || j == rb) return i == ra && j == rb;
+    if (a[i++] != b[j++]) return false;
+  }
+}
+
+IrRegLayout *ir_reglayout_reshape_ones(Arena *ar, const IrRegLayout *L, int rank,
+                                       const int64_t *shape) {
+  int to[IR_MAX_RANK], j = 0; /* L's dimension -> the new one (size > 1) */
+  for (int d = 0; d < L->rank; d++) {
+    to[d] = -1;
+    if (L->shape[d] == 1) continue;
+    while (j < rank && shape[j] == 1) j++;
+    to[d] = j++;
+  }
+  int nm = 0, newidx[IR_MAX_MODES], mode_dim[IR_MAX_MODES];
+  int64_t mode_size[IR_MAX_MODES];
+  for (int m = 0; m < L->nmodes; m++) { /* modes of size-1 dimensions go */
+    newidx[m] = to[L->mode_dim[m]] < 0 ? -1 : nm;
+    if (newidx[m] < 0) continue;
+    mode_dim[nm] = to[L->mode_dim[m]];
+    mode_size[nm++] = L->mode_size[m];
+  }
+  int thread_mode[IR_MAX_MODES], local_mode[IR_MAX_MODES], nl = 0;
+  for (int i = 0; i < L->nthread; i++) /* a size-1 digit: replication of 1 */
+    thread_mode[i] = L->thread_mode[i] < 0 ? -1 : newidx[L->thread_mode[i]];
+  for (int i = 0; i < L->nlocal; i++)
+    if (newidx[L->local_mode[i]] >= 0) local_mode[nl++] = newidx[L->local_mode[i]];
+  return ir_reglayout_make(ar, rank, shape, nm, mode_dim, mode_size, L->nthread, thread_mode,
+                           L->thread_size, nl, local_mode);
+}
+
 IrRegLayout *ir_reglayout_transpose(Arena *ar, const IrRegLayout *L) {
   IrRegLayout *T = arena_alloc(ar, sizeof *T);
   *T = *L;

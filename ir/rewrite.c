@@ -108,6 +108,7 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
   case S_REDUCE:
   case S_DOT:
   case S_TRANSPOSE:
+  case S_RESHAPE:
     break;
   }
 }
@@ -244,6 +245,16 @@ static IrExpr *rebuild(Subst *S, IrExpr *e) {
   case X_CAST: {
     IrExpr *a = rebuild(S, e->a);
     if (a != e->a) r = ir_cast(S->ar, e->type, a);
+    break;
+  }
+  case X_LOAD: {
+    IrExpr *a = rebuild(S, e->a);
+    if (a != e->a) r = ir_load(S->ar, (DType)e->ival, a);
+    break;
+  }
+  case X_MATH: {
+    IrExpr *a = rebuild(S, e->a);
+    if (a != e->a) r = ir_math(S->ar, (int)e->ival, a);
     break;
   }
   case X_BINARY: {

@@ -1,6 +1,8 @@
 /* autotune.c: tls_autotune: time each autotune point of a script on the
  * caller's arguments and keep the fastest (an autotune space gives one entry
- * per point, docs/format.md; the runtime, not the compiler, picks one). */
+ * per point, docs/format.md; the runtime, not the compiler, picks one).
+ * Points whose `require` lines the arguments break are skipped. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,31 +37,65 @@ static tls_status time_entry(const tls_kernel *k, const tls_arg *args, int nargs
   return st;
 }
 
+/* Whether tls_autotune times entry k of `script`: a specialised entry
+ * runs through its generic sibling, when the arguments have its values; an
+ * entry whose `require` lines the arguments break is skipped, as Tilus
+ * skips a point that fails to build. The first such refusal goes to why. */
+static bool timed(const tls_kernel *k, const char *script, const tls_arg *args, int nargs,
+                  char *why, size_t len, int *skipped) {
+  if (strcmp(k->script, script) || k->is_variant) return false;
+  char msg[1024];
+  if (rt_requires_hold(k, args, nargs, msg, sizeof msg)) return true;
+  if (!(*skipped)++) snprintf(why, len, "%s", msg);
+  return false;
+}
+
+/* The error when no entry was timed: every entry refused the arguments
+ * (the first refusal says why), or the script has none. */
+static tls_status none_timed(const tls_module *mod, const char *script, int skipped,
+                             const char *why) {
+  if (skipped)
+    return rt_error(mod->ctx, TLS_ERR_ARG_VALUE,
+                    "tls_autotune: every entry of script '%s' refuses these arguments (%d "
+                    "skipped); the first: %s",
+                    script, skipped, why);
+  return rt_error(mod->ctx, TLS_ERR_NOT_FOUND, "%s: no entry of script '%s'", mod->name, script);
+}
+
 tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg *args, int nargs,
                         void *stream, int reps, const tls_kernel **best, float *best_ms,
                         float *ms_each) {
   if (!mod || !script || !best || reps < 1)
     return rt_error(mod ? mod->ctx : NULL, TLS_ERR_INVALID, "tls_autotune: bad argument");
   tls_context *ctx = mod->ctx;
-  if (!ctx->online) return rt_error(ctx, TLS_ERR_NO_DEVICE, "tls_autotune: the context has no GPU");
+  char why[2048] = "";
+  int skipped = 0, candidates = 0;
+  /* Decided before any GPU work: arguments that every entry refuses are
+   * an error on a machine without a GPU too. */
+  bool *run = calloc((size_t)mod->nkernels + 1, sizeof *run);
+  if (!run) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < mod->nkernels; i++)
+    candidates += run[i] = timed(&mod->kernels[i], script, args, nargs, why, sizeof why, &skipped);
+  tls_status st = TLS_OK;
+  if (!candidates && skipped)
+    st = none_timed(mod, script, skipped, why);
+  else if (!ctx->online)
+    st = rt_error(ctx, TLS_ERR_NO_DEVICE, "tls_autotune: the context has no GPU");
   CUevent ev[2] = {NULL, NULL};
-  CUresult r = ctx->api.cuEventCreate(&ev[0], CU_EVENT_DEFAULT);
-  if (!r) r = ctx->api.cuEventCreate(&ev[1], CU_EVENT_DEFAULT);
-  tls_status st = r ? rt_cuda_error(ctx, r, "cuEventCreate") : TLS_OK;
+  CUresult r = st ? CUDA_SUCCESS : ctx->api.cuEventCreate(&ev[0], CU_EVENT_DEFAULT);
+  if (!st && !r) r = ctx->api.cuEventCreate(&ev[1], CU_EVENT_DEFAULT);
+  if (!st && r) st = rt_cuda_error(ctx, r, "cuEventCreate");
   *best = NULL;
   for (int i = 0; !st && i < mod->nkernels; i++) {
     const tls_kernel *k = &mod->kernels[i];
     float ms = -1;
-    /* A specialised entry runs through its generic sibling, when the
-     * arguments have its values. */
-    if (!strcmp(k->script, script) && !k->is_variant)
-      st = time_entry(k, args, nargs, (CUstream)stream, ev, reps, &ms);
+    if (run[i]) st = time_entry(k, args, nargs, (CUstream)stream, ev, reps, &ms);
     if (ms_each) ms_each[i] = ms;
     if (!st && ms >= 0 && (!*best || ms < *best_ms)) *best = k, *best_ms = ms;
   }
   for (int i = 0; i < 2; i++)
     if (ev[i]) ctx->api.cuEventDestroy(ev[i]);
-  if (!st && !*best)
-    st = rt_error(ctx, TLS_ERR_NOT_FOUND, "%s: no entry of script '%s'", mod->name, script);
+  free(run);
+  if (!st && !*best) st = none_timed(mod, script, skipped, why);
   return st;
 }

@@ -1,10 +1,15 @@
 /* expr.c: the metadata's integer expressions (docs/format.md), compiled at
  * load time to postfix code and evaluated at launch in checked 64-bit
- * signed arithmetic.
+ * signed arithmetic. C's operators and precedence; a comparison is 1 or 0,
+ * comparisons do not chain, && and || evaluate their right operand only
+ * when the left one does not decide (as in C).
  *
- *   expr    := term (('+' | '-') term)*
+ *   expr    := and ('||' and)*
+ *   and     := cmp ('&&' cmp)*
+ *   cmp     := sum [('==' | '!=' | '<' | '<=' | '>' | '>=') sum]
+ *   sum     := term (('+' | '-') term)*
  *   term    := unary (('*' | '/' | '%') unary)*
- *   unary   := '-' unary | primary
+ *   unary   := ('-' | '!') unary | primary
  *   primary := INTEGER | NAME | ('min' | 'max') '(' expr ',' expr ')'
  *            | '(' expr ')'
  */
@@ -14,7 +19,10 @@
 
 #include "runtime/rt_internal.h"
 
-enum { EXPR_MAX_DEPTH = 32 };
+/* Nesting: every parenthesis, min/max argument and unary operator is one
+ * level. An expression of EXPR_MAX_CODE instructions nests at most one
+ * level per instruction, so any such expression tlsc writes fits. */
+enum { EXPR_MAX_DEPTH = 80 };
 
 typedef struct XParser {
   const char *p;
@@ -133,15 +141,19 @@ static void parse_primary(XParser *xp) {
   fail(xp, "unexpected character '%s'", s);
 }
 
+/* One level of nesting more; false (with the error) past the limit. */
+static bool enter(XParser *xp) {
+  if (++xp->depth <= EXPR_MAX_DEPTH) return true;
+  fail(xp, "expression nested too deeply%s", "");
+  return false;
+}
+
 static void parse_unary(XParser *xp) {
-  if (++xp->depth > EXPR_MAX_DEPTH) {
-    fail(xp, "expression nested too deeply%s", "");
-    return;
-  }
-  if (*xp->p == '-') {
-    xp->p++;
+  if (!enter(xp)) return;
+  if (*xp->p == '-' || (*xp->p == '!' && xp->p[1] != '=')) {
+    char op = *xp->p++;
     parse_unary(xp);
-    emit(xp, X_NEG, 0, 0);
+    emit(xp, op == '-' ? X_NEG : X_NOT, 0, 0);
   } else {
     parse_primary(xp);
   }
@@ -157,28 +169,71 @@ static void parse_term(XParser *xp) {
   }
 }
 
-static void parse_expr(XParser *xp) {
-  if (++xp->depth > EXPR_MAX_DEPTH) {
-    fail(xp, "expression nested too deeply%s", "");
-    return;
-  }
+static void parse_sum(XParser *xp) {
   parse_term(xp);
   while (!xp->failed && (*xp->p == '+' || *xp->p == '-')) {
     char op = *xp->p++;
     parse_term(xp);
     emit(xp, op == '+' ? X_ADD : X_SUB, 0, 0);
   }
-  xp->depth--;
 }
 
-/* The most values the code keeps on the stack at once. */
+/* The comparison operator at p (its length in *len), or X_CONST for none. */
+static XOp compare_op(const char *p, int *len) {
+  static const struct {
+    const char *text;
+    XOp op;
+  } OPS[] = {{"==", X_EQ}, {"!=", X_NE}, {"<=", X_LE}, {">=", X_GE}, {"<", X_LT}, {">", X_GT}};
+  for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
+    if (!strncmp(p, OPS[i].text, strlen(OPS[i].text))) {
+      *len = (int)strlen(OPS[i].text);
+      return OPS[i].op;
+    }
+  return X_CONST;
+}
+
+/* One comparison at most: `a<b<c` would mean (a<b)<c in C, never what
+ * was meant, so it is refused. */
+static void parse_cmp(XParser *xp) {
+  int len = 0;
+  parse_sum(xp);
+  XOp op = xp->failed ? X_CONST : compare_op(xp->p, &len);
+  if (op == X_CONST) return;
+  xp->p += len;
+  parse_sum(xp);
+  emit(xp, op, 0, 0);
+  if (!xp->failed && compare_op(xp->p, &len) != X_CONST)
+    fail(xp, "comparisons do not chain: parenthesise one%s", "");
+}
+
+/* left && right, left || right: the jump skips the right operand when the
+ * left one decides; the right one is made 0 or 1. */
+static void parse_logic(XParser *xp, const char *token, XOp jump, void (*operand)(XParser *)) {
+  operand(xp);
+  while (!xp->failed && !strncmp(xp->p, token, 2)) {
+    xp->p += 2;
+    int at = xp->out->n;
+    emit(xp, jump, 0, 0);
+    operand(xp);
+    emit(xp, X_BOOL, 0, 0);
+    if (!xp->failed) xp->out->code[at].param = xp->out->n;
+  }
+}
+
+static void parse_and(XParser *xp) { parse_logic(xp, "&&", X_ANDJ, parse_cmp); }
+
+static void parse_expr(XParser *xp) { parse_logic(xp, "||", X_ORJ, parse_and); }
+
+/* The most values the code keeps on the stack at once. A jump of && or ||
+ * leaves as many values as its right operand does when it runs, so
+ * counting straight through is exact. */
 static int max_stack(const Expr *e) {
   int depth = 0, most = 0;
   for (int i = 0; i < e->n; i++) {
     XOp op = e->code[i].op;
     if (op == X_CONST || op == X_PARAM)
       depth++;
-    else if (op != X_NEG)
+    else if (op != X_NEG && op != X_NOT && op != X_BOOL)
       depth--;
     if (depth > most) most = depth;
   }
@@ -228,11 +283,38 @@ static bool apply(XOp op, int64_t a, int64_t b, int64_t *r, char *msg, size_t ms
   case X_MAX:
     *r = a > b ? a : b;
     return true;
+  case X_EQ:
+    return *r = a == b, true;
+  case X_NE:
+    return *r = a != b, true;
+  case X_LT:
+    return *r = a < b, true;
+  case X_LE:
+    return *r = a <= b, true;
+  case X_GT:
+    return *r = a > b, true;
+  case X_GE:
+    return *r = a >= b, true;
   default:
     break;
   }
   snprintf(msg, msglen, "64-bit overflow");
   return false;
+}
+
+/* An operation on the top of the stack alone (- ! and the bool of && and
+ * ||); false with msg on overflow. */
+static bool apply_unary(XOp op, int64_t *top, char *msg, size_t msglen) {
+  if (op == X_NOT || op == X_BOOL) {
+    *top = op == X_NOT ? !*top : *top != 0;
+    return true;
+  }
+  if (*top == INT64_MIN) {
+    snprintf(msg, msglen, "64-bit overflow");
+    return false;
+  }
+  *top = -*top;
+  return true;
 }
 
 bool expr_eval(const Expr *e, const int64_t *values, int64_t *out, char *msg, size_t msglen) {
@@ -248,11 +330,18 @@ bool expr_eval(const Expr *e, const int64_t *values, int64_t *out, char *msg, si
       stack[sp++] = values[x->param];
       break;
     case X_NEG:
-      if (stack[sp - 1] == INT64_MIN) {
-        snprintf(msg, msglen, "64-bit overflow");
-        return false;
+    case X_NOT:
+    case X_BOOL:
+      if (!apply_unary(x->op, &stack[sp - 1], msg, msglen)) return false;
+      break;
+    case X_ANDJ:
+    case X_ORJ: /* the left operand decides: its value as a bool, and skip */
+      if ((stack[sp - 1] != 0) == (x->op == X_ORJ)) {
+        stack[sp - 1] = x->op == X_ORJ;
+        i = x->param - 1;
+      } else {
+        sp--;
       }
-      stack[sp - 1] = -stack[sp - 1];
       break;
     default:
       sp--;

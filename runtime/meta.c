@@ -209,6 +209,11 @@ static tls_status close_entry(MetaParser *mp) {
       mp->tmap_text[t][i] = NULL;
     }
   }
+  for (int i = 0; i < k->nreqs; i++) { /* expr_compile keeps cond.text */
+    Require *r = &k->reqs[i];
+    if (!expr_compile(r->cond.text, k->params, k->nparams, &r->cond, why, sizeof why))
+      return perr(mp, r->line, "bad require expression '%s': %s", r->cond.text, why);
+  }
   mp->grid_line = 0;
   return TLS_OK;
 }
@@ -411,6 +416,26 @@ static tls_status dir_cluster(MetaParser *mp, char **f, int n) {
   return TLS_OK;
 }
 
+/* require EXPR MESSAGE: the expression is compiled when the entry closes
+ * (it may name parameters declared after it); the message is the rest of
+ * the line, spaces and all (require_message). */
+static tls_status dir_require(MetaParser *mp, char **f, int n, const char *message) {
+  tls_kernel *k = mp->cur;
+  if (n != 2) return perr(mp, mp->line, "'require' needs an expression, then its message");
+  if (k->nreqs == KERNEL_MAX_REQUIRES)
+    return perr(mp, mp->line, "entry '%s' has too many 'require' lines (at most %d)", k->name,
+                KERNEL_MAX_REQUIRES);
+  Require *reqs = realloc(k->reqs, sizeof *reqs * (size_t)(k->nreqs + 1));
+  if (!reqs) return snprintf(mp->msg, mp->msglen, "out of memory"), TLS_ERR_NOMEM;
+  k->reqs = reqs;
+  Require *r = &reqs[k->nreqs++];
+  memset(r, 0, sizeof *r);
+  r->cond.text = xstrdup(f[1]);
+  r->msg = xstrdup(message);
+  r->line = mp->line;
+  return TLS_OK;
+}
+
 /* The tmap fields that are lists: dims, strides, box. */
 static tls_status tmap_lists(MetaParser *mp, TmapDesc *tm, int t, char *dims, char *strides,
                              char *box) {
@@ -519,9 +544,24 @@ static tls_status dir_tmap(MetaParser *mp, char **f, int n) {
   return st ? st : tmap_static_rules(mp, tm, t);
 }
 
+/* For a `require` line, its message: the text after the expression,
+ * whose start is cut off from the fields (so the fields are `require
+ * EXPR`); NULL for any other line. */
+static const char *require_message(char *text) {
+  char *p = text + strspn(text, " \t");
+  if (strncmp(p, "require", 7) || (p[7] && p[7] != ' ' && p[7] != '\t')) return NULL;
+  p += 7;
+  p += strspn(p, " \t");
+  p += strcspn(p, " \t");
+  if (!*p) return "";
+  *p++ = 0;
+  return p + strspn(p, " \t");
+}
+
 /* One `//@tls` line (its text after the prefix, modifiable). */
 static tls_status meta_line(MetaParser *mp, char *text) {
   char *f[MAX_FIELDS];
+  const char *message = require_message(text);
   int n = split_fields(text, f);
   if (n < 0) return perr(mp, mp->line, "too many fields (at most %d)", MAX_FIELDS);
   if (n == 0) return perr(mp, mp->line, "empty metadata line");
@@ -546,8 +586,9 @@ static tls_status meta_line(MetaParser *mp, char *text) {
     mp->closed = true;
     return n == 1 ? close_entry(mp) : perr(mp, mp->line, "'end' takes nothing");
   }
-  static const char *const IN_ENTRY[] = {"config", "param", "grid", "tmap", "fixed", "cluster"};
-  for (int i = 0; i < 6; i++) {
+  static const char *const IN_ENTRY[] = {"config", "param",   "grid",   "tmap",
+                                         "fixed",  "cluster", "require"};
+  for (int i = 0; i < 7; i++) {
     if (strcmp(f[0], IN_ENTRY[i])) continue;
     if (!mp->cur) return perr(mp, mp->line, "'%s' outside an entry", f[0]);
     switch (i) {
@@ -561,8 +602,10 @@ static tls_status meta_line(MetaParser *mp, char *text) {
       return dir_tmap(mp, f, n);
     case 4:
       return dir_fixed(mp, f, n);
-    default:
+    case 5:
       return dir_cluster(mp, f, n);
+    default:
+      return dir_require(mp, f, n, message);
     }
   }
   return perr(mp, mp->line, "unknown metadata directive '%s'", f[0]);
@@ -930,6 +973,11 @@ void meta_free_kernels(tls_module *mod) {
     free(k->variants);
     for (int j = 0; j < k->nparams; j++) free(k->params[j].name);
     for (int d = 0; d < 3; d++) free(k->grid[d].text);
+    for (int j = 0; j < k->nreqs; j++) {
+      free(k->reqs[j].cond.text);
+      free(k->reqs[j].msg);
+    }
+    free(k->reqs);
     for (int t = 0; t < k->ntmaps; t++)
       for (int j = 0; j < k->tmaps[t].rank; j++) {
         free(k->tmaps[t].dims[j].text);

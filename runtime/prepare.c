@@ -1,7 +1,8 @@
 /* prepare.c: everything a launch checks and computes before the driver is
  * called: argument count and types, pointers, the entry that runs (a
  * specialised sibling whose fixed values the arguments have, or a refusal
- * when the launched entry's own fixed values differ), the grid, and each
+ * when the launched entry's own fixed values differ), its `require` lines
+ * (static_assert() on `int` parameters), the grid, and each
  * tensor map's shape against the TMA rules of cuTensorMapEncodeTiled. Runs
  * without a GPU, so every refusal is testable on the CPU. */
 #include <inttypes.h>
@@ -39,6 +40,24 @@ static void signature(const tls_kernel *k, char *out, size_t len) {
     if (w < 0) break;
     n += (size_t)w;
   }
+}
+
+/* Whether the arguments have the entry's count and kinds, and integer
+ * values the expressions can take (a u64 up to 2^63-1): then their values,
+ * 0 for f32 and pointers. Records no error (rt_requires_hold). */
+static bool arg_values(const tls_kernel *k, const tls_arg *args, int nargs, int64_t *values) {
+  if (nargs != k->nparams || (nargs && !args)) return false;
+  for (int i = 0; i < nargs; i++) {
+    const tls_arg *a = &args[i];
+    if ((unsigned)a->kind > TLS_ARG_PTR || a->kind != kind_of(k->params[i].type)) return false;
+    values[i] = a->kind == TLS_ARG_I32   ? a->v.i32
+                : a->kind == TLS_ARG_U32 ? a->v.u32
+                : a->kind == TLS_ARG_I64 ? a->v.i64
+                                         : 0;
+    if (a->kind == TLS_ARG_U64 && a->v.u64 > INT64_MAX) return false;
+    if (a->kind == TLS_ARG_U64) values[i] = (int64_t)a->v.u64;
+  }
+  return true;
 }
 
 /* Count, types, pointer rules (unless !pointers); integer values (for the
@@ -114,6 +133,45 @@ static tls_status eval_grid(const tls_kernel *k, const int64_t *values, tls_laun
                     "grid %c = %s is %" PRId64 ", not a multiple of the cluster's %d (a cluster "
                     "launch needs whole clusters)",
                     "xyz"[d], k -> grid[d].text, v, k->cluster[d]);
+  }
+  return TLS_OK;
+}
+
+/* "n=100, d=0": the values of the parameters e reads, each once. */
+static void read_values(const tls_kernel *k, const Expr *e, const int64_t *values, char *out,
+                        size_t len) {
+  bool seen[TLS_MAX_PARAMS] = {false};
+  size_t n = 0;
+  out[0] = 0;
+  for (int i = 0; i < e->n; i++) {
+    int p = e->code[i].param;
+    if (e->code[i].op != X_PARAM || seen[p] || n >= len) continue;
+    seen[p] = true;
+    int w =
+        snprintf(out + n, len - n, "%s%s=%" PRId64, n ? ", " : "", k->params[p].name, values[p]);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+}
+
+/* The first `require` line of k that the values break, or that cannot be
+ * evaluated (TLS_ERR_EXPR), with its message in why; TLS_OK when all hold. */
+static tls_status check_requires(const tls_kernel *k, const int64_t *values, char *why,
+                                 size_t len) {
+  for (int i = 0; i < k->nreqs; i++) {
+    const Require *r = &k->reqs[i];
+    char err[128], args[512];
+    int64_t v = 0;
+    bool ok = expr_eval(&r->cond, values, &v, err, sizeof err);
+    if (ok && v) continue;
+    read_values(k, &r->cond, values, args, sizeof args);
+    if (!ok)
+      snprintf(why, len, "static_assert(%s) cannot be evaluated for these arguments (%s): %s%s%s",
+               r->cond.text, args, err, *r->msg ? "; " : "", r->msg);
+    else
+      snprintf(why, len, "static_assert(%s) fails for these arguments (%s)%s%s", r->cond.text, args,
+               *r->msg ? ": " : "", r->msg);
+    return ok ? TLS_ERR_ARG_VALUE : TLS_ERR_EXPR;
   }
   return TLS_OK;
 }
@@ -250,6 +308,14 @@ static bool fixed_match(const tls_kernel *k, const int64_t *values, int *differs
   return true;
 }
 
+/* The entry a launch of k runs for values that have k's fixed values: k,
+ * or its most specialised variant whose fixed values they have. */
+static const tls_kernel *runs(const tls_kernel *k, const int64_t *values) {
+  for (int v = 0; v < k->nvariants; v++)
+    if (fixed_match(k->variants[v], values, NULL)) return k->variants[v];
+  return k;
+}
+
 /* The entry that runs: `k` itself, or its most specialised variant whose
  * fixed values the arguments have. A launch of an entry whose own fixed
  * values differ is refused: its constants would be wrong. */
@@ -269,13 +335,19 @@ static tls_status resolve(const tls_kernel *k, const int64_t *values, const tls_
                   k->fixed_param[i], p->name, values[k->fixed_param[i]], p->name, k->fixed_value[i],
                   k->fixed, other);
   }
-  *ran = k;
-  for (int v = 0; v < k->nvariants; v++)
-    if (fixed_match(k->variants[v], values, NULL)) {
-      *ran = k->variants[v];
-      break;
-    }
+  *ran = runs(k, values);
   return TLS_OK;
+}
+
+/* tls_autotune's test of an entry: the launch's requirement check, without
+ * recording an error (a skipped entry is no failure). */
+bool rt_requires_hold(const tls_kernel *k, const tls_arg *args, int nargs, char *why, size_t len) {
+  int64_t values[TLS_MAX_PARAMS];
+  if (!k || !arg_values(k, args, nargs, values) || !fixed_match(k, values, NULL)) return true;
+  char msg[1024];
+  if (!check_requires(runs(k, values), values, msg, sizeof msg)) return true;
+  snprintf(why, len, "launch of '%s' refused: %s", k->name, msg);
+  return false;
 }
 
 const tls_kernel *tls_kernel_resolve(const tls_kernel *k, const tls_arg *args, int nargs) {
@@ -291,8 +363,11 @@ tls_status rt_prepare(const tls_kernel *launched, const tls_arg *args, int nargs
   if (!launched || !plan) return TLS_ERR_INVALID;
   int64_t values[TLS_MAX_PARAMS];
   const tls_kernel *k = launched;
+  char why[1024];
   tls_status st = check_args(launched, args, nargs, true, values);
   if (!st) st = resolve(launched, values, &k);
+  if (!st && (st = check_requires(k, values, why, sizeof why)))
+    return refuse(launched, st, "%s", why);
   if (!st) st = eval_grid(k, values, plan);
   if (st) return st;
   plan->block = (uint32_t)k->block;

@@ -13,11 +13,33 @@
 
 /* An expression compiled to postfix code at load time, so that a launch
  * evaluates it with one pass over a small array and no parsing. */
-typedef enum XOp { X_CONST, X_PARAM, X_ADD, X_SUB, X_MUL, X_DIV, X_MOD, X_NEG, X_MIN, X_MAX } XOp;
+typedef enum XOp {
+  X_CONST,
+  X_PARAM,
+  X_ADD,
+  X_SUB,
+  X_MUL,
+  X_DIV,
+  X_MOD,
+  X_NEG,
+  X_MIN,
+  X_MAX,
+  X_EQ, /* comparisons: 1 or 0 */
+  X_NE,
+  X_LT,
+  X_LE,
+  X_GT,
+  X_GE,
+  X_NOT,  /* !a: 1 when a is 0, else 0 */
+  X_BOOL, /* a != 0: the right operand of && and || */
+  X_ANDJ, /* a && ...: when a is 0, leave 0 and jump to `param`; else pop a */
+  X_ORJ   /* a || ...: when a is not 0, leave 1 and jump to `param`; else pop a */
+} XOp;
 
 typedef struct XInstr {
   XOp op;
-  int param;     /* X_PARAM: index into the kernel's parameters */
+  int param;     /* X_PARAM: index into the kernel's parameters; X_ANDJ,
+                    X_ORJ: the instruction after the right operand */
   int64_t value; /* X_CONST */
 } XInstr;
 
@@ -73,6 +95,16 @@ typedef struct TmapDesc {
   int next_slot;
 } TmapDesc;
 
+/* `require EXPR MESSAGE` (docs/format.md): a launch whose arguments make
+ * EXPR 0, or cannot evaluate it, is refused with MESSAGE. */
+typedef struct Require {
+  Expr cond; /* cond.text: EXPR as written */
+  char *msg; /* the rest of the line; "" when none */
+  int line;
+} Require;
+
+enum { KERNEL_MAX_REQUIRES = 16 };
+
 struct tls_kernel {
   struct tls_module *mod;
   char *name, *script, *config;
@@ -101,6 +133,8 @@ struct tls_kernel {
   struct tls_kernel **variants;
   const struct tls_kernel *generic; /* the sibling fixing nothing, or NULL */
   bool is_variant;                  /* a sibling fixes a subset of its values */
+  int nreqs;                        /* `require` lines, in file order */
+  Require *reqs;
 };
 
 struct tls_module {
@@ -160,6 +194,12 @@ bool meta_dtype(const char *name, int *cu_dtype, int *bytes);
  * arguments have (tls_kernel_resolve); the plan is that entry's. */
 tls_status rt_prepare(const tls_kernel *k, const tls_arg *args, int nargs, tls_launch_plan *plan,
                       const tls_kernel **ran);
+/* prepare.c: whether the entry a launch of `k` runs for these arguments
+ * meets its `require` lines; when not, false with the refusal ("launch of
+ * 'K' refused: static_assert(...) fails ...") in why. Arguments that
+ * tls_prepare_launch refuses for another reason count as meeting them (the
+ * launch reports that reason). No error is recorded. */
+bool rt_requires_hold(const tls_kernel *k, const tls_arg *args, int nargs, char *why, size_t len);
 
 /* compile.c: turns the module's PTX into a CUmodule (ptxas + cache, or
  * the driver JIT). */

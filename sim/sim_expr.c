@@ -156,6 +156,10 @@ static int64_t eval_special(Sim *S, const IrExpr *e, Span sp) {
     return S->ctaid[2];
   case SR_NCTAID_X:
     return S->nctaid[0];
+  case SR_NCTAID_Y:
+    return S->nctaid[1];
+  case SR_NCTAID_Z:
+    return S->nctaid[2];
   case SR_CLUSTER_CTARANK:
     return S->cur;
   case SR_CLUSTER_CTAID_X:
@@ -205,6 +209,9 @@ int64_t sim_eval_int(Sim *S, SimWarp *w, const IrExpr *e, Span sp) {
   case X_CAST:
     v = sim_eval_int(S, w, e->a, sp);
     break;
+  case X_LOAD:
+    v = eval_failure(S, sp, "a value read from global memory (.item())");
+    break;
   default:
     v = eval_failure(S, sp, "an unknown expression");
   }
@@ -252,6 +259,9 @@ double sim_eval_float(Sim *S, SimWarp *w, const IrExpr *e, Span sp) {
                                         : sim_eval_float(S, w, e->c, sp);
   case X_CAST:
     return sim_eval_float(S, w, e->a, sp);
+  case X_LOAD: /* a float decides nothing the simulation checks */
+  case X_MATH:
+    return 0.0;
   default:
     return (double)eval_failure(S, sp, "an unknown float expression");
   }

@@ -41,6 +41,11 @@ static void expect_error(const char *text, int64_t m, int64_t n, const char *msg
         ok ? "success" : "error", why);
 }
 
+#define PARENS_OPEN                                                                                \
+  "(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((("
+#define PARENS_CLOSE                                                                               \
+  "))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))"
+
 static void test_expressions(void) {
   expect_value("1+2*3", 0, 0, 7);
   expect_value("(1+2)*3", 0, 0, 9);
@@ -67,8 +72,13 @@ static void test_expressions(void) {
   expect_error("min(m)", 0, 0, "expected ','");
   expect_error("", 0, 0, "empty expression");
   expect_error("99999999999999999999", 0, 0, "too large");
-  expect_error("((((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))))", 0, 0,
-               "nested too deeply");
+  /* 80 levels of nesting parse (one per parenthesis and unary operator:
+   * runtime/expr.c), 81 do not. */
+  char deep[256];
+  snprintf(deep, sizeof deep, "%.79s1%.79s", PARENS_OPEN, PARENS_CLOSE);
+  expect_value(deep, 0, 0, 1);
+  snprintf(deep, sizeof deep, "%.80s1%.80s", PARENS_OPEN, PARENS_CLOSE);
+  expect_error(deep, 0, 0, "nested too deeply");
 }
 
 /* ------------------------------------------------------------ metadata */
