@@ -207,6 +207,14 @@ def attention_case(batch, seqlen, heads=32, heads_kv=8, dim=128):
                 torch=lambda: sdpa(q, k, v), tilus_args=None)
 
 
+def attention_kv_case(batch, seqlen):
+    """The same with the kv length its own argument (flash_attention_v3:
+    batch, q_len, kv_len, q, k, v, o), here equal to the q length."""
+    case = attention_case(batch, seqlen)
+    case["args"] = case["args"][:2] + [seqlen] + case["args"][2:]
+    return case
+
+
 ROWS_CHECK = [(1, 128), (3, 781), (1823, 781), (64, 4096), (257, 1000), (4096, 1024)]
 ROWS_BENCH = [(4096, 1024), (4096, 4096), (4096, 8192), (8192, 8192)]
 MM_CHECK = [(1000, 1016, 1032), (128, 256, 64), (4096, 4096, 4096)]
@@ -216,7 +224,8 @@ CASES = {"softmax": (softmax_case, ROWS_CHECK, ROWS_BENCH),
          "vector_add": (vector_add_case, ROWS_CHECK, ROWS_BENCH),
          "matmul": (matmul_case, MM_CHECK, MM_BENCH),
          "matmul_kn": (matmul_kn_case, MM_CHECK, MM_BENCH),
-         "attention": (attention_case, [(1, 64), (2, 200), (1, 1024)], [(4, 4096)])}
+         "attention": (attention_case, [(1, 64), (2, 200), (1, 1024)], [(4, 4096)]),
+         "attention_kv": (attention_kv_case, [(1, 64), (2, 200), (1, 1024)], [(4, 4096)])}
 
 
 def sizes(text):
