@@ -162,7 +162,9 @@ static bool emit_params(FILE *out, const IrKernel *k, Diag *d) {
                  p->name, dtype_name(p->is_ptr ? p->elem : p->type));
       return false;
     }
-    fprintf(out, "//@tls param %s %s%s\n", p->name, p->is_ptr ? "ptr " : "", t);
+    /* a workspace's pointer is hidden: the runtime passes it (`workspace`) */
+    fprintf(out, "//@tls param %s %s%s%s\n", p->name, p->is_ptr ? "ptr " : "", t,
+            p->workspace ? " workspace" : "");
   }
   return true;
 }
@@ -291,6 +293,31 @@ static bool emit_requires(FILE *out, const IrKernel *k, Diag *d) {
   return true;
 }
 
+/* `workspace PARAM dtype=D dims=E,... clean=0|1`, one per global_tensor():
+ * the runtime allocates the product of the dims (outermost first) times the
+ * element size for each launch, zeroed when clean=1, and passes its address
+ * as the hidden parameter PARAM. */
+static bool emit_workspaces(FILE *out, const IrKernel *k, Diag *d) {
+  for (int i = 0; i < k->nws; i++) {
+    const IrWorkspace *w = &k->ws[i];
+    const IrTensor *t = w->tensor;
+    fprintf(out, "//@tls workspace %s dtype=%s dims=", w->param->name, meta_dtype(t->dtype));
+    for (int j = 0; j < t->rank; j++) {
+      if (code_size(t->gshape[j]) > REQUIRE_MAX_CODE || !print_expr(out, t->gshape[j])) {
+        fputc('\n', out);
+        diag_error(d, t->span,
+                   "not supported by the PTX backend yet: a global_tensor() shape that is not an "
+                   "integer expression over the kernel parameters of at most %d operations",
+                   REQUIRE_MAX_CODE);
+        return false;
+      }
+      fputs(j + 1 < t->rank ? "," : "", out);
+    }
+    fprintf(out, " clean=%d\n", w->clean ? 1 : 0);
+  }
+  return true;
+}
+
 /* The evaluator lists an `int` parameter fixed at compile time (-D,
  * --specialize) among the config entries as "fixed NAME" (eval.c,
  * set_config): NAME, or NULL for an autotune name. */
@@ -332,7 +359,7 @@ static bool emit_entry_meta(FILE *out, const IrKernel *k, Diag *d) {
             k->cluster[2] > 0 ? k->cluster[2] : 1);
   for (int i = 0; i < k->ntmaps; i++)
     if (!emit_tmap(out, k, k->tmaps[i], d)) return false;
-  return emit_requires(out, k, d);
+  return emit_requires(out, k, d) && emit_workspaces(out, k, d);
 }
 
 bool emit_metadata(FILE *out, const IrModule *m, Diag *d) {

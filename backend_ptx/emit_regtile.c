@@ -449,6 +449,7 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
   case S_DOT:
   case S_TRANSPOSE:
   case S_RESHAPE:
+  case S_CONVERT:
     emit_spread_stmt(e, s);
     break;
   case S_LOAD_GLOBAL:

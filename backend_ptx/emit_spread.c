@@ -802,6 +802,69 @@ static void exchange(Emitter *e, const IrStmt *s, const IrReducePlan *p, Val tid
   emit_barrier(e, s->reduce.barrier_id, "a reduction across warps"); /* scratch free again */
 }
 
+/* ------------------------------------------------------------ convert */
+
+/* The scratch address of this thread's element of slot 0 under layout L
+ * (row-major element index, eb bytes each): the thread part of the
+ * coordinates; each slot adds a constant. */
+static Val scratch_base(Emitter *e, const IrRegLayout *L, Val tid, const int64_t *stride,
+                        int64_t eb) {
+  Val tc[IR_MAX_RANK], idx = new_reg(e, DT_UINT32), base = new_reg(e, DT_UINT32);
+  thread_coords(e, L, tid, tc);
+  emit(e, "mov.b32 %s, 0;", idx.s);
+  for (int i = 0; i < L->rank; i++)
+    emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", idx.s, val_to_reg(e, tc[i]).s, stride[i], idx.s);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %%smem;", base.s, idx.s, eb);
+  emit(e, "add.u32 %s, %s, %" PRId64 ";", base.s, base.s, e->k->reduce_scratch_offset);
+  return base;
+}
+
+/* Bytes from a thread's element of slot 0 to that of slot i under L. */
+static int64_t slot_offset(const IrRegLayout *L, int64_t i, const int64_t *stride, int64_t eb) {
+  int64_t c[IR_MAX_RANK], off = 0;
+  ir_reglayout_coords(L, 0, i, c);
+  for (int j = 0; j < L->rank; j++) off += c[j] * stride[j];
+  return off * eb;
+}
+
+/* dst = src in another layout: every thread stores its elements of src at
+ * their row-major places in the scratch, a barrier, every thread loads its
+ * elements of dst, a barrier (the scratch is free again). Replicas store
+ * the same values. A bool travels as a 32-bit 0 or 1. */
+static void spread_convert(Emitter *e, const IrStmt *s) {
+  const IrTensor *d = s->cast.dst, *x = s->cast.src;
+  if (!owned_here(e, d) || !owned_here(e, x)) return;
+  bool pred = d->dtype == DT_BOOL;
+  int64_t eb = pred ? 4 : dtype_bytes(d->dtype), stride[IR_MAX_RANK];
+  const char *bt = eb == 2 ? ".b16" : eb == 8 ? ".b64" : ".b32";
+  row_major(d->shape, d->rank, stride);
+  Val tid = emit_group_tid(e);
+  Val wbase = scratch_base(e, x->reg, tid, stride, eb);
+  for (int64_t i = 0; i < x->reg->nslots; i++) {
+    Val v = tensor_slot_reg(x, i);
+    if (pred) {
+      Val u = new_reg(e, DT_UINT32);
+      emit(e, "selp.u32 %s, 1, 0, %s;", u.s, v.s);
+      v = u;
+    }
+    emit(e, "st.shared%s [%s+%" PRId64 "], %s;", bt, wbase.s, slot_offset(x->reg, i, stride, eb),
+         v.s);
+  }
+  if (!emit_barrier(e, s->cast.barrier_id, "a register layout conversion")) return;
+  Val rbase = scratch_base(e, d->reg, tid, stride, eb);
+  for (int64_t i = 0; i < d->reg->nslots; i++) {
+    int64_t off = slot_offset(d->reg, i, stride, eb);
+    if (pred) {
+      Val u = new_reg(e, DT_UINT32);
+      emit(e, "ld.shared.b32 %s, [%s+%" PRId64 "];", u.s, rbase.s, off);
+      emit(e, "setp.ne.u32 %s, %s, 0;", tensor_slot_reg(d, i).s, u.s);
+    } else {
+      emit(e, "ld.shared%s %s, [%s+%" PRId64 "];", bt, tensor_slot_reg(d, i).s, rbase.s, off);
+    }
+  }
+  emit_barrier(e, s->cast.barrier_id, "a register layout conversion");
+}
+
 static void spread_reduce(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->reduce.dst, *x = s->reduce.src;
   if (!owned_here(e, d) || !owned_here(e, x)) return;
@@ -956,6 +1019,7 @@ static const IrTensor *written(const IrStmt *s) {
     return s->slice.dst;
   case S_TRANSPOSE:
   case S_RESHAPE:
+  case S_CONVERT:
     return s->cast.dst;
   case S_LOAD_GLOBAL:
     return s->gmem.reg;
@@ -1040,6 +1104,9 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     break;
   case S_DOT:
     spread_dot(e, s);
+    break;
+  case S_CONVERT:
+    spread_convert(e, s);
     break;
   case S_TRANSPOSE: /* the same registers under swapped coordinates */
   case S_RESHAPE:   /* or with dimensions of size 1 added or removed */

@@ -191,7 +191,7 @@ void emit_one_thread(Emitter *e, void (*body)(Emitter *, const void *), const vo
 /* Whether a single_thread() body can run predicated: a few statements,
  * each of which computes into fresh registers and ends in one instruction
  * with a side effect (an assignment's mov, an mbarrier arrive, a TMA copy,
- * a bulk-group fence, commit or wait). */
+ * a bulk-group fence, commit or wait, a semaphore's release store). */
 static bool predicable(const IrBlock *b) {
   if (b->len == 0 || b->len > 4) return false;
   for (int i = 0; i < b->len; i++) {
@@ -205,6 +205,7 @@ static bool predicable(const IrBlock *b) {
     case S_TMA_FENCE:
     case S_TMA_COMMIT:
     case S_TMA_WAIT:
+    case S_SEM_RELEASE:
       break;
     default:
       return false;
@@ -238,6 +239,35 @@ bool emit_barrier(Emitter *e, int id, const char *what) {
   else
     emit(e, "bar.sync %d, %" PRId64 ";", id, g.size);
   return true;
+}
+
+/* lock_semaphore (run by one thread, which the evaluator makes sure of):
+ * read the int32 at the address with acquire semantics at GPU scope until
+ * it equals the value; the group's sync() that follows (from the
+ * evaluator) passes the acquired view on to the other threads, as Tilus's
+ * emitter and CUTLASS's Semaphore do. */
+static void emit_sem_wait(Emitter *e, const IrStmt *s) {
+  if (e->guard) {
+    unsupported(e, "lock_semaphore() in a predicated single-thread region");
+    return;
+  }
+  Val addr = val_to_reg(e, val_convert(e, emit_expr(e, s->sem.addr), DT_UINT64));
+  Val want = val_to_reg(e, val_convert(e, emit_expr(e, s->sem.value), DT_INT32));
+  Val got = new_reg(e, DT_INT32), differs = new_reg(e, DT_BOOL);
+  int top = new_label(e);
+  emit_label(e, top);
+  emit(e, "ld.acquire.gpu.global.b32 %s, [%s];", got.s, addr.s);
+  emit(e, "setp.ne.s32 %s, %s, %s;", differs.s, got.s, want.s);
+  emit(e, "@%s bra $L%d;", differs.s, top);
+}
+
+/* release_semaphore (one thread; after the group's sync(), which the
+ * script writes, as in Tilus): the value with release semantics at GPU
+ * scope, so a block that acquires it sees what this block wrote before. */
+static void emit_sem_release(Emitter *e, const IrStmt *s) {
+  Val addr = val_to_reg(e, val_convert(e, emit_expr(e, s->sem.addr), DT_UINT64));
+  Val v = val_to_reg(e, val_convert(e, emit_expr(e, s->sem.value), DT_INT32));
+  emit_effect(e, "st.release.gpu.global.b32 [%s], %s;", addr.s, v.s);
 }
 
 static void emit_sync(Emitter *e, const IrStmt *s) {
@@ -312,6 +342,7 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
   case S_DOT:
   case S_TRANSPOSE:
   case S_RESHAPE:
+  case S_CONVERT:
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:
   case S_LOAD_SHARED:
@@ -321,6 +352,12 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
     break;
   case S_PRINTF:
     emit_printf(e, s);
+    break;
+  case S_SEM_WAIT:
+    emit_sem_wait(e, s);
+    break;
+  case S_SEM_RELEASE:
+    emit_sem_release(e, s);
     break;
   }
 }

@@ -44,16 +44,19 @@ static const struct {
     {"copy_async_commit_group", P_COPY_ASYNC_COMMIT},
     {"copy_async_wait_group", P_COPY_ASYNC_WAIT},
     {"copy_async_wait_all", P_COPY_ASYNC_WAIT_ALL},
+    {"global_tensor", P_GLOBAL_TENSOR},
+    {"lock_semaphore", P_LOCK_SEMAPHORE},
+    {"release_semaphore", P_RELEASE_SEMAPHORE},
 };
 
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
 static const char tilus_prims[] =
-    " global_tensor store_global_scatter store_shared_scatter reshape reshape_shared"
+    " store_global_scatter store_shared_scatter reshape reshape_shared"
     " view"
     " flatten transpose round clip repeat"
-    " repeat_interleave any all scan cumsum cumprod add"
-    " lock_semaphore release_semaphore print_tensor randint4x randint"
+    " repeat_interleave any all scan cumsum cumprod"
+    " print_tensor randint4x randint"
     " rand randn ";
 static const char tilus_prim_groups[] = " clc tcgen05 atomic ";
 /* members of the groups tlsc has that it lacks */
@@ -509,6 +512,154 @@ static Value *p_global_view(Eval *E, Args *a, Span sp) {
   t->gptr = p;
   for (int i = 0; i < rank; i++) t->gshape[i] = g[i];
   return v_tensor(E, t);
+}
+
+/* A name for the hidden parameter of a kernel's workspace i that no
+ * parameter has: __ws0, or __ws0_ then more underscores. */
+static char *workspace_name(Eval *E, int i) {
+  char *name = arena_printf(E->ar, "__ws%d", i);
+  for (bool taken = true; taken;) {
+    taken = false;
+    for (int p = 0; p < E->k->nparams && !taken; p++) taken = !strcmp(E->k->params[p]->name, name);
+    if (taken) name = arena_printf(E->ar, "%s_", name);
+  }
+  return name;
+}
+
+/* self.global_tensor(dtype, shape, layout=None, requires_clean=False):
+ * global memory that every block of the launch shares (Tilus's
+ * allocate_global). tlsc compiles ahead of time, so the runtime allocates
+ * it: the kernel gets a hidden pointer parameter (after the user's), the
+ * tensor is a global view over it, and the metadata's `workspace` line
+ * gives its dtype, its shape over the integer parameters (as the grid) and
+ * whether it must be zeros at the launch. */
+static Value *p_global_tensor(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"dtype", "shape", "layout", "requires_clean", NULL};
+  Value *v[4] = {NULL, NULL, NULL, NULL};
+  ev_bind_args(E, a, sp, "global_tensor", names, 2, v);
+  only_default(E, a, names, 2, v[2], NULL, "global_tensor", sp);
+  IrKernel *k = E->k;
+  DType dt = v_to_dtype(E, v[0], ev_arg_span(a, names, 0, sp), "dtype");
+  if (dt == DT_BOOL || dt == DT_VOID)
+    ev_error(E, ev_arg_span(a, names, 0, sp),
+             "global_tensor() of %s is not supported yet (int32, uint32, int64, uint64, "
+             "float16, bfloat16, float32, float64)",
+             dtype_name(dt));
+  bool clean = false;
+  if (v[3]) {
+    if (v[3]->kind != V_BOOL && !(v[3]->kind == V_INT && (v[3]->i == 0 || v[3]->i == 1)))
+      ev_error(E, ev_arg_span(a, names, 3, sp),
+               "requires_clean must be a compile-time True or False, not %s%s%s",
+               v[3]->kind == V_EXPR ? "a run-time " : "'", v_type_name(v[3]),
+               v[3]->kind == V_EXPR ? "" : "'");
+    clean = v[3]->i != 0;
+  }
+  Span ssp = ev_arg_span(a, names, 1, sp);
+  arg_list(E, v[1], ssp, "shape");
+  int rank = v[1]->n;
+  if (rank < 1 || rank > IR_MAX_RANK)
+    ev_error(E, ssp, "shape must have 1 to %d dimensions, not %d", IR_MAX_RANK, rank);
+  int64_t shape[IR_MAX_RANK];
+  IrExpr *g[IR_MAX_RANK];
+  for (int i = 0; i < rank; i++) {
+    Value *d = v[1]->items[i];
+    if (!v_is_int_scalar(d)) ev_error(E, ssp, "shape must be integers, not '%s'", v_type_name(d));
+    if (d->kind == V_INT) check_global_dim(E, d->i, ssp);
+    g[i] = ev_scalar_as(E, d, DT_INT32, ssp);
+    if (!ev_expr_only_params(g[i]))
+      ev_error(E, ssp,
+               "global_tensor() shape must be computed from kernel parameters and constants "
+               "only: the runtime allocates the workspace from the launch's arguments");
+    if (!meta_int_expr(g[i]))
+      ev_error(E, ssp,
+               "global_tensor() shape must be integers computed from integer kernel parameters "
+               "and constants with +, -, *, //, %%, min and max");
+    int64_t c;
+    shape[i] = ir_is_const(g[i], &c) ? c : -1;
+    if (shape[i] == -1) continue;
+    check_global_dim(E, c, ssp);
+  }
+  check_global_bytes(E, shape, rank, dt, ssp);
+  if (k->nws == IR_MAX_WORKSPACES)
+    ev_error(E, sp,
+             "kernel '%s' has more than %d global_tensor() workspaces (the runtime allocates at "
+             "most %d per kernel)",
+             k->name, IR_MAX_WORKSPACES, IR_MAX_WORKSPACES);
+  IrParam *prm = arena_alloc(E->ar, sizeof(IrParam));
+  prm->index = k->nparams;
+  prm->name = workspace_name(E, k->nws);
+  prm->type = DT_UINT64;
+  prm->is_ptr = true;
+  prm->elem = dt;
+  prm->workspace = true;
+  IrParam **ps = arena_alloc(E->ar, sizeof(IrParam *) * (size_t)(k->nparams + 1));
+  if (k->nparams) memcpy(ps, k->params, sizeof(IrParam *) * (size_t)k->nparams);
+  ps[k->nparams++] = prm;
+  k->params = ps;
+  IrTensor *t = ir_new_tensor(E->ar, k, ev_hint(E, "ws"), MS_GLOBAL, dt, rank, shape, sp);
+  t->gptr = ir_param_ref(E->ar, prm);
+  for (int i = 0; i < rank; i++) t->gshape[i] = g[i];
+  IrWorkspace *ws = arena_alloc(E->ar, sizeof(IrWorkspace) * (size_t)(k->nws + 1));
+  if (k->nws) memcpy(ws, k->ws, sizeof(IrWorkspace) * (size_t)k->nws);
+  ws[k->nws++] = (IrWorkspace){.param = prm, .tensor = t, .clean = clean};
+  k->ws = ws;
+  return v_tensor(E, t);
+}
+
+/* The semaphore of lock_semaphore / release_semaphore: an address (a
+ * 64-bit integer, as GlobalTensor[i, j].item_ptr() gives), or an element
+ * of an int32 GlobalTensor itself. */
+static IrExpr *semaphore_addr(Eval *E, Value *v, Span sp, const char *fname) {
+  if (v->kind == V_REF && v->ref.t->space == MS_GLOBAL) {
+    if (v->ref.t->dtype != DT_INT32 && v->ref.t->dtype != DT_UINT32)
+      ev_error(E, sp, "%s(): a semaphore is an int32, not an element of a %s tensor", fname,
+               dtype_name(v->ref.t->dtype));
+    Args none = {0};
+    return ev_global_item(E, v, true, &none, sp)->x;
+  }
+  if (v->kind == V_EXPR && (v->x->type == DT_UINT64 || v->x->type == DT_INT64))
+    return ir_cast(E->ar, DT_UINT64, v->x);
+  ev_error(E, sp,
+           "%s() takes the address of a global int32 semaphore (GlobalTensor[i, j].item_ptr(), "
+           "a 64-bit value), not '%s'",
+           fname, v_type_name(v));
+}
+
+/* self.lock_semaphore(semaphore, value) / self.release_semaphore(semaphore,
+ * value), as Tilus emits them: one thread of the group spins until the
+ * int32 at the address equals value (acquire, GPU scope), then the group
+ * syncs; one thread stores value (release, GPU scope), after the sync() the
+ * script writes before it. In a single thread (single_thread()), just that
+ * thread waits or stores. */
+static Value *p_semaphore(Eval *E, Args *a, Span sp, bool lock) {
+  static const char *const names[] = {"semaphore", "value", NULL};
+  const char *fname = lock ? "lock_semaphore" : "release_semaphore";
+  Value *v[2];
+  ev_bind_args(E, a, sp, fname, names, 2, v);
+  IrExpr *addr = semaphore_addr(E, v[0], ev_arg_span(a, names, 0, sp), fname);
+  Span vsp = ev_arg_span(a, names, 1, sp);
+  if (!v_is_int_scalar(v[1]))
+    ev_error(E, vsp, "%s() value must be an integer, not '%s'", fname, v_type_name(v[1]));
+  IrExpr *value = ev_scalar_as(E, v[1], DT_INT32, vsp);
+  int count = threads_here(E, sp);
+  bool single = E->tg_explicit && count == 1;
+  if (lock && !single && (E->tg_begin % 32 != 0 || count % 32 != 0))
+    ev_error(E, sp,
+             "lock_semaphore() in a thread group needs whole warps (the group syncs after the "
+             "wait): the group (threads [%d, %d) of the block) must begin and end at multiples "
+             "of 32, or call it in single_thread()",
+             E->tg_begin, E->tg_begin + count);
+  IrStmt *op = ir_stmt_new(E->ar, lock ? S_SEM_WAIT : S_SEM_RELEASE, sp);
+  op->sem.addr = addr;
+  op->sem.value = value;
+  if (single) {
+    ev_emit(E, op);
+    return v_none(E);
+  }
+  IrStmt *one = stmt(E, S_SINGLE_THREAD, sp);
+  ir_block_push(E->ar, &one->body, op);
+  if (lock) stmt(E, S_SYNC, sp);
+  return v_none(E);
 }
 
 /* self.shared_tensor(dtype=, shape=[...]) */
@@ -1360,6 +1511,11 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return p_fast_divmod(E, a, sp);
   case P_GLOBAL_VIEW:
     return p_global_view(E, a, sp);
+  case P_GLOBAL_TENSOR:
+    return p_global_tensor(E, a, sp);
+  case P_LOCK_SEMAPHORE:
+  case P_RELEASE_SEMAPHORE:
+    return p_semaphore(E, a, sp, fn->bi == P_LOCK_SEMAPHORE);
   case P_SHARED_TENSOR:
     return p_shared_tensor(E, a, sp);
   case P_REGISTER_TENSOR:

@@ -22,7 +22,7 @@ static const struct {
   bool reduce; /* self.sum(x, dim=): else self.maximum(a, b) */
 } binary_ops[] = {
     {"maximum", OP_MAX, false}, {"minimum", OP_MIN, false}, {"sum", OP_ADD, true},
-    {"max", OP_MAX, true},      {"min", OP_MIN, true},
+    {"max", OP_MAX, true},      {"min", OP_MIN, true},      {"add", OP_ADD, false},
 };
 
 bool ev_is_regop(const char *name) {
@@ -126,7 +126,8 @@ static Value *reduce(Eval *E, const char *name, IrOp op, Args *a, Span sp) {
   return to_out(E, x, v[3], sp);
 }
 
-/* self.maximum(lhs, rhs, out=None), minimum: element-wise, broadcasting. */
+/* self.maximum(lhs, rhs, out=None), minimum, add: element-wise,
+ * broadcasting. */
 static Value *binary(Eval *E, const char *name, IrOp op, Args *a, Span sp) {
   static const char *const names[] = {"lhs", "rhs", "out", NULL};
   Value *v[3] = {NULL, NULL, NULL};

@@ -66,6 +66,9 @@ static void assign_block(Barriers *b, IrBlock *blk, Region rg) {
     case S_REDUCE: /* may exchange through shared memory: a barrier then */
       s->reduce.barrier_id = sync_barrier(b, rg);
       break;
+    case S_CONVERT: /* through shared memory between barriers */
+      s->cast.barrier_id = sync_barrier(b, rg);
+      break;
     case S_THREAD_GROUP:
       if (!group_ok(s, rg)) continue; /* the checker stops there */
       inner = (Region){rg.begin + s->group.begin, s->group.count, false};

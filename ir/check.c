@@ -875,6 +875,21 @@ static bool check_printf(Verifier *v, const IrStmt *s, const bool *assigned) {
   return true;
 }
 
+/* lock_semaphore / release_semaphore: a uint64 address and an int32
+ * value, run by one thread (the evaluator puts them in a single-thread
+ * region: a whole group spinning would each read the semaphore). */
+static bool check_semaphore(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
+  const IrSemStmt *m = &s->sem;
+  if (!m->addr || !m->value || m->addr->type != DT_UINT64 || m->value->type != DT_INT32 ||
+      !(rg.single || rg.size == 1)) {
+    diag_error(v->d, s->span,
+               "internal error: a semaphore statement needs a uint64 address and an int32 "
+               "value, in a single thread");
+    return false;
+  }
+  return check_expr(v, m->addr, assigned, s->span) && check_expr(v, m->value, assigned, s->span);
+}
+
 /* sync() is bar.sync: over the block at the top level (barrier 0), over a
  * named barrier of its own for each distinct thread group (barrier_id, from
  * ir_assign_barriers). The hardware counts whole warps, has
@@ -976,6 +991,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_DOT:
   case S_TRANSPOSE:
   case S_RESHAPE:
+  case S_CONVERT:
     return check_register_op(v, s, assigned, rg);
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:
@@ -994,6 +1010,9 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
     return check_cluster_mbar(v, s, assigned, rg);
   case S_SETMAXNREG:
     return check_setmaxnreg(v, s, rg);
+  case S_SEM_WAIT:
+  case S_SEM_RELEASE:
+    return check_semaphore(v, s, assigned, rg);
   }
   diag_error(v->d, s->span, "internal error: unknown statement kind %d", (int)s->kind);
   return false;
@@ -1251,10 +1270,30 @@ static bool check_unrolled_size(Verifier *v) {
   return false;
 }
 
+/* The workspaces (global_tensor()) are the last parameters, hidden, each
+ * the base of its global tensor, whose shape reads only parameters. */
+static bool check_workspaces(Verifier *v) {
+  const IrKernel *k = v->k;
+  bool ok = k->nws >= 0 && k->nws <= IR_MAX_WORKSPACES && k->nws <= k->nparams;
+  for (int i = 0; ok && i < k->nparams; i++)
+    ok = k->params[i]->workspace == (i >= k->nparams - k->nws);
+  for (int i = 0; ok && i < k->nws; i++) {
+    const IrWorkspace *w = &k->ws[i];
+    const IrTensor *t = w->tensor;
+    ok = w->param == k->params[k->nparams - k->nws + i] && w->param->is_ptr && t &&
+         t->space == MS_GLOBAL && t->gptr && t->gptr->kind == X_PARAM && t->gptr->param == w->param;
+    for (int d = 0; ok && t && d < t->rank; d++) ok = grid_only_params(t->gshape[d]);
+  }
+  if (!ok)
+    diag_error(v->d, k->span, "internal error: malformed global_tensor() workspaces in '%s'",
+               k->name);
+  return ok;
+}
+
 static bool verify_kernel(IrKernel *k, Arena *ar, Diag *d) {
   Verifier v = {.k = k, .d = d, .ar = ar};
   detect_stage(&v);
-  if (!check_launch(&v) || !check_unrolled_size(&v)) return false;
+  if (!check_launch(&v) || !check_unrolled_size(&v) || !check_workspaces(&v)) return false;
   for (int i = 0; i < k->ntensors; i++)
     if (!check_tensor_decl(&v, k->tensors[i]) || !check_layout(&v, k->tensors[i])) return false;
   if (v.planned && !check_smem_plan(&v)) return false;

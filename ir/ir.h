@@ -94,7 +94,10 @@ typedef struct IrParam {
   char *name;
   DType type; /* DT_UINT64 for pointers */
   bool is_ptr;
-  DType elem; /* pointee dtype for pointers */
+  DType elem;     /* pointee dtype for pointers */
+  bool workspace; /* hidden: the pointer to a global_tensor() workspace,
+                     which the runtime allocates (IrKernel.ws); after every
+                     user parameter */
 } IrParam;
 
 typedef enum XKind {
@@ -384,8 +387,14 @@ typedef enum SKind {
   S_WHERE,          /* where: dst = cond ? a : b element by element */
   S_DOT,            /* dot: dst = a @ b + c with mma.sync */
   S_TRANSPOSE,      /* cast: dst = src transposed (rank 2; the same registers) */
-  S_RESHAPE         /* cast: dst = src with dimensions of size 1 added or
+  S_RESHAPE,        /* cast: dst = src with dimensions of size 1 added or
                        removed (squeeze, unsqueeze; the same registers) */
+  S_CONVERT,        /* cast: dst = src, another register layout: through the
+                       kernel's scratch in shared memory between barriers
+                       (made by layout inference where the layouts a
+                       statement needs differ) */
+  S_SEM_WAIT,       /* sem: spin until the int32 at addr equals value */
+  S_SEM_RELEASE     /* sem: store value into the int32 at addr, releasing */
 } SKind;
 
 /* The fields of each statement kind, one struct each. IrStmt holds them in
@@ -540,6 +549,7 @@ typedef struct IrFillStmt {
 /* S_CAST: dst = (dst->dtype) src, register tensors of one shape. */
 typedef struct IrCastStmt {
   IrTensor *dst, *src;
+  int barrier_id; /* S_CONVERT: set by ir_assign_barriers like S_SYNC's */
 } IrCastStmt;
 
 /* S_ELEMWISE: dst = a op b, or a op scalar when b is NULL (scalar op a
@@ -648,6 +658,17 @@ typedef struct IrDotStmt {
   int64_t warps_m, warps_n;
 } IrDotStmt;
 
+/* S_SEM_WAIT and S_SEM_RELEASE: Tilus's lock_semaphore and
+ * release_semaphore on a global int32 semaphore at addr (uint64), each
+ * run by every thread that reaches it; the evaluator puts them in a
+ * single-thread region (and the wait before a sync() of the group), as
+ * Tilus does. WAIT reads with ld.acquire.gpu until the value equals
+ * `value`; RELEASE writes `value` with st.release.gpu. */
+typedef struct IrSemStmt {
+  IrExpr *addr;  /* uint64: a global address (GlobalTensor[...].item_ptr()) */
+  IrExpr *value; /* int32 */
+} IrSemStmt;
+
 struct IrStmt {
   SKind kind;
   Span span;      /* the user's line (for .loc and diagnostics) */
@@ -677,6 +698,7 @@ struct IrStmt {
     IrReduceStmt reduce;     /* S_REDUCE */
     IrWhereStmt where;       /* S_WHERE */
     IrDotStmt dot;           /* S_DOT */
+    IrSemStmt sem;           /* S_SEM_WAIT, S_SEM_RELEASE */
   };
 };
 
@@ -701,6 +723,18 @@ typedef struct IrRequire {
   char *msg;    /* the assertion's message */
   Span span;    /* the static_assert() call */
 } IrRequire;
+
+/* A global-memory workspace (Tilus's self.global_tensor()): the runtime
+ * allocates tensor's bytes for each launch (zeroed when clean), from the
+ * dimensions of `tensor` (gshape: integer parameters and constants), and
+ * passes the address as the hidden pointer parameter `param`, whose
+ * global tensor `tensor` is. */
+#define IR_MAX_WORKSPACES 8
+typedef struct IrWorkspace {
+  IrParam *param;
+  IrTensor *tensor;
+  bool clean; /* requires_clean=True: all zeros at the launch */
+} IrWorkspace;
 
 typedef struct IrKernel {
   char *name;   /* PTX entry name */
@@ -731,6 +765,9 @@ typedef struct IrKernel {
   int64_t reduce_scratch_offset, reduce_scratch_bytes;
   IrRequire *reqs; /* launch-time requirements, in source order, distinct */
   int nreqs;
+  IrWorkspace *ws; /* global_tensor() workspaces, in creation order: ws[i]
+                      is hidden parameter params[nparams - nws + i] */
+  int nws;
   Span span;
 } IrKernel;
 

@@ -139,7 +139,8 @@ static void print_tensor(FILE *out, const IrTensor *t) {
 
 static void print_param(FILE *out, const IrParam *p) {
   if (p->is_ptr)
-    fprintf(out, "  param %s: ~%s\n", p->name, dtype_name(p->elem));
+    fprintf(out, "  param %s: ~%s%s\n", p->name, dtype_name(p->elem),
+            p->workspace ? " workspace" : "");
   else
     fprintf(out, "  param %s: %s\n", p->name, dtype_name(p->type));
 }
@@ -322,6 +323,19 @@ static void print_simple(FILE *out, const IrStmt *s) {
       print_tensor_ref(out, s->elemwise.b);
     else
       ir_print_expr(out, s->elemwise.scalar);
+    break;
+  case S_SEM_WAIT:
+  case S_SEM_RELEASE:
+    fputs(s->kind == S_SEM_WAIT ? "semaphore.wait " : "semaphore.release ", out);
+    ir_print_expr(out, s->sem.addr);
+    fputs(s->kind == S_SEM_WAIT ? " == " : " = ", out);
+    ir_print_expr(out, s->sem.value);
+    break;
+  case S_CONVERT:
+    print_tensor_ref(out, s->cast.dst);
+    fputs(" = convert(", out);
+    print_tensor_ref(out, s->cast.src);
+    fputs(")", out);
     break;
   case S_RESHAPE:
     print_tensor_ref(out, s->cast.dst);
@@ -506,6 +520,16 @@ static void print_require(FILE *out, const IrRequire *r) {
   fprintf(out, "  # line %d\n", r->span.line);
 }
 
+/* workspace %t3 __ws0: int32[(m + 127) / 128, 4] clean  # line N: a
+ * global_tensor() that the runtime allocates for each launch. */
+static void print_workspace(FILE *out, const IrWorkspace *w) {
+  const IrTensor *t = w->tensor;
+  fprintf(out, "  workspace %s: %%t%d %s %s[", w->param->name, t->id, t->name,
+          dtype_name(t->dtype));
+  print_exprs(out, t->gshape, t->rank);
+  fprintf(out, "]%s  # line %d\n", w->clean ? " clean" : "", t->span.line);
+}
+
 static void print_kernel(FILE *out, const IrKernel *k) {
   fprintf(out, "kernel %s script=%s config(", k->name, k->script ? k->script : k->name);
   for (int i = 0; i < k->nconfig; i++) {
@@ -524,6 +548,7 @@ static void print_kernel(FILE *out, const IrKernel *k) {
     fprintf(out, "  cluster_blocks = %lld, %lld, %lld\n", (long long)k->cluster[0],
             (long long)k->cluster[1], (long long)k->cluster[2]);
   for (int i = 0; i < k->nreqs; i++) print_require(out, &k->reqs[i]);
+  for (int i = 0; i < k->nws; i++) print_workspace(out, &k->ws[i]);
   for (int i = 0; i < k->ntensors; i++) print_tensor(out, k->tensors[i]);
   for (int i = 0; i < k->ntmaps; i++) print_tmap(out, k->tmaps[i]);
   fprintf(out, "  smem = %lld\n", (long long)k->smem_bytes);

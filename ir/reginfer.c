@@ -12,8 +12,11 @@
  * one (to a fixed point); a tensor still without one then gets the default
  * layout (ir_reglayout_default), tensors loaded from global memory first,
  * so that their loads are the coalesced, vectorised ones, and the ties
- * flow again. A tie the layouts then break is reported: converting between
- * register layouts is not supported.
+ * flow again. Where a statement then needs an operand in another layout
+ * than the operand has (or gives its result in another layout than the
+ * result's), an S_CONVERT goes before it (or after it) through a tensor
+ * in the layout the statement needs: the backend moves the elements
+ * through shared memory.
  */
 #include "ir/ir.h"
 
@@ -25,7 +28,19 @@ typedef struct RegCtx {
   bool ok;
   bool changed;
   bool seed_dots; /* dots give their operands the mma.sync fragments */
+  IrKernel *k;
+  IrBlock *b; /* the checks: the block of the statement checked, */
+  int i;      /* and its index there (conversions go before or after it) */
+  /* the dots whose warps a layout decided (they seed before the others) */
+  const IrStmt *fixed[64];
+  int nfixed;
 } RegCtx;
+
+static bool dot_fixed(const RegCtx *c, const IrStmt *s) {
+  for (int i = 0; i < c->nfixed; i++)
+    if (c->fixed[i] == s) return true;
+  return false;
+}
 
 typedef void (*RegFn)(IrStmt *s, RegCtx *c);
 
@@ -100,7 +115,7 @@ static void flow(IrStmt *s, RegCtx *c) {
   case S_DOT: {
     const IrDotStmt *d = &s->dot;
     int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];
-    if (!c->seed_dots) break;
+    if (!c->seed_dots && !dot_fixed(c, s)) break;
     if (open_reg(d->a)) give(d->a, ir_reglayout_mma(c->ar, MMA_A, m, k, d->warps_m, d->warps_n), c);
     if (open_reg(d->b)) give(d->b, ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n), c);
     IrRegLayout *acc = ir_reglayout_mma(c->ar, MMA_C, m, n, d->warps_m, d->warps_n);
@@ -143,72 +158,114 @@ static void give_default(IrTensor *t, RegCtx *c) {
 
 /* ------------------------------------------------------------- checks */
 
-static void conflict(const IrStmt *s, const IrTensor *a, const IrTensor *b, RegCtx *c) {
-  diag_error(c->d, s->span,
-             "register tensors '%s' and '%s' have layouts that do not match here: converting "
-             "between register layouts is not supported yet",
-             a->name, b->name);
-  c->ok = false;
+/* Inserts s at index i of b. */
+static void insert_at(Arena *ar, IrBlock *b, int i, IrStmt *s) {
+  ir_block_push(ar, b, s);
+  memmove(b->items + i + 1, b->items + i, sizeof(IrStmt *) * (size_t)(b->len - 1 - i));
+  b->items[i] = s;
 }
 
-static void check_operand(const IrStmt *s, const IrTensor *dst, const IrTensor *x, RegCtx *c) {
-  if (!has_reg(dst) || !has_reg(x)) return;
-  if (!ir_reglayout_equal(x->reg, ir_reglayout_broadcast(c->ar, dst->reg, x->rank, x->shape)))
-    conflict(s, dst, x, c);
+/* A tensor like x in layout L, and the S_CONVERT between the two. */
+static IrTensor *twin(const IrTensor *x, IrRegLayout *L, RegCtx *c) {
+  IrTensor *t =
+      ir_new_tensor(c->ar, c->k, x->name, MS_REGISTER, x->dtype, x->rank, x->shape, x->span);
+  t->nthreads = x->nthreads;
+  t->layout = LAYOUT_SPATIAL;
+  t->reg = L;
+  return t;
+}
+
+static IrStmt *convert_stmt(IrTensor *dst, IrTensor *src, Span sp, RegCtx *c) {
+  IrStmt *cv = ir_stmt_new(c->ar, S_CONVERT, sp);
+  cv->cast.dst = dst;
+  cv->cast.src = src;
+  return cv;
+}
+
+/* *x in layout L for the statement checked: *x itself when it has L, else
+ * a copy converted just before the statement. */
+static void operand_in(IrTensor **x, IrRegLayout *L, RegCtx *c) {
+  if (!*x || !has_reg(*x) || ir_reglayout_equal((*x)->reg, L)) return;
+  IrTensor *t = twin(*x, L, c);
+  Span sp = c->b->items[c->i]->span;
+  insert_at(c->ar, c->b, c->i, convert_stmt(t, *x, sp, c));
+  c->i++; /* the statement checked moved down */
+  *x = t;
+}
+
+/* The statement checked gives its result *dst in layout L: when *dst has
+ * another, the statement writes a tensor in L, converted into *dst just
+ * after it. */
+static void result_in(IrTensor **dst, IrRegLayout *L, RegCtx *c) {
+  if (!has_reg(*dst) || ir_reglayout_equal((*dst)->reg, L)) return;
+  IrTensor *t = twin(*dst, L, c);
+  insert_at(c->ar, c->b, c->i + 1, convert_stmt(*dst, t, c->b->items[c->i]->span, c));
+  *dst = t;
+}
+
+/* An element-wise operand: dst's layout, broadcast to the operand's shape. */
+static void elem_operand(const IrTensor *dst, IrTensor **x, RegCtx *c) {
+  if (!has_reg(dst) || !*x || !has_reg(*x)) return;
+  operand_in(x, ir_reglayout_broadcast(c->ar, dst->reg, (*x)->rank, (*x)->shape), c);
 }
 
 static void check(IrStmt *s, RegCtx *c) {
   switch (s->kind) {
   case S_CAST:
-    check_operand(s, s->cast.dst, s->cast.src, c);
+    elem_operand(s->cast.dst, &s->cast.src, c);
     break;
   case S_UNARY:
-    check_operand(s, s->unary.dst, s->unary.src, c);
+    elem_operand(s->unary.dst, &s->unary.src, c);
     break;
   case S_ELEMWISE:
-    check_operand(s, s->elemwise.dst, s->elemwise.a, c);
-    check_operand(s, s->elemwise.dst, s->elemwise.b, c);
+    elem_operand(s->elemwise.dst, &s->elemwise.a, c);
+    elem_operand(s->elemwise.dst, &s->elemwise.b, c);
+    break;
+  case S_WHERE:
+    elem_operand(s->where.dst, &s->where.cond, c);
+    elem_operand(s->where.dst, &s->where.a, c);
+    elem_operand(s->where.dst, &s->where.b, c);
     break;
   case S_TRANSPOSE:
-    if (has_reg(s->cast.src) && has_reg(s->cast.dst) &&
-        !ir_reglayout_equal(s->cast.dst->reg, ir_reglayout_transpose(c->ar, s->cast.src->reg)))
-      conflict(s, s->cast.dst, s->cast.src, c);
+    if (has_reg(s->cast.dst))
+      operand_in(&s->cast.src, ir_reglayout_transpose(c->ar, s->cast.dst->reg), c);
     break;
   case S_RESHAPE:
-    if (has_reg(s->cast.src) && has_reg(s->cast.dst) &&
-        !ir_reglayout_equal(s->cast.dst->reg, reshaped(c->ar, s->cast.src->reg, s->cast.dst)))
-      conflict(s, s->cast.dst, s->cast.src, c);
+    if (has_reg(s->cast.dst) && has_reg(s->cast.src))
+      operand_in(&s->cast.src, reshaped(c->ar, s->cast.dst->reg, s->cast.src), c);
     break;
   case S_DOT: {
-    const IrDotStmt *d = &s->dot;
+    IrDotStmt *d = &s->dot;
     int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];
+    operand_in(&d->a, ir_reglayout_mma(c->ar, MMA_A, m, k, d->warps_m, d->warps_n), c);
+    operand_in(&d->b, ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n), c);
     IrRegLayout *acc = ir_reglayout_mma(c->ar, MMA_C, m, n, d->warps_m, d->warps_n);
-    if (has_reg(d->a) && !ir_reglayout_equal(d->a->reg, ir_reglayout_mma(c->ar, MMA_A, m, k,
-                                                                         d->warps_m, d->warps_n)))
-      conflict(s, d->a, d->dst, c);
-    else if (has_reg(d->b) &&
-             !ir_reglayout_equal(d->b->reg,
-                                 ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n)))
-      conflict(s, d->b, d->dst, c);
-    else if ((has_reg(d->dst) && !ir_reglayout_equal(d->dst->reg, acc)) ||
-             (d->c && has_reg(d->c) && !ir_reglayout_equal(d->c->reg, acc)))
-      conflict(s, d->dst, d->c ? d->c : d->dst, c);
+    operand_in(&d->c, acc, c);
+    result_in(&d->dst, acc, c);
     break;
   }
-  case S_WHERE:
-    check_operand(s, s->where.dst, s->where.cond, c);
-    if (s->where.a) check_operand(s, s->where.dst, s->where.a, c);
-    if (s->where.b) check_operand(s, s->where.dst, s->where.b, c);
-    break;
   case S_REDUCE:
-    if (has_reg(s->reduce.src) && has_reg(s->reduce.dst) &&
-        !ir_reglayout_equal(
-            s->reduce.dst->reg,
-            ir_reglayout_reduce(c->ar, s->reduce.src->reg, s->reduce.dim, s->reduce.keepdim)))
-      conflict(s, s->reduce.dst, s->reduce.src, c);
+    if (has_reg(s->reduce.src))
+      result_in(&s->reduce.dst,
+                ir_reglayout_reduce(c->ar, s->reduce.src->reg, s->reduce.dim, s->reduce.keepdim),
+                c);
     break;
   default:
     break;
+  }
+}
+
+/* The checks over b, statement by statement (the conversions inserted
+ * around one convert between any layouts: check() passes them by). */
+static void check_block(IrBlock *b, RegCtx *c) {
+  for (int i = 0; i < b->len; i++) {
+    IrStmt *s = b->items[i];
+    c->b = b;
+    c->i = i;
+    check(s, c);
+    i = c->i;
+    check_block(&s->body, c);
+    check_block(&s->orelse, c);
   }
 }
 
@@ -229,23 +286,31 @@ static IrTensor *first_loaded(IrBlock *b) {
  * (`score = dot(q, k) * scale; annotate_layout(score, cfg.lc)`): its warps
  * become that layout's. */
 static void dot_warps_from_layouts(IrStmt *s, RegCtx *c) {
-  (void)c;
-  if (s->kind != S_DOT) return;
+  if (s->kind != S_DOT || dot_fixed(c, s) || c->nfixed == 64) return;
   IrTensor *ts[4] = {s->dot.dst, s->dot.c, s->dot.a, s->dot.b};
   for (int i = 0; i < 4; i++)
     if (has_reg(ts[i]) && ts[i]->reg->mma != MMA_NONE) {
       s->dot.warps_m = ts[i]->reg->mma_warps_m;
       s->dot.warps_n = ts[i]->reg->mma_warps_n;
+      c->fixed[c->nfixed++] = s;
       return;
     }
 }
 
 bool ir_infer_reg_layouts(IrKernel *k, Arena *ar, Diag *d) {
-  RegCtx c = {ar, d, true, false, false};
+  RegCtx c = {.ar = ar, .d = d, .ok = true, .k = k};
   for (int i = 0; i < k->ntensors; i++)
     if (k->tensors[i]->want) give(k->tensors[i], k->tensors[i]->want, &c);
   propagate(k, &c); /* the annotations first, dots not yet */
-  walk(&k->body, dot_warps_from_layouts, &c);
+  /* then the dots whose warps those layouts decide, one wave at a time: a
+   * dot seeded from an annotation gives its operands fragments, which may
+   * decide another dot's warps (attention: o's annotation decides the
+   * second dot, whose operand p then decides the first, score = q k^T) */
+  for (int fixed = -1; fixed != c.nfixed;) {
+    fixed = c.nfixed;
+    walk(&k->body, dot_warps_from_layouts, &c);
+    propagate(k, &c);
+  }
   c.seed_dots = true;
   propagate(k, &c);
   for (IrTensor *t; (t = first_loaded(&k->body));) {
@@ -257,7 +322,7 @@ bool ir_infer_reg_layouts(IrKernel *k, Arena *ar, Diag *d) {
       give_default(k->tensors[i], &c);
       propagate(k, &c);
     }
-  walk(&k->body, check, &c);
+  check_block(&k->body, &c);
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
     if (t->want && !(has_reg(t) && ir_reglayout_equal(t->reg, t->want))) {

@@ -296,6 +296,9 @@ void ir_reduce_plan(const IrRegLayout *src, int dim, IrReducePlan *p) {
 }
 
 int64_t ir_reduce_scratch_bytes(const IrStmt *s) {
+  if (s->kind == S_CONVERT) /* the whole tile, a bool as 4 bytes */
+    return ir_tensor_numel(s->cast.dst) *
+           (s->cast.dst->dtype == DT_BOOL ? 4 : dtype_bytes(s->cast.dst->dtype));
   const IrTensor *src = s->reduce.src, *dst = s->reduce.dst;
   if (s->kind != S_REDUCE || !src || !src->reg || !dst) return 0;
   IrReducePlan p;

@@ -88,6 +88,11 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
   case S_PRINTF:
     map_array(s->print.args, s->print.nargs, fn, ctx);
     break;
+  case S_SEM_WAIT:
+  case S_SEM_RELEASE:
+    s->sem.addr = map_one(s->sem.addr, fn, ctx);
+    s->sem.value = map_one(s->sem.value, fn, ctx);
+    break;
   case S_THREAD_GROUP:
   case S_SINGLE_THREAD:
   case S_SYNC:
@@ -109,6 +114,7 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
   case S_DOT:
   case S_TRANSPOSE:
   case S_RESHAPE:
+  case S_CONVERT:
     break;
   }
 }

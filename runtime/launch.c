@@ -1,7 +1,9 @@
 /* launch.c: tls_launch: prepare (prepare.c, which also picks the entry that
- * runs: the launched one or a specialised sibling), encode the tensor maps (each
- * remembered with its inputs, so repeated launches on the same buffers skip
- * cuTensorMapEncodeTiled), and cuLaunchKernel with the user arguments then
+ * runs: the launched one or a specialised sibling), the workspaces (one
+ * buffer per entry, kept and grown; the clean part zeroed on the stream),
+ * encode the tensor maps (each remembered with its inputs, so repeated
+ * launches on the same buffers skip cuTensorMapEncodeTiled), and
+ * cuLaunchKernel with the user arguments, the workspaces' addresses, then
  * the maps as kernel parameters. */
 #include <string.h>
 
@@ -40,6 +42,57 @@ static tls_status tmap_for(tls_kernel *k, int t, const tls_tmap_params *tp,
   return TLS_OK;
 }
 
+/* The entry's workspace buffer holds plan->workspace_bytes: kept from
+ * earlier launches, or allocated (a power of two, at least 256 bytes; the
+ * exact size when that fails) after freeing the smaller one once the
+ * launches that may still use it are done. Then each workspace's address,
+ * and the clean ones zeroed on the stream before the kernel. */
+static tls_status workspaces_for(tls_kernel *k, const tls_launch_plan *plan, CUstream stream,
+                                 uint64_t *addr) {
+  tls_context *ctx = k->mod->ctx;
+  uint64_t need = plan->workspace_bytes;
+  if (need > k->ws_capacity) {
+    if (k->ws_buffer) {
+      CUresult r = ctx->api.cuCtxSynchronize();
+      if (r) return rt_cuda_error(ctx, r, "cuCtxSynchronize (before growing a workspace buffer)");
+      ctx->api.cuMemFree(k->ws_buffer);
+      k->ws_buffer = k->ws_capacity = 0;
+    }
+    uint64_t cap = 256;
+    while (cap < need) cap *= 2; /* need <= 2^62 + 256 (prepare.c) */
+    CUdeviceptr p = 0;
+    CUresult r = ctx->api.cuMemAlloc(&p, cap);
+    if (r && cap > need) r = ctx->api.cuMemAlloc(&p, cap = need);
+    if (r) {
+      char why[512];
+      rt_cuda_error(ctx, r, "cuMemAlloc");
+      memcpy(why, ctx->err, sizeof why - 1);
+      why[sizeof why - 1] = 0;
+      return rt_error(ctx, TLS_ERR_NOMEM,
+                      "launch of '%s' refused: its %d global_tensor() workspace%s need %llu bytes "
+                      "of device memory: %s",
+                      k->name, k->nws, k->nws == 1 ? "" : "s", (unsigned long long)need, why);
+    }
+    k->ws_buffer = p;
+    k->ws_capacity = cap;
+  }
+  for (int w = 0; w < k->nws; w++) addr[w] = need ? k->ws_buffer + plan->workspaces[w].offset : 0;
+  if (plan->workspace_clean_bytes) {
+    CUresult r =
+        ctx->api.cuMemsetD8Async(k->ws_buffer, 0, (size_t)plan->workspace_clean_bytes, stream);
+    if (r) return rt_cuda_error(ctx, r, "cuMemsetD8Async (zeroing the clean workspaces)");
+  }
+  return TLS_OK;
+}
+
+void rt_free_workspaces(tls_module *mod) {
+  for (int i = 0; i < mod->nkernels; i++) {
+    tls_kernel *k = &mod->kernels[i];
+    if (k->ws_buffer && mod->ctx->online) mod->ctx->api.cuMemFree(k->ws_buffer);
+    k->ws_buffer = k->ws_capacity = 0;
+  }
+}
+
 tls_status tls_launch(const tls_kernel *kernel, const tls_arg *args, int nargs, void *stream) {
   if (!kernel) return TLS_ERR_INVALID;
   tls_launch_plan plan;
@@ -51,12 +104,16 @@ tls_status tls_launch(const tls_kernel *kernel, const tls_arg *args, int nargs, 
   if (!ctx->online || !k->fn)
     return rt_error(ctx, TLS_ERR_NO_DEVICE, "launch of '%s' refused: the context has no GPU",
                     k->name);
-  void *params[TLS_MAX_PARAMS + TLS_MAX_TMAPS];
+  uint64_t ws[TLS_MAX_WORKSPACES];
+  if (k->nws && (st = workspaces_for(k, &plan, (CUstream)stream, ws))) return st;
+  void *params[TLS_MAX_PARAMS + TLS_MAX_WORKSPACES + TLS_MAX_TMAPS];
   for (int i = 0; i < nargs; i++) params[i] = (void *)&args[i].v; /* each member sits at offset 0 */
+  for (int w = 0; w < k->nws; w++) params[nargs + w] = (void *)&ws[w];
   for (int t = 0; t < plan.num_tmaps; t++) {
     const CUtensorMap *map = NULL;
+    if (k->tmaps[t].ptr_ws >= 0) plan.tmaps[t].address = ws[k->tmaps[t].ptr_ws];
     if ((st = tmap_for(k, t, &plan.tmaps[t], &map))) return st;
-    params[nargs + t] = (void *)map;
+    params[nargs + k->nws + t] = (void *)map;
   }
   if (plan.cluster[0] * plan.cluster[1] * plan.cluster[2] > 1) {
     /* a cluster kernel (.reqnctapercluster, .explicitcluster): the launch

@@ -24,6 +24,7 @@ typedef struct MetaParser {
   int grid_line; /* of the current entry's `grid` line, 0 = none yet */
   char *grid_text[3];
   char *tmap_text[TLS_MAX_TMAPS][2 * TLS_MAX_RANK]; /* dims, then strides */
+  char *ws_text[TLS_MAX_WORKSPACES][TLS_MAX_RANK];  /* workspace dims */
   char *msg;
   size_t msglen;
   /* The PTX after the block, and a copy of it with comments and string
@@ -209,6 +210,18 @@ static tls_status close_entry(MetaParser *mp) {
       mp->tmap_text[t][i] = NULL;
     }
   }
+  for (int w = 0; w < k->nws; w++) {
+    Workspace *ws = &k->ws[w];
+    if (!ws->line)
+      return perr(mp, ws->param_line, "workspace parameter '%s' has no 'workspace' line", ws->name);
+    for (int i = 0; i < ws->rank; i++) {
+      char *text = mp->ws_text[w][i];
+      if (!expr_compile(text, k->params, k->nparams, &ws->dims[i], why, sizeof why))
+        return perr(mp, ws->line, "bad workspace expression '%s': %s", text, why);
+      ws->dims[i].text = text;
+      mp->ws_text[w][i] = NULL;
+    }
+  }
   for (int i = 0; i < k->nreqs; i++) { /* expr_compile keeps cond.text */
     Require *r = &k->reqs[i];
     if (!expr_compile(r->cond.text, k->params, k->nparams, &r->cond, why, sizeof why))
@@ -348,12 +361,42 @@ static tls_status dir_fixed(MetaParser *mp, char **f, int n) {
   return TLS_OK;
 }
 
-/* param NAME TYPE | param NAME ptr DTYPE */
+/* The workspace whose hidden parameter is `name`, or -1. */
+static int workspace_index(const tls_kernel *k, const char *name) {
+  for (int i = 0; i < k->nws; i++)
+    if (!strcmp(k->ws[i].name, name)) return i;
+  return -1;
+}
+
+/* param NAME ptr DTYPE workspace: the hidden pointer of a workspace, after
+ * every user parameter (its `workspace` line gives its size). */
+static tls_status workspace_param(MetaParser *mp, char **f) {
+  tls_kernel *k = mp->cur;
+  int cu, bytes;
+  if (k->nws == TLS_MAX_WORKSPACES)
+    return perr(mp, mp->line, "entry '%s' has too many workspaces (at most %d)", k->name,
+                TLS_MAX_WORKSPACES);
+  if (!meta_dtype(f[3], &cu, &bytes) || strlen(f[3]) >= sizeof k->ws[0].dtype)
+    return perr(mp, mp->line, "unknown element type '%s'", f[3]);
+  Workspace *ws = realloc(k->ws, sizeof *ws * (size_t)(k->nws + 1));
+  if (!ws) return snprintf(mp->msg, mp->msglen, "out of memory"), TLS_ERR_NOMEM;
+  k->ws = ws;
+  Workspace *w = &ws[k->nws++];
+  memset(w, 0, sizeof *w);
+  w->name = xstrdup(f[1]);
+  snprintf(w->dtype, sizeof w->dtype, "%s", f[3]);
+  w->elem_bytes = bytes;
+  w->param_line = mp->line;
+  return TLS_OK;
+}
+
+/* param NAME TYPE | param NAME ptr DTYPE | param NAME ptr DTYPE workspace */
 static tls_status dir_param(MetaParser *mp, char **f, int n) {
   static const char *const SCALARS[] = {"i32", "u32", "i64", "u64", "f32"};
   tls_kernel *k = mp->cur;
   if (n < 3 || !is_ident(f[1])) return perr(mp, mp->line, "'param' needs a name and a type");
-  if (k->nparams == TLS_MAX_PARAMS)
+  bool hidden = n == 5 && !strcmp(f[2], "ptr") && !strcmp(f[4], "workspace");
+  if (!hidden && k->nparams == TLS_MAX_PARAMS)
     return perr(mp, mp->line, "entry '%s' has too many parameters (at most %d)", k->name,
                 TLS_MAX_PARAMS);
   /* An expression reads `min(` and `max(` as the functions. */
@@ -363,10 +406,22 @@ static tls_status dir_param(MetaParser *mp, char **f, int n) {
   for (int i = 0; i < k->nparams; i++)
     if (!strcmp(k->params[i].name, f[1]))
       return perr(mp, mp->line, "parameter '%s' appears twice", f[1]);
+  if (workspace_index(k, f[1]) >= 0)
+    return perr(mp, mp->line, "parameter '%s' appears twice", f[1]);
+  if (hidden) return workspace_param(mp, f);
+  /* the launch's arguments are the user's: hidden ones come after them */
+  if (k->nws)
+    return perr(mp, mp->line,
+                "parameter '%s' follows workspace parameter '%s' (a workspace's hidden "
+                "parameter comes after every user parameter)",
+                f[1], k->ws[k->nws - 1].name);
   Param *p = &k->params[k->nparams];
   memset(p, 0, sizeof *p);
   if (!strcmp(f[2], "ptr")) {
     int cu;
+    if (n == 5)
+      return perr(mp, mp->line, "unknown word '%s' after 'param %s ptr %s' (only 'workspace')",
+                  f[4], f[1], f[3]);
     if (n != 4) return perr(mp, mp->line, "'param %s ptr' needs one element type", f[1]);
     if (!meta_dtype(f[3], &cu, &p->elem_bytes))
       return perr(mp, mp->line, "unknown element type '%s'", f[3]);
@@ -381,6 +436,57 @@ static tls_status dir_param(MetaParser *mp, char **f, int n) {
   }
   p->name = xstrdup(f[1]);
   k->nparams++;
+  return TLS_OK;
+}
+
+/* workspace NAME dtype=D dims=E,... clean=0|1: NAME a workspace parameter
+ * declared before it, once; the dims (outermost first) are compiled when
+ * the entry closes. */
+static tls_status dir_workspace(MetaParser *mp, char **f, int n) {
+  tls_kernel *k = mp->cur;
+  if (n < 2 || strchr(f[1], '=')) return perr(mp, mp->line, "'workspace' needs a parameter name");
+  int w = workspace_index(k, f[1]);
+  if (w < 0)
+    return perr(mp, mp->line,
+                "workspace '%s' is not a workspace parameter declared before it ('param %s ptr "
+                "DTYPE workspace')",
+                f[1], f[1]);
+  Workspace *ws = &k->ws[w];
+  if (ws->line)
+    return perr(mp, mp->line, "second 'workspace' line for '%s' (line %d has the first)", f[1],
+                ws->line);
+  char *dtype = NULL, *dims = NULL, *clean = NULL;
+  for (int i = 2; i < n; i++) {
+    char *v;
+    if ((v = (char *)key_value(f[i], "dtype")))
+      dtype = v;
+    else if ((v = (char *)key_value(f[i], "dims")))
+      dims = v;
+    else if ((v = (char *)key_value(f[i], "clean")))
+      clean = v;
+    else
+      return perr(mp, mp->line, "unknown key '%s' in 'workspace'", f[i]);
+  }
+  if (!dtype || !dims || !clean)
+    return perr(mp, mp->line, "workspace %s needs dtype=, dims= and clean=", f[1]);
+  if (strcmp(dtype, ws->dtype))
+    return perr(mp, mp->line, "workspace %s: dtype=%s but its parameter points to %s", f[1], dtype,
+                ws->dtype);
+  if (strcmp(clean, "0") && strcmp(clean, "1"))
+    return perr(mp, mp->line, "workspace %s: clean must be 0 or 1, not '%s'", f[1], clean);
+  size_t len = strlen(f[1]) + strlen(ws->dtype) + strlen(dims) + 16;
+  free(ws->desc);
+  if (!(ws->desc = malloc(len)))
+    return snprintf(mp->msg, mp->msglen, "out of memory"), TLS_ERR_NOMEM;
+  snprintf(ws->desc, len, "%s %s dims=%s clean=%s", f[1], ws->dtype, dims, clean);
+  char *items[TLS_MAX_RANK];
+  int rank = split_commas(dims, items, TLS_MAX_RANK);
+  if (rank < 1)
+    return perr(mp, mp->line, "workspace %s: dims needs 1 to %d expressions", f[1], TLS_MAX_RANK);
+  for (int i = 0; i < rank; i++) mp->ws_text[w][i] = xstrdup(items[i]);
+  ws->rank = rank;
+  ws->clean = clean[0] == '1';
+  ws->line = mp->line;
   return TLS_OK;
 }
 
@@ -498,7 +604,7 @@ static tls_status dir_tmap(MetaParser *mp, char **f, int n) {
   TmapDesc *tm = &k->tmaps[t];
   memset(tm, 0, sizeof *tm);
   tm->line = mp->line;
-  tm->ptr_param = tm->swizzle_bytes = -1;
+  tm->ptr_param = tm->ptr_ws = tm->swizzle_bytes = -1;
   char *ptr = NULL, *dtype = NULL, *dims = NULL, *strides = NULL, *box = NULL;
   for (int i = 2; i < n; i++) {
     char *v;
@@ -533,10 +639,11 @@ static tls_status dir_tmap(MetaParser *mp, char **f, int n) {
                 "tmap %d needs ptr=, dtype=, rank=, dims=, strides=, box= and swizzle=", t);
   for (int i = 0; i < k->nparams && tm->ptr_param < 0; i++)
     if (!strcmp(k->params[i].name, ptr)) tm->ptr_param = i;
-  if (tm->ptr_param < 0 || k->params[tm->ptr_param].type != PT_PTR)
+  if (tm->ptr_param < 0) tm->ptr_ws = workspace_index(k, ptr); /* 256-byte aligned */
+  if (tm->ptr_ws < 0 && (tm->ptr_param < 0 || k->params[tm->ptr_param].type != PT_PTR))
     return perr(mp, mp->line, "tmap %d: ptr=%s is not a pointer parameter declared before it", t,
                 ptr);
-  k->params[tm->ptr_param].used_by_tmap = true;
+  if (tm->ptr_param >= 0) k->params[tm->ptr_param].used_by_tmap = true;
   if (!meta_dtype(dtype, &tm->dtype, &tm->elem_bytes))
     return perr(mp, mp->line, "tmap %d: unknown dtype '%s'", t, dtype);
   k->ntmaps++;
@@ -586,9 +693,9 @@ static tls_status meta_line(MetaParser *mp, char *text) {
     mp->closed = true;
     return n == 1 ? close_entry(mp) : perr(mp, mp->line, "'end' takes nothing");
   }
-  static const char *const IN_ENTRY[] = {"config", "param",   "grid",   "tmap",
-                                         "fixed",  "cluster", "require"};
-  for (int i = 0; i < 7; i++) {
+  static const char *const IN_ENTRY[] = {"config", "param",   "grid",    "tmap",
+                                         "fixed",  "cluster", "require", "workspace"};
+  for (int i = 0; i < 8; i++) {
     if (strcmp(f[0], IN_ENTRY[i])) continue;
     if (!mp->cur) return perr(mp, mp->line, "'%s' outside an entry", f[0]);
     switch (i) {
@@ -604,6 +711,8 @@ static tls_status meta_line(MetaParser *mp, char *text) {
       return dir_fixed(mp, f, n);
     case 5:
       return dir_cluster(mp, f, n);
+    case 7:
+      return dir_workspace(mp, f, n);
     default:
       return dir_require(mp, f, n, message);
     }
@@ -744,8 +853,9 @@ static bool param_name_ok(Token name, const char *entry, int pos, const char *me
   return !meta && token_is(rest, num);
 }
 
-/* The entry's `.param` list must be the user params then one 128-byte
- * tensor map per tmap, each named for what the metadata declares there. */
+/* The entry's `.param` list must be the user params, the workspaces'
+ * hidden pointers, then one 128-byte tensor map per tmap, each named for
+ * what the metadata declares there. */
 static tls_status check_entry_params(MetaParser *mp, tls_kernel *k) {
   const char *open = find_entry(mp->clean, k->name);
   const char *commented = open ? NULL : find_entry(mp->ptx, k->name);
@@ -758,15 +868,15 @@ static tls_status check_entry_params(MetaParser *mp, tls_kernel *k) {
   if (!close)
     return perr(mp, clean_line(mp, open), "parameter list of '%s' is not closed (truncated file?)",
                 k->name);
-  int want = k->nparams + k->ntmaps, i = 0;
-  Token names[TLS_MAX_PARAMS + TLS_MAX_TMAPS];
-  const char *where[TLS_MAX_PARAMS + TLS_MAX_TMAPS];
+  int nvalues = k->nparams + k->nws, want = nvalues + k->ntmaps, i = 0;
+  Token names[TLS_MAX_PARAMS + TLS_MAX_WORKSPACES + TLS_MAX_TMAPS];
+  const char *where[TLS_MAX_PARAMS + TLS_MAX_WORKSPACES + TLS_MAX_TMAPS];
   for (const char *p = strstr(open, ".param"); p && p < close; i++) {
     const char *next = strstr(p + 6, ".param");
     const char *end = next && next < close ? next : close;
     Token name;
     int size = param_decl(p, end, &name);
-    int expect = i < k->nparams ? param_bytes(k->params[i].type) : 128;
+    int expect = i < k->nparams ? param_bytes(k->params[i].type) : i < nvalues ? 8 : 128;
     if (i < want && size != expect)
       return perr(mp, clean_line(mp, p),
                   "PTX parameter %d of '%s' is not the %d-byte value the metadata declares", i,
@@ -774,6 +884,11 @@ static tls_status check_entry_params(MetaParser *mp, tls_kernel *k) {
     if (i < want) names[i] = name, where[i] = p;
     p = next;
   }
+  if (i != want && k->nws)
+    return perr(mp, clean_line(mp, open),
+                "'%s' takes %d PTX parameters but the metadata declares %d (%d params + %d "
+                "workspaces + %d tensor maps)",
+                k->name, i, want, k->nparams, k->nws, k->ntmaps);
   if (i != want)
     return perr(
         mp, clean_line(mp, open),
@@ -782,15 +897,19 @@ static tls_status check_entry_params(MetaParser *mp, tls_kernel *k) {
   /* Sizes alone would let swapped parameters through, binding the grid and
    * the tensor maps to the wrong arguments. */
   for (i = 0; i < want; i++) {
-    bool user = i < k->nparams;
-    int t = i - k->nparams;
-    if (param_name_ok(names[i], k->name, i, user ? k->params[i].name : NULL, t)) continue;
-    if (user)
+    bool value = i < nvalues;
+    const char *meta = i < k->nparams ? k->params[i].name
+                       : value        ? k->ws[i - k->nparams].name
+                                      : NULL;
+    int t = i - nvalues;
+    if (param_name_ok(names[i], k->name, i, meta, t)) continue;
+    if (value)
       return perr(mp, clean_line(mp, where[i]),
-                  "PTX parameter %d of '%s' is named '%.*s' but the metadata declares parameter "
+                  "PTX parameter %d of '%s' is named '%.*s' but the metadata declares %s "
                   "'%s' there (expected '%s_param_%s' or '%s_param_%d')",
-                  i, k->name, (int)names[i].n, names[i].s, k->params[i].name, k->name,
-                  k->params[i].name, k->name, i);
+                  i, k->name, (int)names[i].n, names[i].s,
+                  i < k->nparams ? "parameter" : "workspace parameter", meta, k->name, meta,
+                  k->name, i);
     return perr(mp, clean_line(mp, where[i]),
                 "PTX parameter %d of '%s' is named '%.*s' but the metadata declares tensor map %d "
                 "there (expected '%s_tmap%d' or '%s_param_%d')",
@@ -907,6 +1026,8 @@ static void free_pending(MetaParser *mp) {
   for (int d = 0; d < 3; d++) free(mp->grid_text[d]);
   for (int t = 0; t < TLS_MAX_TMAPS; t++)
     for (int i = 0; i < 2 * TLS_MAX_RANK; i++) free(mp->tmap_text[t][i]);
+  for (int w = 0; w < TLS_MAX_WORKSPACES; w++)
+    for (int i = 0; i < TLS_MAX_RANK; i++) free(mp->ws_text[w][i]);
 }
 
 /* Walks the lines up to `.version`: `//@tls` lines are metadata, other
@@ -978,6 +1099,12 @@ void meta_free_kernels(tls_module *mod) {
       free(k->reqs[j].msg);
     }
     free(k->reqs);
+    for (int w = 0; w < k->nws; w++) {
+      free(k->ws[w].name);
+      free(k->ws[w].desc);
+      for (int j = 0; j < k->ws[w].rank; j++) free(k->ws[w].dims[j].text);
+    }
+    free(k->ws);
     for (int t = 0; t < k->ntmaps; t++)
       for (int j = 0; j < k->tmaps[t].rank; j++) {
         free(k->tmaps[t].dims[j].text);

@@ -12,6 +12,7 @@ enum { MAX_FILE_BYTES = 256 << 20 };
 void tls_module_free(tls_module *mod) {
   if (!mod) return;
   if (mod->cumod && mod->ctx->online) mod->ctx->api.cuModuleUnload(mod->cumod);
+  if (mod->kernels) rt_free_workspaces(mod);
   meta_free_kernels(mod);
   free(mod->name);
   free(mod->text);
@@ -208,6 +209,11 @@ int tls_kernel_block(const tls_kernel *k) { return k->block; }
 int tls_kernel_smem(const tls_kernel *k) { return k->smem; }
 int tls_kernel_num_params(const tls_kernel *k) { return k->nparams; }
 int tls_kernel_num_tmaps(const tls_kernel *k) { return k->ntmaps; }
+int tls_kernel_num_workspaces(const tls_kernel *k) { return k->nws; }
+
+const char *tls_kernel_workspace(const tls_kernel *k, int i) {
+  return i >= 0 && i < k->nws ? k->ws[i].desc : NULL;
+}
 
 const char *tls_kernel_param_name(const tls_kernel *k, int i) {
   return i >= 0 && i < k->nparams ? k->params[i].name : NULL;

@@ -176,11 +176,16 @@ static tls_status check_requires(const tls_kernel *k, const int64_t *values, cha
   return TLS_OK;
 }
 
+/* The name of a tensor map's base: a pointer parameter or a workspace. */
+static const char *tmap_ptr(const tls_kernel *k, const TmapDesc *tm) {
+  return tm->ptr_ws >= 0 ? k->ws[tm->ptr_ws].name : k->params[tm->ptr_param].name;
+}
+
 /* dims: positive and at most 2^32 elements. */
 static tls_status eval_dims(const tls_kernel *k, int t, const int64_t *values,
                             tls_tmap_params *tp) {
   const TmapDesc *tm = &k->tmaps[t];
-  const char *ptr = k->params[tm->ptr_param].name;
+  const char *ptr = tmap_ptr(k, tm);
   char why[128];
   for (int i = 0; i < tm->rank; i++) {
     int64_t v;
@@ -205,7 +210,7 @@ static tls_status eval_dims(const tls_kernel *k, int t, const int64_t *values,
 static tls_status eval_strides(const tls_kernel *k, int t, const int64_t *values,
                                tls_tmap_params *tp) {
   const TmapDesc *tm = &k->tmaps[t];
-  const char *ptr = k->params[tm->ptr_param].name;
+  const char *ptr = tmap_ptr(k, tm);
   char why[128];
   uint64_t span = tp->dims[0] * (uint64_t)tm->elem_bytes; /* bytes of one dim-0 row */
   for (int i = 0; i < tm->rank - 1; i++) {
@@ -260,7 +265,7 @@ static bool tmap_extent(const tls_tmap_params *tp, uint64_t *out) {
  * one whose base lies in a buffer of known size (tls_mem_alloc,
  * tls_mem_register) stays inside it: TMA would read or write past its end. */
 static tls_status check_extent(const tls_kernel *k, int t, const tls_tmap_params *tp) {
-  const char *ptr = k->params[k->tmaps[t].ptr_param].name;
+  const char *ptr = tmap_ptr(k, &k->tmaps[t]);
   uint64_t extent, last;
   if (!tmap_extent(tp, &extent))
     return refuse(k, TLS_ERR_TMAP, "tensor map %d (%s) spans more than 2^64 bytes", t, ptr);
@@ -269,7 +274,9 @@ static tls_status check_extent(const tls_kernel *k, int t, const tls_tmap_params
                   "tensor map %d (%s) spans %" PRIu64 " bytes from 0x%" PRIx64
                   ", past the end of the 64-bit address space",
                   t, ptr, extent, tp->address);
-  const RtBuffer *b = rt_buffer_find(k->mod->ctx, tp->address);
+  /* a workspace's map: its buffer is allocated at the launch, sized by
+   * the same shape */
+  const RtBuffer *b = k->tmaps[t].ptr_ws >= 0 ? NULL : rt_buffer_find(k->mod->ctx, tp->address);
   if (!b) return TLS_OK; /* size unknown: not checked */
   uint64_t room = b->bytes - (tp->address - b->base);
   if (extent > room)
@@ -287,12 +294,58 @@ static tls_status eval_tmap(const tls_kernel *k, int t, const tls_arg *args, con
   tp->dtype = tm->dtype;
   tp->elem_bytes = tm->elem_bytes;
   tp->rank = tm->rank;
-  tp->address = args[tm->ptr_param].v.ptr;
+  tp->address = tm->ptr_ws >= 0 ? 0 : args[tm->ptr_param].v.ptr; /* tls_launch fills it in */
   tp->swizzle = tm->swizzle;
   memcpy(tp->box, tm->box, sizeof tp->box);
   tls_status st = eval_dims(k, t, values, tp);
   if (!st) st = eval_strides(k, t, values, tp);
   return st ? st : check_extent(k, t, tp);
+}
+
+/* ---------------------------------------------------------- workspaces */
+
+enum { WORKSPACE_ALIGN = 256 };
+static const uint64_t WORKSPACE_LIMIT = (uint64_t)1 << 62;
+
+/* Each workspace's bytes (the product of its dims, each at least 0, times
+ * its element size, without overflow) and its place in the entry's buffer:
+ * the clean ones first, so that one memset zeroes them, each at a multiple
+ * of WORKSPACE_ALIGN. */
+static tls_status plan_workspaces(const tls_kernel *k, const int64_t *values,
+                                  tls_launch_plan *plan) {
+  uint64_t at = 0;
+  plan->num_workspaces = k->nws;
+  for (int pass = 0; pass < 2; pass++) { /* clean, then the others */
+    for (int w = 0; w < k->nws; w++) {
+      const Workspace *ws = &k->ws[w];
+      if (ws->clean != (pass == 0)) continue;
+      uint64_t bytes = (uint64_t)ws->elem_bytes;
+      char why[128];
+      bool overflow = false;
+      for (int i = 0; i < ws->rank; i++) {
+        int64_t v;
+        if (!expr_eval(&ws->dims[i], values, &v, why, sizeof why))
+          return refuse(k, TLS_ERR_EXPR, "workspace %d (%s) dims[%d] = %s: %s", w, ws->name, i,
+                        ws->dims[i].text, why);
+        if (v < 0)
+          return refuse(k, TLS_ERR_ARG_VALUE,
+                        "workspace %d (%s) dims[%d] = %s is %" PRId64 " (sizes must not be "
+                        "negative)",
+                        w, ws->name, i, ws->dims[i].text, v);
+        overflow |= __builtin_mul_overflow(bytes, (uint64_t)v, &bytes);
+      }
+      if (overflow || bytes > WORKSPACE_LIMIT || at > WORKSPACE_LIMIT - bytes)
+        return refuse(k, TLS_ERR_ARG_VALUE,
+                      "workspace %d (%s): the workspaces' bytes (the dims times the element "
+                      "size) exceed 2^62",
+                      w, ws->name);
+      plan->workspaces[w] = (tls_workspace_plan){bytes, at, ws->clean};
+      at += (bytes + WORKSPACE_ALIGN - 1) / WORKSPACE_ALIGN * WORKSPACE_ALIGN;
+      if (pass == 0) plan->workspace_clean_bytes = at;
+    }
+  }
+  plan->workspace_bytes = at;
+  return TLS_OK;
 }
 
 /* ---------------------------------------------------------- variants */
@@ -373,6 +426,9 @@ tls_status rt_prepare(const tls_kernel *launched, const tls_arg *args, int nargs
   plan->block = (uint32_t)k->block;
   plan->smem = (uint32_t)k->smem;
   plan->num_tmaps = k->ntmaps;
+  plan->num_workspaces = 0;
+  plan->workspace_bytes = plan->workspace_clean_bytes = 0;
+  st = plan_workspaces(k, values, plan);
   for (int t = 0; t < k->ntmaps && !st; t++) st = eval_tmap(k, t, args, values, &plan->tmaps[t]);
   if (!st && ran) *ran = k;
   return st;

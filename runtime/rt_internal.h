@@ -81,8 +81,9 @@ typedef struct TmapSlot {
 } TmapSlot;
 
 typedef struct TmapDesc {
-  int ptr_param;
-  int dtype; /* CUtensorMapDataType */
+  int ptr_param; /* the user parameter of its base address, or -1 */
+  int ptr_ws;    /* or the workspace whose buffer it maps, or -1 */
+  int dtype;     /* CUtensorMapDataType */
   int elem_bytes;
   int rank;
   Expr dims[TLS_MAX_RANK];
@@ -104,6 +105,21 @@ typedef struct Require {
 } Require;
 
 enum { KERNEL_MAX_REQUIRES = 16 };
+
+/* A workspace (Tilus's global_tensor(); docs/format.md): its hidden pointer
+ * parameter `param NAME ptr D workspace`, which follows the user's, and
+ * its `workspace NAME dtype=D dims=... clean=0|1` line. A launch allocates
+ * the product of the dims times elem_bytes and passes the address. */
+typedef struct Workspace {
+  char *name;
+  char dtype[8]; /* "i32", from the param line */
+  int elem_bytes;
+  int rank; /* 0 until its `workspace` line */
+  Expr dims[TLS_MAX_RANK];
+  bool clean;
+  int param_line, line;
+  char *desc; /* "__ws0 i32 dims=(m+15)/16 clean=1" (tls_kernel_workspace) */
+} Workspace;
 
 struct tls_kernel {
   struct tls_module *mod;
@@ -135,6 +151,10 @@ struct tls_kernel {
   bool is_variant;                  /* a sibling fixes a subset of its values */
   int nreqs;                        /* `require` lines, in file order */
   Require *reqs;
+  int nws; /* hidden parameters, in PTX order after the user's (nparams) */
+  Workspace *ws;
+  /* launch.c: the device buffer the workspaces live in (0 = none yet) */
+  uint64_t ws_buffer, ws_capacity;
 };
 
 struct tls_module {
@@ -200,6 +220,9 @@ tls_status rt_prepare(const tls_kernel *k, const tls_arg *args, int nargs, tls_l
  * tls_prepare_launch refuses for another reason count as meeting them (the
  * launch reports that reason). No error is recorded. */
 bool rt_requires_hold(const tls_kernel *k, const tls_arg *args, int nargs, char *why, size_t len);
+
+/* launch.c: frees the entries' workspace buffers (at module unload). */
+void rt_free_workspaces(tls_module *mod);
 
 /* compile.c: turns the module's PTX into a CUmodule (ptxas + cache, or
  * the driver JIT). */

@@ -154,10 +154,19 @@ const char *tls_kernel_config(const tls_kernel *k); /* "k=v k=v" */
 const char *tls_kernel_fixed(const tls_kernel *k);
 int tls_kernel_block(const tls_kernel *k);
 int tls_kernel_smem(const tls_kernel *k);
+/* The parameters a launch passes, in order: the user's. The hidden
+ * pointers to an entry's workspaces (its global_tensor()s) are not among
+ * them: tls_launch allocates and passes those. */
 int tls_kernel_num_params(const tls_kernel *k);
 const char *tls_kernel_param_name(const tls_kernel *k, int i);
 const char *tls_kernel_param_type(const tls_kernel *k, int i); /* "ptr f16" */
 int tls_kernel_num_tmaps(const tls_kernel *k);
+/* Its global_tensor() workspaces (docs/format.md, `workspace`), which
+ * tls_launch allocates: "__ws0 i32 dims=(m+15)/16 clean=1" (the hidden
+ * parameter, the element type, the dims over the parameters, whether it is
+ * zeroed at each launch); NULL out of range. */
+int tls_kernel_num_workspaces(const tls_kernel *k);
+const char *tls_kernel_workspace(const tls_kernel *k, int i);
 
 /* ------------------------------------------------------------- launch */
 
@@ -207,7 +216,7 @@ static inline tls_arg tls_ptr(uint64_t x) {
   return a;
 }
 
-enum { TLS_MAX_RANK = 5, TLS_MAX_TMAPS = 8, TLS_MAX_PARAMS = 32 };
+enum { TLS_MAX_RANK = 5, TLS_MAX_TMAPS = 8, TLS_MAX_PARAMS = 32, TLS_MAX_WORKSPACES = 8 };
 
 /* What cuTensorMapEncodeTiled receives for one tensor map. */
 typedef struct tls_tmap_params {
@@ -221,15 +230,29 @@ typedef struct tls_tmap_params {
   int swizzle; /* CUtensorMapSwizzle value */
 } tls_tmap_params;
 
+/* One global-memory workspace of a launch (a `workspace` metadata line:
+ * Tilus's self.global_tensor()). */
+typedef struct tls_workspace_plan {
+  uint64_t bytes;  /* the product of its dims times the element size */
+  uint64_t offset; /* in the entry's workspace buffer, a multiple of 256 */
+  int clean;       /* 1: zeroed on the launch's stream before the kernel */
+} tls_workspace_plan;
+
 /* A validated launch: everything but the driver calls. */
 typedef struct tls_launch_plan {
   uint32_t grid[3];
   uint32_t block;
   uint32_t smem;
   int num_tmaps;
-  tls_tmap_params tmaps[TLS_MAX_TMAPS];
-  uint32_t cluster[3]; /* blocks per cluster (1 1 1: no cluster); the grid
+  tls_tmap_params tmaps[TLS_MAX_TMAPS]; /* the address of a map over a
+                                           workspace is 0 until tls_launch
+                                           allocates it */
+  uint32_t cluster[3];                  /* blocks per cluster (1 1 1: no cluster); the grid
                           is a multiple of it */
+  int num_workspaces;
+  tls_workspace_plan workspaces[TLS_MAX_WORKSPACES];
+  uint64_t workspace_bytes;       /* the buffer holding all of them */
+  uint64_t workspace_clean_bytes; /* its first bytes: the clean ones */
 } tls_launch_plan;
 
 /* Specialised entries. A file from `tlsc --specialize` holds, beside each
@@ -253,7 +276,16 @@ tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int narg
                               tls_launch_plan *plan);
 /* Prepares, encodes the tensor maps (cached by their inputs), and launches
  * the entry that tls_kernel_resolve names on `stream` (a CUstream; NULL =
- * the default stream). Asynchronous. */
+ * the default stream). Asynchronous.
+ *
+ * An entry with workspaces (docs/format.md, `workspace`) gets them in one
+ * device buffer that the entry keeps from launch to launch, grown (after
+ * cuCtxSynchronize, the old one freed) when a launch needs more, and freed
+ * with the module. Its clean workspaces are zeroed with cuMemsetD8Async on
+ * `stream` before each launch. Launches of one entry share the buffer: two
+ * of them running at once on different streams race on it, as Tilus's
+ * per-device workspace does. A buffer that cannot be allocated refuses the
+ * launch (TLS_ERR_NOMEM) before any kernel runs. */
 tls_status tls_launch(const tls_kernel *k, const tls_arg *args, int nargs, void *stream);
 
 /* Autotuning: times every entry of `script` (its autotune points, which

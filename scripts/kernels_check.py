@@ -18,6 +18,7 @@ when torch or a GPU is missing (tests/gpu's run_or_skip.sh makes that a
 skip), 1 when a check fails.
 """
 import argparse
+import ast
 import ctypes as C
 import importlib.machinery
 import importlib.util
@@ -204,7 +205,7 @@ def attention_case(batch, seqlen, heads=32, heads_kv=8, dim=128):
     ref = sdpa(q.double(), k.double(), v.double())
     flops = 4 * batch * heads * seqlen * seqlen * dim // 2
     return dict(args=[batch, seqlen, q, k, v, o], out=o, ref=ref, tol=5e-3, flops=flops,
-                torch=lambda: sdpa(q, k, v), tilus_args=None)
+                torch=lambda: sdpa(q, k, v), tilus_args=[batch, seqlen, q, k, v, o])
 
 
 def attention_kv_case(batch, seqlen):
@@ -212,7 +213,47 @@ def attention_kv_case(batch, seqlen):
     batch, q_len, kv_len, q, k, v, o), here equal to the q length."""
     case = attention_case(batch, seqlen)
     case["args"] = case["args"][:2] + [seqlen] + case["args"][2:]
+    case["tilus_args"] = case["args"]
     return case
+
+
+def kvcache_case(batch, seqlen_q, seqlen_kv, heads=32, heads_kv=8, dim=128, page=256):
+    """Attention of new queries against a paged KV cache (Tilus's
+    attention_with_kvcache: q [b, sq, h, d]; k and v caches [blocks, page,
+    h_kv, d] in pages listed by block_table [b, pages]; the queries are the
+    last sq of each sequence's seqlen_kv tokens, causal)."""
+    pages = (seqlen_kv + page - 1) // page
+    blocks = pages * batch
+    q = torch.rand(batch, seqlen_q, heads, dim, dtype=torch.float16, device="cuda")
+    kc = torch.rand(blocks, page, heads_kv, dim, dtype=torch.float16, device="cuda")
+    vc = torch.rand(blocks, page, heads_kv, dim, dtype=torch.float16, device="cuda")
+    seqlens = torch.full((batch,), seqlen_kv, dtype=torch.int32, device="cuda")
+    table = torch.randperm(blocks, dtype=torch.int32, device="cuda").reshape(batch, pages)
+    o = torch.full_like(q, float("nan"))
+    g = heads // heads_kv
+    k = kc[table.flatten().long()].reshape(batch, pages * page, heads_kv, dim)
+    v = vc[table.flatten().long()].reshape(batch, pages * page, heads_kv, dim)
+    k = k.double().repeat_interleave(g, 2)
+    v = v.double().repeat_interleave(g, 2)
+    s = torch.einsum("bthd,bshd->bhts", q.double() / dim**0.5, k)
+    col = torch.arange(pages * page, device="cuda")[None, None, :]
+    row = torch.arange(seqlen_q, device="cuda")[None, :, None] + (seqlen_kv - seqlen_q)
+    mask = (col < seqlen_kv) & (col <= row)
+    s = s.masked_fill(~mask[:, None], float("-inf"))
+    ref = torch.einsum("bhts,bshd->bthd", torch.softmax(s, dim=-1), v)
+    flops = 4 * batch * heads * seqlen_q * seqlen_kv * dim
+    args = [q, kc, vc, o, seqlens, table, batch, seqlen_q, heads, blocks, page, heads_kv, pages]
+    return dict(args=args, out=o, ref=ref, tol=5e-3, flops=flops, torch=None, tilus_args=args)
+
+
+def row_sum_case(m, n):
+    """out[i] = sum(x[i, :]) (tests/workspace/scripts/split_rows.tls: column
+    blocks merged in order through global_tensor() workspaces and
+    semaphores)."""
+    x = torch.randn(m, n, device="cuda")
+    out = torch.full((m,), float("nan"), device="cuda")
+    return dict(args=[m, n, x, out], out=out, ref=x.double().sum(1), tol=1e-5,
+                bytes=x.numel() * 4, torch=lambda: x.sum(1), tilus_args=[m, n, x, out])
 
 
 ROWS_CHECK = [(1, 128), (3, 781), (1823, 781), (64, 4096), (257, 1000), (4096, 1024)]
@@ -222,10 +263,13 @@ MM_BENCH = [(4096, 4096, 4096), (8192, 8192, 8192)]
 CASES = {"softmax": (softmax_case, ROWS_CHECK, ROWS_BENCH),
          "layer_norm": (layer_norm_case, ROWS_CHECK, ROWS_BENCH),
          "vector_add": (vector_add_case, ROWS_CHECK, ROWS_BENCH),
+         "row_sum": (row_sum_case, ROWS_CHECK, ROWS_BENCH),
          "matmul": (matmul_case, MM_CHECK, MM_BENCH),
          "matmul_kn": (matmul_kn_case, MM_CHECK, MM_BENCH),
          "attention": (attention_case, [(1, 64), (2, 200), (1, 1024)], [(4, 4096)]),
-         "attention_kv": (attention_kv_case, [(1, 64), (2, 200), (1, 1024)], [(4, 4096)])}
+         "attention_kv": (attention_kv_case, [(1, 64), (2, 200), (1, 1024)], [(4, 4096)]),
+         "kvcache": (kvcache_case, [(1, 128, 1000), (2, 1, 700), (1, 1024, 4096)],
+                     [(1, 4096, 4096)])}
 
 
 def sizes(text):
@@ -256,9 +300,17 @@ class Timer:
 
 
 def load_tilus(spec):
-    """FILE:Class from a Tilus script, imported with stand-ins for the host
-    modules it may import but not need here."""
-    path, cls = spec.rsplit(":", 1)
+    """FILE:Class[:name=value,...] from a Tilus script, imported with
+    stand-ins for the host modules it may import but not need here; the
+    values (Python literals, or tilus dtype names) go to the class."""
+    kwargs = {}
+    parts = spec.split(":")
+    if len(parts) > 2 and "=" in parts[-1]:
+        import tilus
+        for kv in parts.pop().split(","):
+            key, text = kv.split("=", 1)
+            kwargs[key] = getattr(tilus, text) if hasattr(tilus, text) else ast.literal_eval(text)
+    path, cls = ":".join(parts[:-1]), parts[-1]
     for name in ("pandas",):
         if importlib.util.find_spec(name) is None:
             sys.modules[name] = types.ModuleType(name)
@@ -266,7 +318,7 @@ def load_tilus(spec):
     mod_spec = importlib.util.spec_from_loader("tilus_case", loader)
     mod = importlib.util.module_from_spec(mod_spec)
     mod_spec.loader.exec_module(mod)
-    return getattr(mod, cls)()
+    return getattr(mod, cls)(**kwargs)
 
 
 def main():
@@ -276,7 +328,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--case", action="append", required=True, help="NAME:PTX:SCRIPT")
-    ap.add_argument("--tilus", action="append", default=[], help="NAME:FILE:CLASS")
+    ap.add_argument("--tilus", action="append", default=[], help="NAME:FILE:CLASS[:k=v,...] (k=v: the class's __init__ arguments)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--padded-ref", action="store_true",
                     help="softmax: the reference of a script whose ragged tiles' zeros join the "
@@ -330,7 +382,9 @@ def main():
             shape = "x".join(map(str, size))
             best, _ = rt.autotune(mod, script, rt.args(kernels[0], case["args"]))
             arr = rt.args(best, case["args"])
-            runs = {"tlsc": lambda: rt.launch(best, arr), "torch": case["torch"]}
+            runs = {"tlsc": lambda: rt.launch(best, arr)}
+            if case["torch"]:
+                runs["torch"] = case["torch"]
             if name in tilus and case["tilus_args"]:
                 # Tilus compiles (and tunes) per size on its first call: its
                 # result is checked here, at the bench sizes only

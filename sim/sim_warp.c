@@ -151,7 +151,9 @@ static SimMeet *sync_meet(Sim *S, SimWarp *w, const IrStmt *s) {
     diag_error(S->d, s->span, "sync() inside single_thread() can never complete");
     return NULL;
   }
-  int id = s->kind == S_REDUCE ? s->reduce.barrier_id : s->sync.barrier_id;
+  int id = s->kind == S_REDUCE    ? s->reduce.barrier_id
+           : s->kind == S_CONVERT ? s->cast.barrier_id
+                                  : s->sync.barrier_id;
   bool whole = r.begin == 0 && r.end == 32 * (int64_t)S->wpc;
   SimMeet *m = id >= 1 && id <= IR_MAX_NAMED_BARRIERS ? &S->named[w->cta][id - 1] : NULL;
   if (whole ? id != 0 : !m || (m->size && (m->begin != r.begin || m->end != r.end))) {
@@ -190,7 +192,8 @@ static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
   }
   m->at = s;
   if (++m->arrived == m->size) {
-    bool barrier = s->kind == S_SYNC || s->kind == S_CLUSTER_SYNC || s->kind == S_REDUCE;
+    bool barrier = s->kind == S_SYNC || s->kind == S_CLUSTER_SYNC || s->kind == S_REDUCE ||
+                   s->kind == S_CONVERT;
     if (barrier) sim_order_meet(S, m, w);
     m->arrived = 0;
     m->generation++;
@@ -305,6 +308,7 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
   case S_REDUCE: /* across warps: through shared memory, between barriers */
     if (ir_reduce_scratch_bytes(s) == 0) return STEP_RAN;
     /* fall through */
+  case S_CONVERT:
   case S_SYNC: {
     SimMeet *m = sync_meet(S, w, s);
     return m ? exec_meet(S, w, m, s) : failed(S);

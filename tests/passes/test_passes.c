@@ -157,8 +157,8 @@ static char *expr_text(const IrExpr *e) {
 }
 
 static void test_print_expr(Arena *ar) {
-  IrParam m = {0, "m_size", DT_INT32, false, DT_VOID};
-  IrParam n = {1, "n_size", DT_INT32, false, DT_VOID};
+  IrParam m = {0, "m_size", DT_INT32, false, DT_VOID, false};
+  IrParam n = {1, "n_size", DT_INT32, false, DT_VOID, false};
   IrExpr *c = ir_const(ar, DT_INT32, 127), *d = ir_const(ar, DT_INT32, 128);
   IrExpr *mb = ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, &m), c), d);
   IrExpr *nb = ir_binary(ar, OP_DIV,

@@ -226,6 +226,8 @@ static int list_entries(const Options *o) {
     putchar('\n');
     for (int p = 0; p < tls_kernel_num_params(k); p++)
       printf("  param %s %s\n", tls_kernel_param_name(k, p), tls_kernel_param_type(k, p));
+    for (int w = 0; w < tls_kernel_num_workspaces(k); w++)
+      printf("  workspace %s\n", tls_kernel_workspace(k, w));
   }
   tls_module_free(mod);
   tls_context_free(ctx);
