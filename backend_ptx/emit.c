@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend_ptx/emit_int.h"
 
@@ -36,6 +37,41 @@ void emit_effect(Emitter *e, const char *fmt, ...) {
 }
 
 int new_label(Emitter *e) { return e->nlabels++; }
+
+/* ------------------------------------------------------------ hoisting */
+
+enum { HOIST_VALS = 4 };
+
+typedef struct Hoisted {
+  const char *key;
+  Val v[HOIST_VALS];
+} Hoisted;
+
+bool hoist_find(Emitter *e, const char *key, Val *v, int n) {
+  for (int i = 0; i < e->nhoisted; i++)
+    if (!strcmp(e->hoisted[i].key, key)) {
+      for (int j = 0; j < n && j < HOIST_VALS; j++) v[j] = e->hoisted[i].v[j];
+      return true;
+    }
+  return false;
+}
+
+FILE *hoist_begin(Emitter *e) {
+  FILE *saved = e->out;
+  e->out = e->hoist;
+  return saved;
+}
+
+void hoist_end(Emitter *e, FILE *saved, const char *key, const Val *v, int n) {
+  e->out = saved;
+  if (e->nhoisted == e->hoisted_cap) {
+    e->hoisted_cap = e->hoisted_cap ? 2 * e->hoisted_cap : 16;
+    e->hoisted = xrealloc(e->hoisted, sizeof(Hoisted) * (size_t)e->hoisted_cap);
+  }
+  Hoisted *h = &e->hoisted[e->nhoisted++];
+  *h = (Hoisted){.key = arena_strdup(e->m->ar, key)};
+  for (int j = 0; j < n && j < HOIST_VALS; j++) h->v[j] = v[j];
+}
 
 void emit_label(Emitter *e, int label) { fprintf(e->out, "$L%d:\n", label); }
 
@@ -151,16 +187,19 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
                         bool *vprintf_declared, Diag *d) {
   Emitter e = {
       .m = m, .k = k, .d = d, .line_info = opt->line_info, .vprintf_declared = vprintf_declared};
-  char *body = NULL, *globals = NULL;
-  size_t body_len = 0, globals_len = 0;
+  char *body = NULL, *globals = NULL, *hoisted = NULL;
+  size_t body_len = 0, globals_len = 0, hoisted_len = 0;
   e.out = open_memstream(&body, &body_len);
   e.globals = open_memstream(&globals, &globals_len);
-  if (!e.out || !e.globals) {
+  e.hoist = open_memstream(&hoisted, &hoisted_len);
+  if (!e.out || !e.globals || !e.hoist) {
     diag_plain_error(d, "out of memory while emitting PTX");
     if (e.out) fclose(e.out);
     if (e.globals) fclose(e.globals);
+    if (e.hoist) fclose(e.hoist);
     free(body);
     free(globals);
+    free(hoisted);
     return false;
   }
   char **regs = xmalloc(sizeof(char *) * (size_t)(k->nparams + 1));
@@ -171,6 +210,8 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   e.multiples = ir_var_multiples(m->ar, k);
   spread_plan(&e);
   emit_prologue(&e);
+  fflush(e.out);
+  size_t prologue_len = body_len; /* the hoisted code goes after it */
   Val aligned = emit_spread_alignment(&e);
   if (aligned.s[0]) {
     /* one copy of the body with vector loads and stores, one without:
@@ -190,15 +231,20 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   fprintf(e.out, "\tret;\n");
   fclose(e.out);
   fclose(e.globals);
+  fclose(e.hoist);
   if (!e.failed) {
     if (globals_len) fprintf(out, "%s\n", globals);
     emit_entry_params(out, k);
     emit_reg_decls(&e, out);
-    fputs(body, out);
+    fwrite(body, 1, prologue_len, out);
+    fwrite(hoisted, 1, hoisted_len, out);
+    fputs(body + prologue_len, out);
     fprintf(out, "}\n");
   }
   free(body);
   free(globals);
+  free(hoisted);
+  free(e.hoisted);
   free(regs);
   return !e.failed;
 }

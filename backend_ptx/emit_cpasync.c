@@ -7,7 +7,11 @@
  * (coalesced). A chunk is one cp.async: .cg for 16 bytes (through L2 only,
  * the one size .cg takes), .ca for 4 and 8, with a source size: the bytes
  * of the chunk that lie inside the global tensor's run-time shape, the
- * rest zero-filled (0 for a chunk outside it in an outer dimension).
+ * rest zero-filled (0 for a chunk outside it in an outer dimension). When
+ * the row length is a multiple of the chunk (whole_chunks: tested with the
+ * alignment below), a chunk lies wholly inside the shape or wholly outside
+ * it: then its bounds are one predicate, cp.async's ignore-src (zero-fill),
+ * and no byte count is computed.
  *
  * Addresses. When n is a multiple of the chunks per row (the usual case),
  * a thread's chunks are one column of the tile, R = n / (chunks per row)
@@ -17,14 +21,25 @@
  * shared memory) and tests its row (setp, selp). The other cases (chunks
  * that change column, views of more than two dimensions, the element path)
  * compute each chunk's coordinates; the part of the address that the
- * view's coordinates do not change is computed once there too.
+ * view's coordinates do not change is computed once there too. For a 2-D
+ * view of a tensor whose address and row length are the kernel's
+ * parameters (walk_hoisted), the thread's parts of both addresses are
+ * computed once per kernel, at its start (Emitter hoist): a copy adds the
+ * offsets' part of the global address, and its shared addresses are those
+ * registers plus immediates when the view's offset is a constant (a
+ * pipeline stage after unrolling).
  *
  * Alignment. A chunk's global address must be a multiple of its size; the
  * base pointer, the row pitch (the global tensor's last dimension) and the
- * offset in that dimension are run-time values, so the code tests them,
- * once per copy (a warp-uniform branch): when one is not a multiple of the
- * chunk size, the tile is copied element by element with ld.global and
- * st.shared instead (zero outside the tensor). That path is synchronous;
+ * offset in that dimension are run-time values, so the code tests them:
+ * once per kernel when the pointer and the row length are the kernel's
+ * parameters and the offset a multiple of the chunk by construction
+ * (versioned: the test joins the predicate that picks the aligned copy of
+ * the body, emit_spread_alignment, whose copies then have no test, and the
+ * other copy tests it per copy); else once per copy (a warp-uniform
+ * branch). When one is not a multiple of the chunk size, the tile is
+ * copied element by element with ld.global and st.shared instead (zero
+ * outside the tensor). That path is synchronous;
  * every later wait trivially covers it, and the barrier the program needs
  * before other threads read the tile publishes it as it publishes a
  * cp.async. Shared addresses are always aligned: tensors start on 16 bytes
@@ -50,7 +65,8 @@ typedef struct Tile {
   int eb;                         /* bytes per element */
   int64_t row_elems, rows, numel; /* the view's last dimension; its rows; all */
   int width;                      /* chunk bytes; 0 when no chunk size fits a row */
-  int swizzle;                    /* the shared tensor's swizzle bytes; 0 for none */
+  Swizzle swz;                    /* the shared tensor's swizzle */
+  bool late;                      /* %smem is added after the swizzle (it does not commute) */
   int64_t nthreads;
   Val base;               /* u64: the global tensor's address */
   Val gdim[IR_MAX_RANK];  /* s32: its run-time shape */
@@ -165,7 +181,8 @@ static void tile_setup(Emitter *e, const IrStmt *s, Tile *t) {
   for (int i = 0; i < t->vrank; i++) t->numel *= t->vdim[i];
   t->rows = t->numel / t->row_elems;
   t->width = chunk_width(t->row_elems * t->eb, t->eb);
-  t->swizzle = t->sh->layout == LAYOUT_SWIZZLED ? t->sh->swizzle_bytes : 0;
+  t->swz = tensor_swizzle(t->sh);
+  t->late = !swizzle_commutes(t->swz);
   t->nthreads = e->group.single ? 1 : e->group.size;
   global_setup(e, t);
   t->view = reg_of(e, ir_ref_byte_offset(e->m->ar, &c->shared), DT_UINT32);
@@ -185,15 +202,32 @@ static Val udiv(Emitter *e, Val x, int64_t n, IrOp op, int64_t below) {
   return emit_int_divmod(e, op, x, val_imm(DT_UINT32, n), DT_UINT32, &r, NULL);
 }
 
-/* The shared address of byte offset `off` of the tile's tensor (without
- * the tensor's own offset, which goes in the instruction), after its
- * swizzle. %smem is a multiple of 1024 (emit.c), which leaves the bits
- * the swizzle reads and writes (4 to 9) as they are: the address can be
- * swizzled in place of the offset. */
-static Val shared_addr(Emitter *e, const Tile *t, Val off) {
+/* An address before the swizzle -> after it. Addresses before the swizzle
+ * hold %smem already when it commutes with the swizzle: %smem is a
+ * multiple of 1024 (emit.c), which leaves the bits a swizzle of rows of at
+ * most 128 bytes reads and writes (4 to 9) as they are; else (t->late)
+ * they are offsets in the tensor, and %smem is added after. */
+static Val swizzled(Emitter *e, const Tile *t, Val a) {
+  Val s = smem_swizzle(e, a, t->swz);
+  if (!t->late) return s;
+  Val r = new_reg(e, DT_UINT32);
+  emit(e, "add.u32 %s, %s, %%smem;", r.s, s.s);
+  return r;
+}
+
+/* An offset in the tile's tensor -> an address before the swizzle. */
+static Val pre_swizzle(Emitter *e, const Tile *t, Val off) {
+  if (t->late) return off;
   Val a = new_reg(e, DT_UINT32);
   emit(e, "add.u32 %s, %s, %%smem;", a.s, off.s);
-  return smem_swizzle(e, a, t->swizzle);
+  return a;
+}
+
+/* The shared address of byte offset `off` of the tile's tensor (without
+ * the tensor's own offset, which goes in the instruction), after its
+ * swizzle. */
+static Val shared_addr(Emitter *e, const Tile *t, Val off) {
+  return swizzled(e, t, pre_swizzle(e, t, off));
 }
 
 /* The shared byte offset of element `col` of tile row `row` (col_bytes
@@ -271,6 +305,27 @@ static Val source_bytes(Emitter *e, const Tile *t, Val x, Val outer) {
   return n;
 }
 
+/* Whether every chunk lies wholly inside the row or wholly outside it:
+ * the row length is a multiple of the chunk (chunks_aligned tested it,
+ * with the offset; or a chunk is one element). Then a chunk is copied or
+ * zero-filled whole, and its bounds are one predicate (cp.async's
+ * ignore-src) instead of a byte count. */
+static bool whole_chunks(const Tile *t) { return t->width == t->eb || t->g->rank > 1; }
+
+/* For whole chunks: the predicate that the chunk at last coordinate x is
+ * outside the tensor (x, or an outer coordinate: not outer); "" when there
+ * are no bounds to check. */
+static Val chunk_out(Emitter *e, const Tile *t, Val x, Val outer) {
+  if (!t->c->check_bounds) return (Val){.s = "", .type = DT_BOOL};
+  Val in = new_reg(e, DT_BOOL), out = new_reg(e, DT_BOOL);
+  if (is_reg(outer))
+    emit(e, "setp.lt.and.u32 %s, %s, %s, %s;", in.s, x.s, t->gdim[t->last].s, outer.s);
+  else
+    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, x.s, t->gdim[t->last].s);
+  emit(e, "not.pred %s, %s;", out.s, in.s);
+  return out;
+}
+
 /* One cp.async, under guard (a predicate register) when not every thread
  * has this chunk; soff: a constant added to the shared address. */
 static void emit_cp(Emitter *e, const Tile *t, Val saddr, int64_t soff, Val gaddr, Val n,
@@ -278,6 +333,15 @@ static void emit_cp(Emitter *e, const Tile *t, Val saddr, int64_t soff, Val gadd
   emit(e, "%s%s%scp.async.%s.shared.global.L2::256B [%s+%" PRId64 "], [%s], %d, %s;",
        guard ? "@" : "", guard ? guard : "", guard ? " " : "", t->width == 16 ? "cg" : "ca",
        saddr.s, t->sh->smem_offset + soff, gaddr.s, t->width, n.s);
+}
+
+/* A whole chunk: copied, or zero-filled when out (a predicate; "": never). */
+static void emit_cp_whole(Emitter *e, const Tile *t, Val saddr, int64_t soff, Val gaddr, Val out,
+                          const char *guard) {
+  emit(e, "%s%s%scp.async.%s.shared.global.L2::256B [%s+%" PRId64 "], [%s], %d%s%s;",
+       guard ? "@" : "", guard ? guard : "", guard ? " " : "", t->width == 16 ? "cg" : "ca",
+       saddr.s, t->sh->smem_offset + soff, gaddr.s, t->width, is_reg(out) ? ", " : "",
+       is_reg(out) ? out.s : "");
 }
 
 /* The chunk (row, chunk q of the row). */
@@ -354,14 +418,29 @@ typedef struct Walk {
   Val gaddr;     /* u64: its global address */
   Val gstep;     /* s64: global bytes between the chunks */
   Val nbytes;    /* s32: source bytes of a chunk whose row is inside the shape */
+  bool whole;    /* whole_chunks: out instead of nbytes */
+  Val out;       /* pred: a chunk is outside the shape by its column (or "") */
   Val saddr;     /* u32: its shared address before the swizzle */
   int64_t sstep; /* shared bytes between the chunks */
-  /* The swizzle XORs bits 4-6 with bits 7-9 (fewer for narrower ones), so
-   * adding a multiple of 8 swizzle spans commutes with it: chunk j's
-   * address is chunk (j % srep)'s + a constant, those of the first srep
-   * chunks go through the swizzle (swz, when first needed). */
+  /* Adding a multiple of the swizzle's period (swizzle_period) commutes
+   * with it: chunk j's address is chunk (j % srep)'s + a constant, those
+   * of the first srep chunks go through the swizzle (swz, when first
+   * needed). */
   int64_t srep;
   Val swz[8];
+  /* Hoisted (walk_hoisted): the thread's shared address is a kernel
+   * invariant; a chunk at constant offset C from it (the view's offset when
+   * constant, plus the chunk's rows) is at hoisted swizzle(S + C % P) +
+   * (C - C % P), P the swizzle's period (shift: the view's run-time offset,
+   * a multiple of P, added to those registers once per copy). */
+  bool hoisted;
+  Val sthread;   /* u32: S, the thread's row and chunk before the swizzle */
+  int64_t sview; /* the view's constant offset (or 0) */
+  Val shift;     /* u32: the view's run-time offset, or "" */
+  const char *hkey;
+  int nlo;
+  int64_t lo[8];
+  Val lo_reg[8];
 } Walk;
 
 static int64_t gcd(int64_t a, int64_t b) { return b ? gcd(b, a % b) : a; }
@@ -371,7 +450,8 @@ static int64_t gcd(int64_t a, int64_t b) { return b ? gcd(b, a % b) : a; }
 static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
   Walk w = {.step = t->nthreads / per_row, .row = t->tid, .grow = no_val(), .srep = 1};
   w.sstep = w.step * t->row_elems * t->eb;
-  if (t->swizzle) w.srep = 8 * t->swizzle / gcd(w.sstep, 8 * t->swizzle);
+  int64_t period = swizzle_period(t->swz);
+  w.srep = period / gcd(w.sstep, period);
   Val q = no_val(), x = t->off[t->last]; /* the chunk in the row; its global column */
   if (per_row > 1) {
     w.row = udiv(e, t->tid, per_row, OP_DIV, t->nthreads);
@@ -380,7 +460,11 @@ static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
     emit(e, "mad.lo.s32 %s, %s, %d, %s;", x.s, q.s, t->width / t->eb, t->off[t->last].s);
   }
   /* the global address from the coordinates, as place() computes it */
-  w.nbytes = source_bytes(e, t, x, t->fixed_in);
+  w.whole = whole_chunks(t);
+  if (w.whole)
+    w.out = chunk_out(e, t, x, t->fixed_in);
+  else
+    w.nbytes = source_bytes(e, t, x, t->fixed_in);
   Val lin = lin_add(e, t, t->fixed, x, t->last);
   if (t->vrank == 2) {
     int d0 = t->c->dims[0];
@@ -391,8 +475,119 @@ static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
   }
   w.gaddr = new_reg(e, DT_UINT64);
   emit(e, "mad.lo.s64 %s, %s, %d, %s;", w.gaddr.s, lin.s, t->eb, t->base.s);
-  w.saddr = new_reg(e, DT_UINT32);
-  emit(e, "add.u32 %s, %s, %%smem;", w.saddr.s, shared_offset(e, t, w.row, q, t->width).s);
+  w.saddr = pre_swizzle(e, t, shared_offset(e, t, w.row, q, t->width));
+  for (int i = 0; i < 8; i++) w.swz[i] = no_val();
+  return w;
+}
+
+/* Whether x can be computed at the kernel's start: constants, parameters
+ * and special registers, combined. */
+static bool hoistable(const IrExpr *x) {
+  if (!x) return true;
+  switch (x->kind) {
+  case X_CONST:
+  case X_PARAM:
+  case X_SPECIAL:
+    return true;
+  case X_CAST:
+  case X_UNARY:
+  case X_BINARY:
+    return hoistable(x->a) && hoistable(x->b);
+  default:
+    return false;
+  }
+}
+
+/* Whether walk_hoisted applies: a 2-D view whose rows are the global
+ * tensor's rows (pitch: its last dimension), the tensor's address and row
+ * length known at the kernel's start. */
+static bool walk_hoistable(const Emitter *e, const Tile *t) {
+  const IrTensor *g = t->g;
+  return !e->group.single && t->vrank == 2 && t->last >= 1 && t->c->dims[0] == t->last - 1 &&
+         t->c->dims[1] == t->last && hoistable(g->gptr) && hoistable(g->gshape[t->last]);
+}
+
+/* walk_setup with the thread's parts computed once per kernel (Emitter
+ * hoist): its row r and column q (chunks), the global address of its chunk
+ * at offsets zero, base + (r * pitch + q * chunk) bytes, the stride between
+ * its chunks, and its shared address before the view's offset. A copy then
+ * adds the offsets' part of the global address, (off0 * pitch + off1) *
+ * bytes, and the view's (a constant after unrolling: an immediate). */
+static Walk walk_hoisted(Emitter *e, const Tile *t, int64_t per_row, bool many) {
+  Walk w = {.step = t->nthreads / per_row, .grow = no_val(), .srep = 1, .hoisted = true};
+  w.sstep = w.step * t->row_elems * t->eb;
+  char key[160];
+  snprintf(key, sizeof key, "cpw %d %" PRId64 " %" PRId64 " %" PRId64 " %d %d %" PRId64 " %" PRId64,
+           t->g->id, e->group.begin, t->nthreads, per_row, t->width, t->eb, t->row_elems, w.step);
+  w.hkey = arena_strdup(e->m->ar, key);
+  /* row, column (elements), global address at offsets zero, shared address */
+  Val h[4];
+  if (!hoist_find(e, key, h, 4)) {
+    FILE *saved = hoist_begin(e);
+    Val tid = val_to_reg(e, val_convert(e, emit_group_tid(e), DT_UINT32));
+    Val row = tid, q = val_to_reg(e, val_imm(DT_UINT32, 0));
+    if (per_row > 1) {
+      row = val_to_reg(e, udiv(e, tid, per_row, OP_DIV, t->nthreads));
+      q = val_to_reg(e, udiv(e, tid, per_row, OP_MOD, t->nthreads));
+    }
+    Val qe = new_reg(e, DT_INT32), base = new_reg(e, DT_UINT64);
+    emit(e, "mul.lo.s32 %s, %s, %d;", qe.s, q.s, t->width / t->eb);
+    Val p = reg_of(e, t->g->gptr, DT_UINT64), pitch = reg_of(e, t->g->gshape[t->last], DT_INT32);
+    emit(e, "cvta.to.global.u64 %s, %s;", base.s, p.s);
+    Val lin = new_reg(e, DT_INT64), ga = new_reg(e, DT_UINT64), sa = new_reg(e, DT_UINT32);
+    emit(e, "cvt.s64.s32 %s, %s;", lin.s, qe.s);
+    emit(e, "mad.wide.s32 %s, %s, %s, %s;", lin.s, row.s, pitch.s, lin.s);
+    emit(e, "mad.lo.s64 %s, %s, %d, %s;", ga.s, lin.s, t->eb, base.s);
+    emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", sa.s, row.s, t->row_elems * t->eb,
+         t->late ? "0" : "%smem");
+    emit(e, "mad.lo.u32 %s, %s, %d, %s;", sa.s, q.s, t->width, sa.s);
+    h[0] = row, h[1] = qe, h[2] = ga, h[3] = sa;
+    hoist_end(e, saved, key, h, 4);
+  }
+  w.row = h[0], w.sthread = h[3];
+  Val x = t->off[t->last];
+  if (per_row > 1) {
+    x = new_reg(e, DT_INT32);
+    emit(e, "add.s32 %s, %s, %s;", x.s, t->off[t->last].s, h[1].s);
+  }
+  w.whole = whole_chunks(t);
+  if (w.whole)
+    w.out = chunk_out(e, t, x, t->fixed_in);
+  else
+    w.nbytes = source_bytes(e, t, x, t->fixed_in);
+  int d0 = t->c->dims[0];
+  w.grow = new_reg(e, DT_INT32);
+  emit(e, "add.s32 %s, %s, %s;", w.grow.s, t->off[d0].s, w.row.s);
+  /* the offsets' part of the address, as place() orders it */
+  Val lin = lin_add(e, t, t->fixed, t->off[t->last], t->last);
+  lin = lin_add(e, t, lin, t->off[d0], d0);
+  w.gaddr = new_reg(e, DT_UINT64);
+  emit(e, "mad.lo.s64 %s, %s, %d, %s;", w.gaddr.s, lin.s, t->eb, h[2].s);
+  if (many) {
+    snprintf(key, sizeof key, "%s step", w.hkey);
+    if (!hoist_find(e, key, &w.gstep, 1)) {
+      FILE *saved = hoist_begin(e);
+      Val pitch = reg_of(e, t->g->gshape[t->last], DT_INT32);
+      w.gstep = new_reg(e, DT_INT64);
+      emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", w.gstep.s, pitch.s, w.step * t->eb);
+      hoist_end(e, saved, key, &w.gstep, 1);
+    }
+  }
+  /* the view's offset: constant, a multiple of the swizzle's period, or
+   * neither (then every chunk's address goes through the swizzle) */
+  const IrExpr *voff = ir_ref_byte_offset(e->m->ar, &t->c->shared);
+  int64_t period = swizzle_period(t->swz);
+  w.shift = no_val();
+  if (ir_is_const(voff, &w.sview) && w.sview >= 0) {
+  } else if (ir_expr_multiple(voff, e->multiples) % period == 0) {
+    w.sview = 0;
+    w.shift = t->view;
+  } else {
+    w.hoisted = false;
+    w.srep = period / gcd(w.sstep, period);
+    w.saddr = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %s;", w.saddr.s, w.sthread.s, t->view.s);
+  }
   for (int i = 0; i < 8; i++) w.swz[i] = no_val();
   return w;
 }
@@ -400,6 +595,30 @@ static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
 /* The shared address of the walk's chunk j: a register (returned) plus
  * *imm bytes. */
 static Val walk_shared(Emitter *e, const Tile *t, Walk *w, int64_t j, int64_t *imm) {
+  if (w->hoisted) {
+    int64_t period = swizzle_period(t->swz);
+    int64_t c = w->sview + j * w->sstep, lo = c % period;
+    *imm = c - lo;
+    for (int i = 0; i < w->nlo; i++)
+      if (w->lo[i] == lo) return w->lo_reg[i];
+    char key[200];
+    snprintf(key, sizeof key, "%s swz %d %d %" PRId64, w->hkey, t->swz.bits, t->swz.shift, lo);
+    Val r;
+    if (!hoist_find(e, key, &r, 1)) {
+      FILE *saved = hoist_begin(e);
+      Val a = new_reg(e, DT_UINT32);
+      emit(e, "add.u32 %s, %s, %" PRId64 ";", a.s, w->sthread.s, lo);
+      r = swizzled(e, t, a);
+      hoist_end(e, saved, key, &r, 1);
+    }
+    if (is_reg(w->shift)) {
+      Val x = new_reg(e, DT_UINT32);
+      emit(e, "add.u32 %s, %s, %s;", x.s, r.s, w->shift.s);
+      r = x;
+    }
+    if (w->nlo < 8) w->lo[w->nlo] = lo, w->lo_reg[w->nlo++] = r;
+    return r;
+  }
   int64_t j0 = w->srep <= 8 ? j % w->srep : j;
   *imm = (j - j0) * w->sstep;
   if (j0 < 8 && is_reg(w->swz[j0])) return w->swz[j0];
@@ -408,7 +627,7 @@ static Val walk_shared(Emitter *e, const Tile *t, Walk *w, int64_t j, int64_t *i
     s = new_reg(e, DT_UINT32);
     emit(e, "add.u32 %s, %s, %" PRId64 ";", s.s, w->saddr.s, j0 * w->sstep);
   }
-  s = smem_swizzle(e, s, t->swizzle);
+  s = swizzled(e, t, s);
   if (j0 < 8) w->swz[j0] = s;
   return s;
 }
@@ -417,6 +636,24 @@ static Val walk_shared(Emitter *e, const Tile *t, Walk *w, int64_t j, int64_t *i
  * its row, at global address gaddr and shared address s + soff. */
 static void walk_chunk(Emitter *e, const Tile *t, const Walk *w, int64_t j, Val gaddr, Val s,
                        int64_t soff, const char *guard) {
+  if (w->whole) {
+    Val out = w->out;
+    if (t->c->check_bounds && is_reg(w->grow)) {
+      Val x = w->grow;
+      if (j > 0) {
+        x = new_reg(e, DT_INT32);
+        emit(e, "add.s32 %s, %s, %" PRId64 ";", x.s, w->grow.s, j * w->step);
+      }
+      Val o = new_reg(e, DT_BOOL);
+      if (is_reg(out))
+        emit(e, "setp.ge.or.u32 %s, %s, %s, %s;", o.s, x.s, t->gdim[t->c->dims[0]].s, out.s);
+      else
+        emit(e, "setp.ge.u32 %s, %s, %s;", o.s, x.s, t->gdim[t->c->dims[0]].s);
+      out = o;
+    }
+    emit_cp_whole(e, t, s, soff, gaddr, out, guard);
+    return;
+  }
   Val n = w->nbytes;
   if (t->c->check_bounds && is_reg(w->grow)) {
     Val x = w->grow, in = new_reg(e, DT_BOOL);
@@ -458,12 +695,16 @@ static void walk_loop(Emitter *e, const Tile *t, Walk *w) {
   int top = new_label(e), done = new_label(e);
   Val r = new_reg(e, DT_UINT32), end = new_reg(e, DT_BOOL);
   /* without a swizzle to recompute, the loop advances the swizzled address */
-  Val s = w->srep == 1 ? smem_swizzle(e, w->saddr, t->swizzle) : w->saddr;
+  Val s = w->saddr;
+  if (w->srep == 1) { /* a register of its own: the loop advances it */
+    s = new_reg(e, DT_UINT32);
+    emit(e, "mov.b32 %s, %s;", s.s, swizzled(e, t, w->saddr).s);
+  }
   emit(e, "mov.b32 %s, %s;", r.s, w->row.s);
   emit_label(e, top);
   emit(e, "setp.ge.u32 %s, %s, %" PRId64 ";", end.s, r.s, t->rows);
   emit(e, "@%s bra $L%d;", end.s, done);
-  walk_chunk(e, t, w, 0, w->gaddr, w->srep == 1 ? s : smem_swizzle(e, s, t->swizzle), 0, NULL);
+  walk_chunk(e, t, w, 0, w->gaddr, w->srep == 1 ? s : swizzled(e, t, s), 0, NULL);
   emit(e, "add.u32 %s, %s, %" PRId64 ";", r.s, r.s, w->step);
   emit(e, "add.s64 %s, %s, %s;", w->gaddr.s, w->gaddr.s, w->gstep.s);
   if (is_reg(w->grow)) emit(e, "add.s32 %s, %s, %" PRId64 ";", w->grow.s, w->grow.s, w->step);
@@ -475,7 +716,10 @@ static void walk_loop(Emitter *e, const Tile *t, Walk *w) {
 static void copy_chunks(Emitter *e, const Tile *t) {
   int64_t per_row = t->row_elems * t->eb / t->width, nchunks = t->numel * t->eb / t->width;
   int64_t per_thread = (nchunks + t->nthreads - 1) / t->nthreads;
-  if (t->nthreads % per_row == 0 && t->vrank <= 2) {
+  if (t->nthreads % per_row == 0 && per_thread <= UNROLL_MAX && walk_hoistable(e, t)) {
+    Walk w = walk_hoisted(e, t, per_row, per_thread > 1);
+    walk_unrolled(e, t, &w, nchunks);
+  } else if (t->nthreads % per_row == 0 && t->vrank <= 2) {
     Walk w = walk_setup(e, t, per_row, per_thread > 1);
     if (per_thread <= UNROLL_MAX)
       walk_unrolled(e, t, &w, nchunks);
@@ -547,6 +791,42 @@ static Val chunks_aligned(Emitter *e, const Tile *t) {
   return ok;
 }
 
+/* Whether the alignment chunks_aligned tests is the same for the whole
+ * kernel, so that the kernel-wide predicate (emit_spread_alignment) can
+ * test it once: the tensor's address and row length are kernel-invariant
+ * and the offset in the last dimension a multiple of the chunk. */
+static bool versioned(const Emitter *e, const IrStmt *s) {
+  const IrCpAsyncStmt *c = &s->cpasync;
+  const IrTensor *g = c->global;
+  int vrank = ir_ref_rank(&c->shared), last = g->rank - 1, eb = dtype_bytes(g->dtype);
+  if (s->kind != S_CP_ASYNC || vrank < 1 || last < 0 || last >= c->noffsets) return false;
+  int width = chunk_width(ir_ref_dim(&c->shared, vrank - 1) * eb, eb);
+  if (width == 0 || width == eb) return false;
+  if (!emit_invariant(g->gptr) || (g->rank > 1 && !emit_invariant(g->gshape[last]))) return false;
+  return ir_expr_multiple(c->offsets[last], e->multiples) * eb % width == 0;
+}
+
+void emit_cpasync_alignment(Emitter *e, const IrStmt *s, Val *pred) {
+  if (s->kind != S_CP_ASYNC || !versioned(e, s)) return;
+  const IrTensor *g = s->cpasync.global;
+  int vrank = ir_ref_rank(&s->cpasync.shared), last = g->rank - 1, eb = dtype_bytes(g->dtype);
+  int width = chunk_width(ir_ref_dim(&s->cpasync.shared, vrank - 1) * eb, eb);
+  Val base = reg_of(e, g->gptr, DT_UINT64), lo = new_reg(e, DT_UINT32);
+  Val bits = new_reg(e, DT_UINT32), ok = new_reg(e, DT_BOOL);
+  emit(e, "cvt.u32.u64 %s, %s;", lo.s, base.s);
+  if (g->rank > 1) {
+    Val row = reg_of(e, g->gshape[last], DT_UINT32);
+    emit(e, "mad.lo.u32 %s, %s, %d, %s;", bits.s, row.s, eb, lo.s);
+    emit(e, "or.b32 %s, %s, %s;", bits.s, bits.s, lo.s);
+  } else {
+    emit(e, "mov.b32 %s, %s;", bits.s, lo.s);
+  }
+  emit(e, "and.b32 %s, %s, %d;", bits.s, bits.s, width - 1);
+  emit(e, "setp.eq.u32 %s, %s, 0;", ok.s, bits.s);
+  if (pred->s[0]) emit(e, "and.pred %s, %s, %s;", ok.s, ok.s, pred->s);
+  *pred = ok;
+}
+
 static void emit_copy_async(Emitter *e, const IrStmt *s) {
   if (e->guard) {
     unsupported(e, "copy_async inside a predicated single_thread() region");
@@ -559,6 +839,10 @@ static void emit_copy_async(Emitter *e, const IrStmt *s) {
     return;
   }
   if (t.width == t.eb) { /* one element a chunk: always aligned */
+    copy_chunks(e, &t);
+    return;
+  }
+  if (e->aligned_copy == 1 && versioned(e, s)) { /* the body's copy decides */
     copy_chunks(e, &t);
     return;
   }

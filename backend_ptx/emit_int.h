@@ -63,6 +63,13 @@ typedef struct Emitter {
   FILE *globals;           /* module-scope declarations the kernel needs */
   bool *vprintf_declared;  /* module-wide: `.extern .func vprintf` printed */
   int nprintf;
+  /* Values that depend only on the thread index, the shared-memory base,
+   * the parameters and constants (lane and warp parts of addresses),
+   * computed once per kernel right after the prologue (hoist_begin): a
+   * loop then reads them from registers instead of recomputing them. */
+  FILE *hoist;
+  struct Hoisted *hoisted; /* what is there, by key */
+  int nhoisted, hoisted_cap;
 } Emitter;
 
 /* ---- emit.c: printing helpers */
@@ -75,6 +82,15 @@ int new_label(Emitter *e);
 void emit_loc(Emitter *e, Span sp);
 /* Reports "not supported by the PTX backend yet: ..." at the statement. */
 void unsupported(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Kernel-invariant values (Emitter.hoist). hoist_find: the registers
+ * computed under key before (true), else nothing. Between hoist_begin and
+ * hoist_end the instructions emitted go to the kernel's start, where only
+ * the prologue's registers (%tidx, %smem, the parameters) are defined;
+ * hoist_end remembers n registers under key. */
+bool hoist_find(Emitter *e, const char *key, Val *v, int n);
+FILE *hoist_begin(Emitter *e);
+void hoist_end(Emitter *e, FILE *saved, const char *key, const Val *v, int n);
 
 /* ---- expr.c: scalars */
 RegClass dtype_class(DType t);
@@ -121,6 +137,10 @@ void emit_tma_stmt(Emitter *e, const IrStmt *s);
 
 /* ---- emit_cpasync.c: copy_async (cp.async) and its commit groups */
 void emit_cpasync_stmt(Emitter *e, const IrStmt *s);
+/* Adds to *pred that copy_async s's chunks are aligned, when that is the
+ * same for the whole kernel (emit_spread_alignment's predicate; the copy
+ * then tests nothing in the aligned copy of the body). */
+void emit_cpasync_alignment(Emitter *e, const IrStmt *s, Val *pred);
 
 /* ---- printf.c */
 void emit_printf(Emitter *e, const IrStmt *s);
@@ -149,8 +169,24 @@ GView global_view(Emitter *e, const IrTensor *g);
  * first), and in *inb whether every coordinate is inside the shape
  * (negative ones are out: unsigned compare). */
 Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb);
-/* A byte offset inside a shared tensor after its swizzle (0: none). */
-Val smem_swizzle(Emitter *e, Val off, int swizzle_bytes);
+/* A shared tensor's swizzle: the 16-byte chunk index of a byte offset
+ * (bits 4 up, `bits` of them) XORs the row's place in its group of 8 rows
+ * (the bits from `shift` up); bits 0: none. TMA and WGMMA tiles have rows
+ * of the swizzle's bytes (shift 7, as the hardware lays them out); tiles
+ * only ldmatrix reads may have longer rows (of 2^shift bytes), which the
+ * 128-byte pattern with shift 7 would leave with 2-way bank conflicts. */
+typedef struct Swizzle {
+  int bits, shift;
+} Swizzle;
+Swizzle tensor_swizzle(const IrTensor *t);
+/* The bytes after which the pattern repeats: 2^(shift + bits); 1 for none.
+ * swizzle(x + k * period) = swizzle(x) + k * period. */
+int64_t swizzle_period(Swizzle z);
+/* Whether adding %smem (a multiple of 1024) before the swizzle gives the
+ * same as adding it after (the period divides 1024). */
+bool swizzle_commutes(Swizzle z);
+/* A byte offset inside a shared tensor after its swizzle. */
+Val smem_swizzle(Emitter *e, Val off, Swizzle z);
 
 /* ---- emit_spread.c: register tensors with spread layouts (IrRegLayout):
  * loads and stores, element-wise arithmetic with broadcasting, unary
@@ -161,6 +197,9 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s);
  * kernel-invariant is aligned: the base pointers and row lengths are
  * multiples of the vectors (the tile offsets are, statically). */
 Val emit_spread_alignment(Emitter *e);
+/* Whether x is the same in every thread for the whole kernel: parameters,
+ * constants and block indices. */
+bool emit_invariant(const IrExpr *x);
 /* Marks the tensors that ldmatrix alone writes (e->ldm_pairs) and
  * declares their pair registers into out. */
 void spread_plan(Emitter *e);

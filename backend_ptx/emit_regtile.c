@@ -330,14 +330,30 @@ static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, c
 
 /* ------------------------------------------------------------ shared memory */
 
-/* Byte offset of an element inside its shared tensor after the swizzle:
- * the 16-byte chunk index (bits 4-6) is XORed with the row of the atom
- * (bits 7-9, fewer for narrower swizzles), as TMA and WGMMA lay it out. */
-Val smem_swizzle(Emitter *e, Val off, int swizzle_bytes) {
-  if (swizzle_bytes < 32) return off;
-  int bits = swizzle_bytes == 128 ? 3 : swizzle_bytes == 64 ? 2 : 1;
+/* The swizzle of a shared tensor: TMA and WGMMA's (rows of the swizzle's
+ * bytes: the 16-byte chunk index, bits 4-6, XORs the row of the atom, bits
+ * 7-9, fewer for narrower swizzles); the 128-byte one over longer rows of a
+ * power of two bytes (only ldmatrix tiles have them, ir/layout.c) XORs the
+ * row's low 3 bits, so that 8 consecutive rows at one column still land in
+ * 8 distinct chunks of a 128-byte bank line. */
+Swizzle tensor_swizzle(const IrTensor *t) {
+  if (!t || t->layout != LAYOUT_SWIZZLED || t->swizzle_bytes < 32) return (Swizzle){0, 0};
+  Swizzle z = {t->swizzle_bytes == 128 ? 3 : t->swizzle_bytes == 64 ? 2 : 1, 7};
+  int64_t row = t->rank > 0 ? t->shape[t->rank - 1] * dtype_bytes(t->dtype) : 0;
+  if (t->swizzle_bytes == 128 && row > 128 && (row & (row - 1)) == 0 && row <= (1 << 20))
+    while (((int64_t)1 << z.shift) < row) z.shift++;
+  return z;
+}
+
+int64_t swizzle_period(Swizzle z) { return z.bits ? (int64_t)1 << (z.shift + z.bits) : 1; }
+
+bool swizzle_commutes(Swizzle z) { return swizzle_period(z) <= 1024; }
+
+/* Byte offset of an element inside its shared tensor after the swizzle. */
+Val smem_swizzle(Emitter *e, Val off, Swizzle z) {
+  if (!z.bits) return off;
   Val x = new_reg(e, DT_UINT32), r = new_reg(e, DT_UINT32);
-  emit(e, "bfe.u32 %s, %s, 7, %d;", x.s, off.s, bits);
+  emit(e, "bfe.u32 %s, %s, %d, %d;", x.s, off.s, z.shift, z.bits);
   emit(e, "shl.b32 %s, %s, 4;", x.s, x.s);
   emit(e, "xor.b32 %s, %s, %s;", r.s, off.s, x.s);
   return r;
@@ -366,7 +382,7 @@ static void wgmma_store_shared(Emitter *e, const IrStmt *s, const IrTensor *t) {
     return;
   }
   int64_t m = t->shape[0], n = t->shape[1], bytes = dtype_bytes(t->dtype);
-  int sw = sh->layout == LAYOUT_SWIZZLED ? sh->swizzle_bytes : 0;
+  Swizzle sw = tensor_swizzle(sh);
   IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
   Val view = val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32));
   Val tid = emit_group_tid(e);

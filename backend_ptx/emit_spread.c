@@ -226,6 +226,8 @@ static bool invariant(const IrExpr *x) {
   }
 }
 
+bool emit_invariant(const IrExpr *x) { return invariant(x); }
+
 /* The access's vectors of n elements are aligned whenever the kernel-wide
  * predicate of emit_spread_alignment holds: its tensor's base and row
  * length are kernel-invariant, and its innermost offset is a multiple of n
@@ -248,6 +250,7 @@ static bool spread_access(const IrStmt *s) {
 /* Adds the alignment of statement s's access to *pred (kept out of the
  * recursion below: run-time nesting goes thousands deep). */
 static __attribute__((noinline)) void access_alignment(Emitter *e, const IrStmt *s, Val *pred) {
+  if (s->kind == S_CP_ASYNC) emit_cpasync_alignment(e, s, pred);
   if (!spread_access(s)) return;
   GAccess a = {.s = s, .t = s->gmem.reg, .L = s->gmem.reg->reg};
   int64_t n = vector_elems(&a);
@@ -354,15 +357,37 @@ static Val pair_reg(Emitter *e, const IrTensor *t, int64_t i) {
   return r;
 }
 
-/* Where ldmatrix reads: the view, its stored row length, its swizzle,
- * and the lane's parts (l % 8, l / 8). */
+/* Where ldmatrix reads: the view, its stored row length, its swizzle, and
+ * where the warp's part of the operand starts.
+ *
+ * Addresses. The address of a lane's row is swizzle(T + C + view) + %smem:
+ * T the lane's and warp's part (rows l % 8 of matrix l / 8, the warp's
+ * first row or column), C a constant (the atom), view the view's offset.
+ * The swizzle reads and writes only the bits below its period P (8 rows,
+ * swizzle_period), so swizzle(y + kP) = swizzle(y) + kP: with
+ * C + view = lo + hi, lo below P and hi a multiple of it, the address is a
+ * register swizzle(T + lo) + %smem computed once per kernel (Emitter
+ * hoist), plus hi in the instruction; a view that is a run-time multiple of
+ * P adds one register per distinct lo to it. Any other view computes the
+ * swizzle per ldmatrix from T (computed once). */
 typedef struct LdTile {
   const IrTensor *sh, *t;
-  Val view;     /* byte offset of the view */
-  int64_t cols; /* elements per stored row */
-  int swizzle;  /* bytes */
-  Val lane8, mat;
-  bool trans;
+  const IrExpr *voff; /* the view's byte offset */
+  int64_t vconst;     /* its value, when constant (vimm) */
+  bool vimm;
+  Val view;            /* its register, when not constant */
+  int64_t vmult;       /* what it is a multiple of */
+  int64_t cols;        /* elements per stored row */
+  Swizzle swz;         /* the tensor's swizzle */
+  int64_t period;      /* of the swizzle, bytes (1: none) */
+  bool trans;          /* ldmatrix .trans */
+  bool warp_div;       /* the warp's index: (warp / wdiv) (A), else warp % wdiv (B) */
+  int64_t wdiv, wsize; /* ... times wsize elements */
+  bool warp_row;       /* the warp's part is a row (else a column) */
+  /* a run-time view that is a multiple of the period: the lane bases
+   * plus the view, by base */
+  int nview;
+  Val view_base[16], view_reg[16];
 } LdTile;
 
 /* The offsets of matrix mat (0..3) from the first: bit 0 of mat adds
@@ -371,44 +396,96 @@ typedef struct LdSteps {
   int64_t ra, ca, rb, cb;
 } LdSteps;
 
-static Val mat_offset(Emitter *e, const LdTile *lt, int64_t a, int64_t b) {
+static Val mat_offset(Emitter *e, Val mat, int64_t a, int64_t b) {
   Val lo = new_reg(e, DT_UINT32), hi = new_reg(e, DT_UINT32), r = new_reg(e, DT_UINT32);
-  emit(e, "and.b32 %s, %s, 1;", lo.s, lt->mat.s);
-  emit(e, "shr.u32 %s, %s, 1;", hi.s, lt->mat.s);
+  emit(e, "and.b32 %s, %s, 1;", lo.s, mat.s);
+  emit(e, "shr.u32 %s, %s, 1;", hi.s, mat.s);
   emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", r.s, lo.s, a);
   emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", r.s, hi.s, b, r.s);
   return r;
 }
 
-/* One ldmatrix.x4: lane l gives the address of row l % 8 of matrix l / 8,
- * whose first element is (row0, col0) plus its LdSteps offset, in the tile
- * as stored; register i lands in the pair of slots dst[i]. */
-static void ldmatrix_x4(Emitter *e, const LdTile *lt, Val row0, Val col0, LdSteps st,
-                        const int64_t *dst) {
-  Val row = new_reg(e, DT_UINT32), col = new_reg(e, DT_UINT32);
-  emit(e, "add.u32 %s, %s, %s;", row.s, mat_offset(e, lt, st.ra, st.rb).s, lt->lane8.s);
-  emit(e, "add.u32 %s, %s, %s;", row.s, row.s, row0.s);
-  emit(e, "add.u32 %s, %s, %s;", col.s, mat_offset(e, lt, st.ca, st.cb).s, col0.s);
-  Val off = new_reg(e, DT_UINT32), addr = new_reg(e, DT_UINT32);
+/* The kernel-invariant register of the lane's address for steps st:
+ * swizzle(T + lo) + %smem (swizzled), or T (not). */
+static Val ldm_lane_base(Emitter *e, const LdTile *lt, LdSteps st, int64_t lo, bool swizzled) {
+  char key[256];
+  snprintf(key, sizeof key,
+           "ldm %" PRId64 " %" PRId64 " %d %d %" PRId64 " %" PRId64 " %d %" PRId64 " %" PRId64
+           " %" PRId64 " %" PRId64 " %" PRId64 " %d %d",
+           e->group.begin, lt->cols, lt->warp_div, lt->warp_row, lt->wdiv, lt->wsize, swizzled,
+           st.ra, st.ca, st.rb, st.cb, lo, swizzled ? lt->swz.bits : 0,
+           swizzled ? lt->swz.shift : 0);
+  Val r;
+  if (hoist_find(e, key, &r, 1)) return r;
+  FILE *saved = hoist_begin(e);
+  Val tid = emit_group_tid(e), lane = new_reg(e, DT_UINT32), warp = new_reg(e, DT_UINT32);
+  Val lane8 = new_reg(e, DT_UINT32), mat = new_reg(e, DT_UINT32), w = new_reg(e, DT_UINT32);
+  emit(e, "and.b32 %s, %s, 31;", lane.s, tid.s);
+  emit(e, "shr.u32 %s, %s, 5;", warp.s, tid.s);
+  emit(e, "and.b32 %s, %s, 7;", lane8.s, lane.s);
+  emit(e, "shr.u32 %s, %s, 3;", mat.s, lane.s);
+  Val q = emit_int_divmod(e, lt->warp_div ? OP_DIV : OP_MOD, warp, val_imm(DT_UINT32, lt->wdiv),
+                          DT_UINT32, NULL, NULL);
+  emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", w.s, val_to_reg(e, q).s, lt->wsize);
+  Val row = new_reg(e, DT_UINT32), col = new_reg(e, DT_UINT32), off = new_reg(e, DT_UINT32);
+  emit(e, "add.u32 %s, %s, %s;", row.s, mat_offset(e, mat, st.ra, st.rb).s, lane8.s);
+  emit(e, "add.u32 %s, %s, %s;", col.s, mat_offset(e, mat, st.ca, st.cb).s,
+       lt->warp_row ? "0" : w.s);
+  if (lt->warp_row) emit(e, "add.u32 %s, %s, %s;", row.s, row.s, w.s);
   emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", off.s, row.s, lt->cols, col.s);
-  emit(e, "mad.lo.u32 %s, %s, 2, %s;", off.s, off.s, lt->view.s);
-  Val phys = smem_swizzle(e, off, lt->swizzle);
-  emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+  emit(e, "mad.lo.u32 %s, %s, 2, %" PRId64 ";", off.s, off.s, lo);
+  r = off;
+  if (swizzled) { /* %smem: a multiple of 1024, added where it commutes */
+    bool early = swizzle_commutes(lt->swz);
+    if (early) emit(e, "add.u32 %s, %s, %%smem;", off.s, off.s);
+    r = smem_swizzle(e, off, lt->swz);
+    if (!early) {
+      Val a = new_reg(e, DT_UINT32);
+      emit(e, "add.u32 %s, %s, %%smem;", a.s, r.s);
+      r = a;
+    }
+  }
+  hoist_end(e, saved, key, &r, 1);
+  return r;
+}
+
+/* One ldmatrix.x4: lane l gives the address of row l % 8 of matrix l / 8,
+ * whose first element is the warp's, plus (r0, c0) and its LdSteps offset,
+ * in the tile as stored; register i lands in the pair of slots dst[i]. */
+static void ldmatrix_x4(Emitter *e, LdTile *lt, int64_t r0, int64_t c0, LdSteps st,
+                        const int64_t *dst) {
+  int64_t c = (r0 * lt->cols + c0) * 2 + (lt->vimm ? lt->vconst : 0);
+  int64_t lo = c % lt->period, imm = lt->sh->smem_offset + c - lo;
+  Val addr;
+  if (lt->vimm) {
+    addr = ldm_lane_base(e, lt, st, lo, true);
+  } else if (lt->vmult % lt->period == 0) {
+    Val base = ldm_lane_base(e, lt, st, lo, true);
+    int i = 0;
+    while (i < lt->nview && strcmp(lt->view_base[i].s, base.s)) i++;
+    if (i < lt->nview) {
+      addr = lt->view_reg[i];
+    } else {
+      addr = new_reg(e, DT_UINT32);
+      emit(e, "add.u32 %s, %s, %s;", addr.s, base.s, lt->view.s);
+      if (lt->nview < 16) lt->view_base[lt->nview] = base, lt->view_reg[lt->nview++] = addr;
+    }
+  } else {
+    Val off = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %s;", off.s, ldm_lane_base(e, lt, st, 0, false).s, lt->view.s);
+    emit(e, "add.u32 %s, %s, %" PRId64 ";", off.s, off.s, c);
+    Val phys = smem_swizzle(e, off, lt->swz);
+    addr = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+    imm = lt->sh->smem_offset;
+  }
   Val r[4];
   for (int i = 0; i < 4; i++) r[i] = pair_reg(e, lt->t, dst[i]);
   emit(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%" PRId64 "];",
-       lt->trans ? ".trans" : "", r[0].s, r[1].s, r[2].s, r[3].s, addr.s, lt->sh->smem_offset);
+       lt->trans ? ".trans" : "", r[0].s, r[1].s, r[2].s, r[3].s, addr.s, imm);
   for (int i = 0; i < 4; i++)
     emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(lt->t, dst[i]).s,
          tensor_slot_reg(lt->t, dst[i] + 1).s, r[i].s);
-}
-
-static Val imm_reg(Emitter *e, int64_t v) { return val_to_reg(e, val_imm(DT_UINT32, v)); }
-
-static Val plus(Emitter *e, Val a, int64_t b) {
-  Val r = new_reg(e, DT_UINT32);
-  emit(e, "add.u32 %s, %s, %" PRId64 ";", r.s, a.s, b);
-  return r;
 }
 
 /* An mma.sync operand from shared memory with ldmatrix (slot orders of
@@ -421,27 +498,24 @@ static void ldmatrix_load(Emitter *e, const IrStmt *s) {
   const IrTensor *t = s->smem.reg;
   const IrRegLayout *L = layout_of(t);
   LdTile lt = {.sh = ref->t, .t = t};
-  lt.swizzle = ref->t->layout == LAYOUT_SWIZZLED ? ref->t->swizzle_bytes : 0;
-  lt.view =
-      val_to_reg(e, val_convert(e, emit_expr(e, ir_ref_byte_offset(e->m->ar, ref)), DT_UINT32));
+  lt.swz = tensor_swizzle(ref->t);
+  lt.period = swizzle_period(lt.swz);
+  lt.voff = ir_ref_byte_offset(e->m->ar, ref);
+  lt.vimm = ir_is_const(lt.voff, &lt.vconst) && lt.vconst >= 0;
+  if (!lt.vimm) {
+    lt.view = val_to_reg(e, val_convert(e, emit_expr(e, lt.voff), DT_UINT32));
+    lt.vmult = ir_expr_multiple(lt.voff, e->multiples);
+  }
   lt.cols = ref->transposed ? ir_ref_dim(ref, 0) : ir_ref_dim(ref, 1);
-  Val tid = emit_group_tid(e), lane = new_reg(e, DT_UINT32), warp = new_reg(e, DT_UINT32);
-  lt.lane8 = new_reg(e, DT_UINT32), lt.mat = new_reg(e, DT_UINT32);
-  emit(e, "and.b32 %s, %s, 31;", lane.s, tid.s);
-  emit(e, "shr.u32 %s, %s, 5;", warp.s, tid.s);
-  emit(e, "and.b32 %s, %s, 7;", lt.lane8.s, lane.s);
-  emit(e, "shr.u32 %s, %s, 3;", lt.mat.s, lane.s);
   int64_t wm = L->mma_warps_m, wn = L->mma_warps_n;
   if (L->mma == MMA_A) {
     int64_t m = L->shape[0], k = L->shape[1], rm = m / (16 * wm), rk = k / 16;
-    Val first = new_reg(e, DT_UINT32); /* the warp's first row: (warp / wn) * m / wm */
-    emit(e, "div.u32 %s, %s, %" PRId64 ";", first.s, warp.s, wn);
-    emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", first.s, first.s, m / wm);
+    /* the warp's first row: (warp / wn) * m / wm */
+    lt.warp_div = true, lt.wdiv = wn, lt.wsize = m / wm, lt.warp_row = true;
     for (int64_t im = 0; im < rm; im++)
       for (int64_t ik = 0; ik < rk; ik++) {
         int64_t b = (im * rk + ik) * 8, dst[4] = {b, b + 2, b + 4, b + 6};
-        ldmatrix_x4(e, &lt, plus(e, first, im * 16), imm_reg(e, ik * 16), (LdSteps){8, 0, 0, 8},
-                    dst);
+        ldmatrix_x4(e, &lt, im * 16, ik * 16, (LdSteps){8, 0, 0, 8}, dst);
       }
     return;
   }
@@ -449,20 +523,19 @@ static void ldmatrix_load(Emitter *e, const IrStmt *s) {
    * transposed, the tile as the register tensor sees it is [N, K] */
   int64_t k = L->shape[L->mma_transposed], n = L->shape[!L->mma_transposed];
   int64_t rn = n / (8 * wn), rk = k / 16;
-  Val first = new_reg(e, DT_UINT32); /* the warp's first column: (warp % wn) * n / wn */
-  emit(e, "rem.u32 %s, %s, %" PRId64 ";", first.s, warp.s, wn);
-  emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", first.s, first.s, n / wn);
+  /* the warp's first column: (warp % wn) * n / wn */
+  lt.warp_div = false, lt.wdiv = wn, lt.wsize = n / wn;
   lt.trans = ref->transposed == L->mma_transposed; /* stored [K, N] */
+  lt.warp_row = !lt.trans;
   for (int64_t in = 0; in < rn; in += 2) {
     bool two = in + 1 < rn; /* an odd last n-tile is loaded twice */
     for (int64_t ik = 0; ik < rk; ik++) {
       int64_t b0 = (in * rk + ik) * 4, b1 = ((in + two) * rk + ik) * 4;
       int64_t dst[4] = {b0, b0 + 2, b1, b1 + 2};
-      Val n0 = plus(e, first, in * 8), k0 = imm_reg(e, ik * 16);
       if (lt.trans) /* stored [K, N]: rows k, columns n */
-        ldmatrix_x4(e, &lt, k0, n0, (LdSteps){8, 0, 0, two ? 8 : 0}, dst);
+        ldmatrix_x4(e, &lt, ik * 16, in * 8, (LdSteps){8, 0, 0, two ? 8 : 0}, dst);
       else /* stored [N, K]: rows n, columns k */
-        ldmatrix_x4(e, &lt, n0, k0, (LdSteps){0, 8, two ? 8 : 0, 0}, dst);
+        ldmatrix_x4(e, &lt, in * 8, ik * 16, (LdSteps){0, 8, two ? 8 : 0, 0}, dst);
     }
   }
 }
@@ -527,7 +600,7 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
   for (int d = 0; d < rank; d++)
     emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", base.s, val_to_reg(e, tc[d]).s,
          stride[d] * bytes, base.s);
-  int sw = sh->layout == LAYOUT_SWIZZLED ? sh->swizzle_bytes : 0;
+  Swizzle sw = tensor_swizzle(sh);
   int64_t n = shared_vector(e, ref, t);
   for (int64_t i = 0; i < L->nslots; i += n) {
     int64_t lc[IR_MAX_RANK], off = 0;

@@ -95,8 +95,10 @@ static void swizzle_stmt(IrStmt *s, void *ctx) {
 /* A tile that ldmatrix reads into mma.sync operands (and that no TMA or
  * WGMMA fixed) gets the swizzle of its row size too: row-major, the 8 rows
  * of an 8 x 8 matrix share banks (rows of 128 bytes: an 8-way conflict);
- * swizzled, each lands in its own 16-byte chunk. Skipped where a view
- * of the tile (one pipeline stage) would not start on a swizzle atom. */
+ * swizzled, each lands in its own 16-byte chunk (rows longer than 128
+ * bytes, a power of two: the 128-byte pattern over their row index, see
+ * tensor_swizzle in backend_ptx/emit_regtile.c). Skipped where a view of
+ * the tile (one pipeline stage) would not start on a swizzle atom. */
 static void ldmatrix_swizzle(IrStmt *s, void *ctx) {
   (void)ctx;
   if (s->kind != S_LOAD_SHARED || !s->smem.reg || !s->smem.reg->reg) return;
