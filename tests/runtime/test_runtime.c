@@ -8,38 +8,12 @@
 
 #include "runtime/rt_internal.h"
 #include "runtime/tlsrt.h"
+#include "tests/runtime/expr_check.h"
 #include "tests/unit.h"
 
 static const char *data_dir;
 
 /* ------------------------------------------------------------ expressions */
-
-static Param P[3] = {
-    {.name = "m", .type = PT_I32}, {.name = "n", .type = PT_I64}, {.name = "p", .type = PT_PTR}};
-
-/* Compiles and evaluates with m=values[0], n=values[1]; returns ok. */
-static bool eval(const char *text, int64_t m, int64_t n, int64_t *out, char *why) {
-  Expr e;
-  int64_t values[3] = {m, n, 0};
-  if (!expr_compile(text, P, 3, &e, why, 128)) return false;
-  return expr_eval(&e, values, out, why, 128);
-}
-
-static void expect_value(const char *text, int64_t m, int64_t n, int64_t want) {
-  int64_t got = 0;
-  char why[128] = "";
-  bool ok = eval(text, m, n, &got, why);
-  CHECK(ok && got == want, "%s with m=%lld n=%lld: got %lld (%s), want %lld", text, (long long)m,
-        (long long)n, (long long)got, ok ? "ok" : why, (long long)want);
-}
-
-static void expect_error(const char *text, int64_t m, int64_t n, const char *msg) {
-  int64_t got = 0;
-  char why[128] = "";
-  bool ok = eval(text, m, n, &got, why);
-  CHECK(!ok && strstr(why, msg), "%s: want error '%s', got %s '%s'", text, msg,
-        ok ? "success" : "error", why);
-}
 
 #define PARENS_OPEN                                                                                \
   "(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((("
