@@ -52,7 +52,15 @@ const char *ptx_type(DType t) {
     return ".f32";
   case DT_FLOAT64:
     return ".f64";
-  default:
+  case DT_INT8:
+    return ".s8";
+  case DT_UINT8:
+    return ".u8";
+  case DT_INT16:
+    return ".s16";
+  case DT_UINT16:
+    return ".u16";
+  default: /* fp8: bits, converted by emit_fp8_from/emit_fp8_to */
     return ".b32";
   }
 }
@@ -140,7 +148,46 @@ Val var_reg(const IrVar *var) {
 }
 
 static bool is_int(DType t) {
-  return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64;
+  return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64 || t == DT_INT8 ||
+         t == DT_UINT8 || t == DT_INT16 || t == DT_UINT16;
+}
+
+/* The PTX name of an fp8 format, as cvt's packed pairs spell it. */
+static const char *fp8_name(DType t) { return t == DT_FLOAT8_E4M3 ? "e4m3" : "e5m2"; }
+
+/* Two fp8 values (the low bytes of 32-bit registers lo and hi) to an f16x2
+ * pair (lo in the low half). */
+Val emit_fp8x2_to_f16x2(Emitter *e, Val lo, Val hi, DType fp8) {
+  Val w = new_reg(e, DT_UINT32), h = new_reg(e, DT_FLOAT16), r = new_reg(e, DT_UINT32);
+  emit(e, "prmt.b32 %s, %s, %s, 0x0040;", w.s, lo.s, hi.s);
+  emit(e, "cvt.u16.u32 %s, %s;", h.s, w.s);
+  emit(e, "cvt.rn.f16x2.%sx2 %s, %s;", fp8_name(fp8), r.s, h.s);
+  return r;
+}
+
+/* Two f32 values to fp8 (satfinite, as Tilus's casts saturate): a 32-bit
+ * register holding lo's byte then hi's in its low 16 bits, zeros above. */
+Val emit_f32x2_to_fp8x2(Emitter *e, Val lo, Val hi, DType fp8) {
+  Val h = new_reg(e, DT_FLOAT16), r = new_reg(e, DT_UINT32);
+  emit(e, "cvt.rn.satfinite.%sx2.f32 %s, %s, %s;", fp8_name(fp8), h.s, hi.s, lo.s);
+  emit(e, "cvt.u32.u16 %s, %s;", r.s, h.s);
+  return r;
+}
+
+/* An fp8 value (the low byte of v) to f16. */
+static Val fp8_to_f16(Emitter *e, Val v) {
+  Val p = emit_fp8x2_to_f16x2(e, v, v, v.type);
+  Val lo = new_reg(e, DT_FLOAT16), hi = new_reg(e, DT_FLOAT16);
+  emit(e, "mov.b32 {%s, %s}, %s;", lo.s, hi.s, p.s);
+  return lo;
+}
+
+/* v (any numeric type) to fp8, through f32. */
+static Val to_fp8(Emitter *e, Val v, DType fp8) {
+  Val f = val_to_reg(e, val_convert(e, v, DT_FLOAT32));
+  Val w = emit_f32x2_to_fp8x2(e, f, f, fp8), r = new_reg(e, fp8);
+  emit(e, "and.b32 %s, %s, 255;", r.s, w.s);
+  return r;
 }
 
 /* Converts an integer immediate to another integer type or a float. */
@@ -188,10 +235,15 @@ Val val_convert(Emitter *e, Val v, DType to) {
       return convert_numeric(e, val_convert(e, v, DT_INT32), to);
     return r;
   }
+  if (dtype_is_fp8(to)) return to_fp8(e, v, to);
   v = val_to_reg(e, v);
+  if (dtype_is_fp8(v.type)) return val_convert(e, fp8_to_f16(e, v), to);
   if (is_int(v.type) && is_int(to) && dtype_bytes(to) < dtype_bytes(v.type)) {
     Val r = new_reg(e, to);
-    emit(e, "cvt.u32.u64 %s, %s;", r.s, v.s);
+    if (dtype_bytes(to) == 4)
+      emit(e, "cvt.u32.u64 %s, %s;", r.s, v.s);
+    else /* truncated, then sign- or zero-extended in the 32-bit register */
+      emit(e, "cvt%s%s %s, %s;", ptx_type(to), ptx_type(v.type), r.s, v.s);
     return r;
   }
   return convert_numeric(e, v, to);
@@ -202,6 +254,7 @@ Val val_convert(Emitter *e, Val v, DType to) {
 static Val emit_const(Emitter *e, const IrExpr *x) {
   if (dtype_is_float(x->type)) {
     Val v = float_imm(x->type == DT_FLOAT64 ? DT_FLOAT64 : DT_FLOAT32, x->fval);
+    if (dtype_is_fp8(x->type)) return to_fp8(e, v, x->type);
     if (x->type == DT_FLOAT16 || x->type == DT_BFLOAT16) {
       v.type = x->type;
       return val_to_reg(e, v);
@@ -420,6 +473,10 @@ static Val emit_load(Emitter *e, const IrExpr *x) {
     Val h = new_reg(e, mem);
     emit(e, "ld.global.b16 %s, [%s];", h.s, addr.s);
     emit(e, "cvt.f32.%s %s, %s;", mem == DT_FLOAT16 ? "f16" : "bf16", r.s, h.s);
+  } else if (dtype_is_fp8(mem)) {
+    Val b = new_reg(e, mem);
+    emit(e, "ld.global.u8 %s, [%s];", b.s, addr.s);
+    emit(e, "cvt.f32.f16 %s, %s;", r.s, fp8_to_f16(e, b).s);
   } else if (mem == DT_BOOL) {
     Val b = new_reg(e, DT_UINT32);
     emit(e, "ld.global.u8 %s, [%s];", b.s, addr.s);

@@ -102,6 +102,11 @@ Val val_imm(DType t, int64_t v);
 Val emit_expr(Emitter *e, const IrExpr *x);     /* register or immediate */
 Val emit_expr_reg(Emitter *e, const IrExpr *x); /* always a register */
 Val val_convert(Emitter *e, Val v, DType to);
+/* fp8 pairs (emit_expr.c): two fp8 values (low bytes of 32-bit registers)
+ * to an f16x2 pair, lo in the low half; two f32 values to fp8 (satfinite),
+ * lo's byte then hi's in the low 16 bits of a 32-bit register. */
+Val emit_fp8x2_to_f16x2(Emitter *e, Val lo, Val hi, DType fp8);
+Val emit_f32x2_to_fp8x2(Emitter *e, Val lo, Val hi, DType fp8);
 Val val_to_reg(Emitter *e, Val v);
 /* a op b computed in type t (operands converted to t). */
 Val emit_binop(Emitter *e, IrOp op, Val a, Val b, DType t);

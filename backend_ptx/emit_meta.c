@@ -29,6 +29,18 @@ static const char *meta_dtype(DType t) {
     return "f32";
   case DT_FLOAT64:
     return "f64";
+  case DT_INT8:
+    return "i8";
+  case DT_UINT8:
+    return "u8";
+  case DT_INT16:
+    return "i16";
+  case DT_UINT16:
+    return "u16";
+  case DT_FLOAT8_E4M3:
+    return "f8e4m3";
+  case DT_FLOAT8_E5M2:
+    return "f8e5m2";
   default:
     return NULL;
   }

@@ -120,9 +120,51 @@ static void cast_copy_packed(Emitter *e, const IrTensor *d, const IrTensor *src)
     emit(e, "mov.b32 %s, %s;", slot_reg(d, i).s, slot_reg(src, i).s);
 }
 
+/* To fp8 from another dtype: slot pairs through f32 and one
+ * cvt.rn.satfinite.{e4m3,e5m2}x2.f32 each. */
+static void cast_to_fp8(Emitter *e, const IrTensor *d, const IrTensor *src) {
+  int64_t n = nslots(d), i = 0;
+  for (; i + 1 < n; i += 2) {
+    Val lo = val_to_reg(e, val_convert(e, slot_reg(src, i), DT_FLOAT32));
+    Val hi = val_to_reg(e, val_convert(e, slot_reg(src, i + 1), DT_FLOAT32));
+    Val w = emit_f32x2_to_fp8x2(e, lo, hi, d->dtype);
+    emit(e, "and.b32 %s, %s, 255;", slot_reg(d, i).s, w.s);
+    emit(e, "shr.u32 %s, %s, 8;", slot_reg(d, i + 1).s, w.s);
+  }
+  if (i < n)
+    emit(e, "mov.b32 %s, %s;", slot_reg(d, i).s, val_convert(e, slot_reg(src, i), d->dtype).s);
+}
+
+/* From fp8 to another dtype: slot pairs through one cvt.rn.f16x2.{e4m3,
+ * e5m2}x2 each, then from f16. */
+static void cast_from_fp8(Emitter *e, const IrTensor *d, const IrTensor *src) {
+  int64_t n = nslots(d), i = 0;
+  for (; i + 1 < n; i += 2) {
+    Val p = emit_fp8x2_to_f16x2(e, slot_reg(src, i), slot_reg(src, i + 1), src->dtype);
+    Val lo = new_reg(e, DT_FLOAT16), hi = new_reg(e, DT_FLOAT16);
+    emit(e, "mov.b32 {%s, %s}, %s;", lo.s, hi.s, p.s);
+    Val a = val_convert(e, lo, d->dtype), b = val_convert(e, hi, d->dtype);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s, a.s);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i + 1).s, b.s);
+  }
+  if (i < n)
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s,
+         val_convert(e, slot_reg(src, i), d->dtype).s);
+}
+
 static void emit_cast(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->cast.dst, *src = s->cast.src;
   if (!tensor_check_regs(e, src) || !same_layout(e, d, src)) return;
+  if (!is_packed(src) && !is_packed(d) && d->dtype != src->dtype) {
+    if (dtype_is_fp8(d->dtype) && !dtype_is_fp8(src->dtype) && src->dtype != DT_BOOL) {
+      cast_to_fp8(e, d, src);
+      return;
+    }
+    if (dtype_is_fp8(src->dtype) && !dtype_is_fp8(d->dtype) && d->dtype != DT_BOOL) {
+      cast_from_fp8(e, d, src);
+      return;
+    }
+  }
   if (is_packed(d) && src->dtype == DT_FLOAT32) {
     cast_pack(e, d, src);
     return;

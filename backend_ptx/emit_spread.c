@@ -83,8 +83,36 @@ static const char *zero_of(DType t) {
   return t == DT_FLOAT32 ? "0f00000000" : t == DT_FLOAT64 ? "0d0000000000000000" : "0";
 }
 
+/* The type of one element's ld/st: storage types (ir.h) in their 32-bit
+ * registers sign- or zero-extend (fp8: bits, zero-extended). */
 static const char *mem_type(DType t) {
+  if (dtype_is_fp8(t)) return ".u8";
+  if (dtype_is_storage(t)) return ptx_type(t);
   return dtype_bytes(t) == 2 ? ".b16" : dtype_bytes(t) == 1 ? ".b8" : ptx_btype(t);
+}
+
+/* Packs the elements of slots [slot, slot + per) of a tensor whose
+ * elements narrower than 32 bits each sit in a 32-bit register (storage
+ * types) into the 32-bit word w, the first in the low bits. */
+static void pack_word(Emitter *e, const IrTensor *t, int64_t slot, int per, Val w) {
+  Val r0 = tensor_slot_reg(t, slot), r1 = tensor_slot_reg(t, slot + 1);
+  if (per == 2) {
+    emit(e, "prmt.b32 %s, %s, %s, 0x5410;", w.s, r0.s, r1.s);
+    return;
+  }
+  Val a = new_reg(e, DT_UINT32), b = new_reg(e, DT_UINT32);
+  emit(e, "prmt.b32 %s, %s, %s, 0x0040;", a.s, r0.s, r1.s);
+  emit(e, "prmt.b32 %s, %s, %s, 0x0040;", b.s, tensor_slot_reg(t, slot + 2).s,
+       tensor_slot_reg(t, slot + 3).s);
+  emit(e, "prmt.b32 %s, %s, %s, 0x5410;", w.s, a.s, b.s);
+}
+
+/* The inverse of pack_word: each element sign- or zero-extended. */
+static void unpack_word(Emitter *e, const IrTensor *t, int64_t slot, int per, Val w) {
+  int bits = 32 / per;
+  const char *ext = dtype_is_signed(t->dtype) ? "s32" : "u32";
+  for (int j = 0; j < per; j++)
+    emit(e, "bfe.%s %s, %s, %d, %d;", ext, tensor_slot_reg(t, slot + j).s, w.s, j * bits, bits);
 }
 
 /* ------------------------------------------------------------ global memory */
@@ -136,7 +164,9 @@ static void vector_access(Emitter *e, const IrTensor *t, int64_t slot, int64_t n
       for (int64_t i = 0; i < words; i++) emit(e, "mov.b32 %s, 0;", w[i].s);
     emit(e, "%s%s%sld.%s%s.b32 {%s}, %s;", g, guard, sp, space, vec, list, at);
     for (int64_t i = 0; i < words; i++) {
-      if (per == 2)
+      if (dtype_is_storage(t->dtype))
+        unpack_word(e, t, slot + per * i, (int)per, w[i]);
+      else if (per == 2)
         emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(t, slot + 2 * i).s,
              tensor_slot_reg(t, slot + 2 * i + 1).s, w[i].s);
       else
@@ -145,7 +175,9 @@ static void vector_access(Emitter *e, const IrTensor *t, int64_t slot, int64_t n
     return;
   }
   for (int64_t i = 0; i < words; i++) {
-    if (per == 2)
+    if (dtype_is_storage(t->dtype))
+      pack_word(e, t, slot + per * i, (int)per, w[i]);
+    else if (per == 2)
       emit(e, "mov.b32 %s, {%s, %s};", w[i].s, tensor_slot_reg(t, slot + 2 * i).s,
            tensor_slot_reg(t, slot + 2 * i + 1).s);
     else
@@ -178,11 +210,11 @@ static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
 
 /* Elements per vector access: the innermost slot digit when it runs along
  * the innermost tile dimension with stride 1, cut to 16 bytes; 1 when the
- * elements are not 16- or 32-bit. */
+ * elements are not 8-, 16- or 32-bit. */
 static int64_t vector_elems(const GAccess *a) {
   const IrRegLayout *L = a->L;
   int bytes = dtype_bytes(a->t->dtype);
-  if (L->nlocal == 0 || (bytes != 2 && bytes != 4) || a->t->dtype == DT_BOOL) return 1;
+  if (L->nlocal == 0 || bytes > 4 || a->t->dtype == DT_BOOL) return 1;
   int m = L->local_mode[L->nlocal - 1];
   if (L->mode_dim[m] != L->rank - 1 || ir_reglayout_mode_stride(L, m) != 1) return 1;
   if (ir_gcopy_tile_dim(&a->s->gmem, a->s->gmem.global->rank - 1) != L->rank - 1) return 1;
@@ -547,7 +579,7 @@ static void ldmatrix_load(Emitter *e, const IrStmt *s) {
 static int64_t shared_vector(const Emitter *e, const IrRef *ref, const IrTensor *t) {
   const IrRegLayout *L = layout_of(t);
   int bytes = dtype_bytes(t->dtype), rank = ir_ref_rank(ref);
-  if (ref->transposed || L->nlocal == 0 || (bytes != 2 && bytes != 4)) return 1;
+  if (ref->transposed || L->nlocal == 0 || bytes > 4 || t->dtype == DT_BOOL) return 1;
   int m = L->local_mode[L->nlocal - 1];
   if (L->mode_dim[m] != L->rank - 1 || ir_reglayout_mode_stride(L, m) != 1) return 1;
   int64_t n = L->mode_size[m];
@@ -695,8 +727,7 @@ static void spread_where(Emitter *e, const IrStmt *s) {
       emit(e, "or.pred %s, %s, %s;", tensor_slot_reg(d, i).s, t.s, f.s);
       continue;
     }
-    emit(e, "selp%s %s, %s, %s, %s;", dtype_bytes(d->dtype) == 2 ? ".b16" : ptx_btype(d->dtype),
-         tensor_slot_reg(d, i).s, x.s, y.s, c.s);
+    emit(e, "selp%s %s, %s, %s, %s;", ptx_btype(d->dtype), tensor_slot_reg(d, i).s, x.s, y.s, c.s);
   }
 }
 
@@ -909,7 +940,10 @@ static void spread_convert(Emitter *e, const IrStmt *s) {
   if (!owned_here(e, d) || !owned_here(e, x)) return;
   bool pred = d->dtype == DT_BOOL;
   int64_t eb = pred ? 4 : dtype_bytes(d->dtype), stride[IR_MAX_RANK];
-  const char *bt = eb == 2 ? ".b16" : eb == 8 ? ".b64" : ".b32";
+  const char *bt = dtype_is_storage(d->dtype) ? mem_type(d->dtype)
+                   : eb == 2                  ? ".b16"
+                   : eb == 8                  ? ".b64"
+                                              : ".b32";
   row_major(d->shape, d->rank, stride);
   Val tid = emit_group_tid(e);
   Val wbase = scratch_base(e, x->reg, tid, stride, eb);

@@ -73,7 +73,7 @@ static IrParam *make_param(Eval *E, Node *p, int index, Value **fixed) {
   ev_check_dtype(E, ann, p->a->span);
   /* `eps: float` is a float32 (Tilus passes a Python float as one) */
   DType t = ann->kind == V_BUILTIN && ann->bi == B_FLOAT ? DT_FLOAT32 : ev_annotation_rt_type(ann);
-  if (t == DT_VOID || t == DT_FLOAT16 || t == DT_BFLOAT16)
+  if (t == DT_VOID || t == DT_FLOAT16 || t == DT_BFLOAT16 || dtype_is_storage(t))
     ev_error(E, p->a->span,
              "unsupported kernel parameter type for '%s' "
              "(int32, uint32, int64, uint64, float32, float64, "

@@ -58,6 +58,7 @@ static Value *param_value(Eval *E, Node *p, Value *v, Span sp) {
   if (!p->a) return v;
   DType t = ev_annotation_rt_type(ev_eval_annotation(E, p->a));
   if (t == DT_VOID) return v;
+  ev_check_compute_dtype(E, t, sp, "a scalar of");
   if (!v_is_scalar(v))
     ev_error(E, sp, "argument '%s' must be %s, not '%s'", p->name, dtype_name(t), v_type_name(v));
   return v_expr(E, ev_scalar_as(E, v, t, sp));
@@ -293,6 +294,7 @@ Value *ev_call_value(Eval *E, Value *fn, Args *a, Span sp) {
     ev_unsupported(E, fn, sp);
   case V_DTYPE: {
     ev_check_dtype(E, fn, sp);
+    ev_check_compute_dtype(E, fn->dt, sp, "a scalar of");
     if (a->npos != 1 || a->nkw)
       ev_error(E, sp, "%s() takes exactly one argument", dtype_name(fn->dt));
     return v_expr(E, ev_scalar_as(E, a->pos[0], fn->dt, a->pos_span[0]));

@@ -403,8 +403,13 @@ bool ev_expr_only_params(const IrExpr *x);
 IrRef v_to_ref(Eval *E, Value *v, Span sp, const char *what);
 IrTensor *v_to_tensor(Eval *E, Value *v, Span sp, MemSpace space, const char *what);
 DType v_to_dtype(Eval *E, Value *v, Span sp, const char *what);
-/* An error at sp for a Tilus dtype tlsc does not have (int8, float8 ...). */
+/* An error at sp for a Tilus dtype tlsc does not have (tfloat32, sub-byte
+ * ...). */
 void ev_check_dtype(Eval *E, const Value *v, Span sp);
+/* An error at sp when t is a storage dtype (ir.h: 8- and 16-bit integers,
+ * fp8) used for a scalar or for arithmetic; `what` names the use, "sum()
+ * of" (the dtype's name follows). */
+void ev_check_compute_dtype(Eval *E, DType t, Span sp, const char *what);
 const char *ev_hint(Eval *E, const char *fallback);
 /* Python's repr() and str() of a compile-time value (an error at sp for a
  * value that has none: tensors, run-time values). */

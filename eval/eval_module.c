@@ -22,19 +22,42 @@ static const struct {
   const char *name;
   DType dt;
 } tilus_dtypes[] = {
-    {"float16", DT_FLOAT16}, {"f16", DT_FLOAT16}, {"bfloat16", DT_BFLOAT16}, {"bf16", DT_BFLOAT16},
-    {"float32", DT_FLOAT32}, {"f32", DT_FLOAT32}, {"float64", DT_FLOAT64},   {"f64", DT_FLOAT64},
-    {"int32", DT_INT32},     {"i32", DT_INT32},   {"uint32", DT_UINT32},     {"u32", DT_UINT32},
-    {"int64", DT_INT64},     {"i64", DT_INT64},   {"uint64", DT_UINT64},     {"u64", DT_UINT64},
+    {"float16", DT_FLOAT16},
+    {"f16", DT_FLOAT16},
+    {"bfloat16", DT_BFLOAT16},
+    {"bf16", DT_BFLOAT16},
+    {"float32", DT_FLOAT32},
+    {"f32", DT_FLOAT32},
+    {"float64", DT_FLOAT64},
+    {"f64", DT_FLOAT64},
+    {"int32", DT_INT32},
+    {"i32", DT_INT32},
+    {"uint32", DT_UINT32},
+    {"u32", DT_UINT32},
+    {"int64", DT_INT64},
+    {"i64", DT_INT64},
+    {"uint64", DT_UINT64},
+    {"u64", DT_UINT64},
     {"boolean", DT_BOOL},
+    {"int8", DT_INT8},
+    {"i8", DT_INT8},
+    {"uint8", DT_UINT8},
+    {"u8", DT_UINT8},
+    {"int16", DT_INT16},
+    {"i16", DT_INT16},
+    {"uint16", DT_UINT16},
+    {"u16", DT_UINT16},
+    {"float8_e4m3", DT_FLOAT8_E4M3},
+    {"f8e4m3", DT_FLOAT8_E4M3},
+    {"float8_e5m2", DT_FLOAT8_E5M2},
+    {"f8e5m2", DT_FLOAT8_E5M2},
 };
 
 /* Name lists, one space-separated string each. The dtypes tlsc does not
- * have yet (8- and 16-bit integers, tfloat32, float8, sub-byte): they
- * import, and a use is an error naming them. */
+ * have yet (tfloat32, sub-byte): they import, and a use is an error naming
+ * them. */
 static const char tilus_lowp_dtypes[] =
-    "int8 i8 uint8 u8 int16 i16 uint16 u16 tfloat32 tf32 float8_e4m3 f8e4m3 float8_e5m2 "
-    "f8e5m2 float3_e1m1 f3e1m1 float4_e1m2 f4e1m2 float4_e2m1 f4e2m1 float5_e1m3 f5e1m3 "
+    "tfloat32 tf32 float3_e1m1 f3e1m1 float4_e1m2 f4e1m2 float4_e2m1 f4e2m1 float5_e1m3 f5e1m3 "
     "float5_e2m2 f5e2m2 float5_e3m1 f5e3m1 float6_e2m3 f6e2m3 float6_e3m2 f6e3m2 float6_e4m1 "
     "f6e4m1 float7_e2m4 f7e2m4 float7_e3m3 f7e3m3 float7_e4m2 f7e4m2 float7_e5m1 f7e5m1 int1b i1 "
     "int2b i2 int3b i3 int4b i4 int5b i5 int6b i6 int7b i7 uint1b u1 uint2b u2 uint3b u3 uint4b "

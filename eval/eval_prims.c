@@ -710,7 +710,10 @@ static Value *p_cast(Eval *E, Args *a, Span sp) {
   Value *v[2];
   ev_bind_args(E, a, sp, "cast", names, 2, v);
   DType dt = v_to_dtype(E, v[1], sp, "dtype");
-  if (v_is_scalar(v[0])) return v_expr(E, ev_scalar_as(E, v[0], dt, sp));
+  if (v_is_scalar(v[0])) {
+    ev_check_compute_dtype(E, dt, sp, "a scalar of");
+    return v_expr(E, ev_scalar_as(E, v[0], dt, sp));
+  }
   IrTensor *x = v_to_tensor(E, v[0], sp, MS_REGISTER, "cast() argument");
   IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "r"), MS_REGISTER, dt, x->rank, x->shape, sp);
   t->nthreads = x->nthreads;

@@ -67,6 +67,7 @@ static Value *unary(Eval *E, const char *name, IrMathFn fn, Args *a, Span sp) {
   Value *v[2] = {NULL, NULL};
   ev_bind_args(E, a, sp, name, names, 1, v);
   IrTensor *x = reg_arg(E, v[0], sp, name);
+  ev_check_compute_dtype(E, x->dtype, sp, arena_printf(E->ar, "%s() of", name));
   if (!dtype_is_float(x->dtype) && fn != FN_ABS && fn != FN_SQUARE)
     ev_error(E, sp, "%s() needs a floating-point tensor, not %s", name, dtype_name(x->dtype));
   IrStmt *s = ir_stmt_new(E->ar, S_UNARY, sp);
@@ -119,6 +120,7 @@ static Value *reduce(Eval *E, const char *name, IrOp op, Args *a, Span sp) {
   Value *v[4] = {NULL, NULL, NULL, NULL};
   ev_bind_args(E, a, sp, name, names, 1, v);
   IrTensor *x = reg_arg(E, v[0], sp, name);
+  ev_check_compute_dtype(E, x->dtype, sp, arena_printf(E->ar, "%s() of", name));
   bool keepdim = v[2] && v_truthy(E, v[2], sp);
   unsigned dims = reduce_dims(E, v[1], x->rank, sp);
   for (int d = x->rank - 1; d >= 0; d--)

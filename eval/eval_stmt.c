@@ -90,6 +90,7 @@ void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
              "kernel",
              s->name, dtype_name(ann));
   if (ann != DT_VOID) {
+    ev_check_compute_dtype(E, ann, sp, "a scalar of");
     if (!v_is_scalar(v))
       ev_error(E, sp, "'%s' is annotated %s but the value is '%s'", s->name, dtype_name(ann),
                v_type_name(v));

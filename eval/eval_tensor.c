@@ -300,6 +300,9 @@ static Value *elemwise_to(Eval *E, IrOp iop, Value *a, Value *b, IrTensor *dst, 
   ev_reg_use(E, a->t, sp);
   if (b->kind == V_TENSOR) ev_reg_use(E, b->t, sp);
   if (dst) ev_reg_use(E, dst, sp);
+  const char *what = compare ? "a comparison of" : "element-wise arithmetic on";
+  ev_check_compute_dtype(E, a->t->dtype, sp, what);
+  if (b->kind == V_TENSOR) ev_check_compute_dtype(E, b->t->dtype, sp, what);
   IrStmt *st = ir_stmt_new(E->ar, S_ELEMWISE, sp);
   st->elemwise.op = iop;
   st->elemwise.a = a->t;

@@ -436,6 +436,14 @@ void ev_check_dtype(Eval *E, const Value *v, Span sp) {
     ev_error(E, sp, "'%s' is a low-precision Tilus dtype that tlsc does not support yet", v->s);
 }
 
+void ev_check_compute_dtype(Eval *E, DType t, Span sp, const char *what) {
+  if (dtype_is_storage(t))
+    ev_error(E, sp,
+             "%s %s is not supported: tlsc only loads, stores and converts %s tensors "
+             "(convert with .to(float32) or .to(int32) first)",
+             what, dtype_name(t), dtype_name(t));
+}
+
 /* The name the next tensor or variable gets: the assignment target being
  * evaluated, else fallback. */
 const char *ev_hint(Eval *E, const char *fallback) {

@@ -39,7 +39,8 @@ typedef struct Region {
 } Region;
 
 static bool is_int(DType t) {
-  return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64;
+  return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64 || t == DT_INT8 ||
+         t == DT_UINT8 || t == DT_INT16 || t == DT_UINT16;
 }
 
 static bool is_numeric(DType t) { return is_int(t) || dtype_is_float(t); }

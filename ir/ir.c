@@ -22,10 +22,22 @@ static const struct {
   const char *name;
   int bytes;
 } dtype_table[] = {
-    {DT_VOID, "void", 0},       {DT_BOOL, "bool", 1},         {DT_INT32, "int32", 4},
-    {DT_UINT32, "uint32", 4},   {DT_INT64, "int64", 8},       {DT_UINT64, "uint64", 8},
-    {DT_FLOAT16, "float16", 2}, {DT_BFLOAT16, "bfloat16", 2}, {DT_FLOAT32, "float32", 4},
+    {DT_VOID, "void", 0},
+    {DT_BOOL, "bool", 1},
+    {DT_INT32, "int32", 4},
+    {DT_UINT32, "uint32", 4},
+    {DT_INT64, "int64", 8},
+    {DT_UINT64, "uint64", 8},
+    {DT_FLOAT16, "float16", 2},
+    {DT_BFLOAT16, "bfloat16", 2},
+    {DT_FLOAT32, "float32", 4},
     {DT_FLOAT64, "float64", 8},
+    {DT_INT8, "int8", 1},
+    {DT_UINT8, "uint8", 1},
+    {DT_INT16, "int16", 2},
+    {DT_UINT16, "uint16", 2},
+    {DT_FLOAT8_E4M3, "float8_e4m3", 1},
+    {DT_FLOAT8_E5M2, "float8_e5m2", 1},
 };
 #define NDTYPES ((int)(sizeof dtype_table / sizeof dtype_table[0]))
 
@@ -42,10 +54,19 @@ const char *dtype_name(DType t) {
 }
 
 bool dtype_is_float(DType t) {
-  return t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64;
+  return t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64 ||
+         dtype_is_fp8(t);
 }
 
-bool dtype_is_signed(DType t) { return t == DT_INT32 || t == DT_INT64; }
+bool dtype_is_signed(DType t) {
+  return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64;
+}
+
+bool dtype_is_fp8(DType t) { return t == DT_FLOAT8_E4M3 || t == DT_FLOAT8_E5M2; }
+
+bool dtype_is_storage(DType t) {
+  return t == DT_INT8 || t == DT_UINT8 || t == DT_INT16 || t == DT_UINT16 || dtype_is_fp8(t);
+}
 
 /* "void" is not a Tilus dtype name, so it is not looked up. */
 bool dtype_from_name(const char *name, DType *out) {
@@ -59,7 +80,8 @@ bool dtype_from_name(const char *name, DType *out) {
 }
 
 static bool dtype_is_int(DType t) {
-  return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64;
+  return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64 || t == DT_INT8 ||
+         t == DT_UINT8 || t == DT_INT16 || t == DT_UINT16;
 }
 
 /* ---------------------------------------------------------- operators */
@@ -103,6 +125,14 @@ int64_t ir_int_wrap(DType t, int64_t v) {
     return (int32_t)(uint32_t)(uint64_t)v;
   case DT_UINT32:
     return (int64_t)(uint32_t)(uint64_t)v;
+  case DT_INT8:
+    return (int8_t)(uint8_t)(uint64_t)v;
+  case DT_UINT8:
+    return (int64_t)(uint8_t)(uint64_t)v;
+  case DT_INT16:
+    return (int16_t)(uint16_t)(uint64_t)v;
+  case DT_UINT16:
+    return (int64_t)(uint16_t)(uint64_t)v;
   default:
     return v;
   }
@@ -111,7 +141,8 @@ int64_t ir_int_wrap(DType t, int64_t v) {
 /* Rounds a double to what type t can hold (float16/bfloat16 are kept at
  * float precision: the backend rounds them when it emits the literal). */
 static double float_round(DType t, double v) {
-  if (t == DT_FLOAT32 || t == DT_FLOAT16 || t == DT_BFLOAT16) return (double)(float)v;
+  if (t == DT_FLOAT32 || t == DT_FLOAT16 || t == DT_BFLOAT16 || dtype_is_fp8(t))
+    return (double)(float)v;
   return v;
 }
 
@@ -216,6 +247,18 @@ static bool fold_cast(DType to, const IrExpr *a, int64_t *iv, double *fv) {
   case DT_UINT64:
     lo = -1.0, hi = 18446744073709551616.0;
     break;
+  case DT_INT8:
+    lo = -129.0, hi = 128.0;
+    break;
+  case DT_UINT8:
+    lo = -1.0, hi = 256.0;
+    break;
+  case DT_INT16:
+    lo = -32769.0, hi = 32768.0;
+    break;
+  case DT_UINT16:
+    lo = -1.0, hi = 65536.0;
+    break;
   default:
     lo = -9223372036854775808.0 - 1025.0, hi = 9223372036854775808.0;
   }
@@ -236,8 +279,9 @@ int ir_gcopy_tile_dim(const IrGlobalCopyStmt *c, int gdim) {
 }
 
 IrExpr *ir_load(Arena *ar, DType mem, IrExpr *addr) {
-  bool half = mem == DT_FLOAT16 || mem == DT_BFLOAT16;
-  IrExpr *e = new_expr(ar, X_LOAD, half ? DT_FLOAT32 : mem);
+  bool half = mem == DT_FLOAT16 || mem == DT_BFLOAT16 || dtype_is_fp8(mem);
+  DType t = half ? DT_FLOAT32 : dtype_is_storage(mem) ? DT_INT32 : mem;
+  IrExpr *e = new_expr(ar, X_LOAD, t);
   e->ival = mem;
   e->a = addr;
   e->nodes = count_nodes(addr, NULL, NULL);

@@ -28,13 +28,27 @@ typedef enum DType {
   DT_FLOAT16,
   DT_BFLOAT16,
   DT_FLOAT32,
-  DT_FLOAT64
+  DT_FLOAT64,
+  /* Storage types: loaded, stored, converted with .to() / cast; no
+   * arithmetic (dtype_is_storage). 8-bit and 16-bit integers and the two
+   * fp8 formats live in 32-bit registers (integers sign- or zero-extended,
+   * fp8 bits in the low byte). */
+  DT_INT8,
+  DT_UINT8,
+  DT_INT16,
+  DT_UINT16,
+  DT_FLOAT8_E4M3,
+  DT_FLOAT8_E5M2
 } DType;
 
 int dtype_bytes(DType t);        /* 0 for void, 1 for bool */
 const char *dtype_name(DType t); /* "float16", "int32", ... */
 bool dtype_is_float(DType t);
-bool dtype_is_signed(DType t); /* int32/int64 */
+bool dtype_is_signed(DType t); /* int8/int16/int32/int64 */
+bool dtype_is_fp8(DType t);    /* float8_e4m3, float8_e5m2 */
+/* 8- and 16-bit integers and fp8: tlsc loads, stores and converts them but
+ * does no arithmetic in them (Tilus computes in float32 and casts). */
+bool dtype_is_storage(DType t);
 /* Looks up a Tilus dtype name ("float16", "int32", "uint32", "bool", ...). */
 bool dtype_from_name(const char *name, DType *out);
 
@@ -113,7 +127,8 @@ typedef enum XKind {
                 value of an S_FILL (register_tensor(init=lambda i, j: ..)) */
   X_LOAD,    /* one element of global memory at address a (u64), of dtype
                 ival in memory, its value of type `type` (16-bit floats
-                widened to float32): GlobalTensor[i, j].item(); only as the
+                and fp8 widened to float32, 8- and 16-bit integers to
+                int32): GlobalTensor[i, j].item(); only as the
                 value of an S_ASSIGN, so that it is read once, in order */
   X_MATH     /* float32: fn ival (IrMathFn) of a, math.exp(x) of a run-time x */
 } XKind;
