@@ -1216,7 +1216,7 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     spread_convert(e, s);
     break;
   case S_TRANSPOSE: /* the same registers under swapped coordinates */
-  case S_RESHAPE:   /* or with dimensions of size 1 added or removed */
+  case S_RESHAPE:   /* or seen with another shape of the same size */
     if (!owned_here(e, s->cast.dst) || !owned_here(e, s->cast.src)) break;
     for (int64_t i = 0; i < s->cast.dst->reg->nslots; i++)
       emit(e, "mov%s %s, %s;", ptx_btype(s->cast.dst->dtype), tensor_slot_reg(s->cast.dst, i).s,

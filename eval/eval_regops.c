@@ -27,7 +27,8 @@ static const struct {
 
 bool ev_is_regop(const char *name) {
   if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0 || strcmp(name, "assign") == 0 ||
-      strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0)
+      strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0 ||
+      strcmp(name, "reshape") == 0)
     return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
@@ -439,6 +440,53 @@ Value *ev_tensor_squeeze(Eval *E, Value *self, bool unsqueeze, Args *a, Span sp)
   return squeeze_of(E, reg_arg(E, self, sp, what), unsqueeze, v[0], NULL, sp);
 }
 
+/* "[64, 128]" */
+static const char *shape_text(Eval *E, int rank, const int64_t *shape) {
+  const char *t = "[";
+  for (int d = 0; d < rank; d++)
+    t = arena_printf(E->ar, "%s%s%lld", t, d ? ", " : "", (long long)shape[d]);
+  return arena_printf(E->ar, "%s]", t);
+}
+
+/* self.reshape(tensor, shape): the same registers seen with another shape
+ * of the same size (S_RESHAPE), row-major order kept; the sizes are
+ * explicit, as in Tilus (no -1). */
+static Value *reshape_call(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"tensor", "shape", NULL};
+  Value *v[2] = {NULL, NULL};
+  ev_bind_args(E, a, sp, "reshape", names, 2, v);
+  IrTensor *x = reg_arg(E, v[0], sp, "reshape");
+  if (v[1]->kind != V_LIST && v[1]->kind != V_TUPLE)
+    ev_error(E, sp, "reshape(): shape= takes a list of sizes, not '%s'", v_type_name(v[1]));
+  int rank = v[1]->n;
+  if (rank < 1 || rank > IR_MAX_RANK)
+    ev_error(E, sp, "reshape(): shape= has %d dimensions; tlsc takes 1 to %d", rank, IR_MAX_RANK);
+  int64_t shape[IR_MAX_RANK], numel = 1;
+  for (int d = 0; d < rank; d++) {
+    shape[d] = v_to_int(E, v[1]->items[d], sp, "shape");
+    if (shape[d] < 1)
+      ev_error(E, sp, "reshape(): size %lld of dimension %d is not positive", (long long)shape[d],
+               d);
+    numel *= shape[d];
+  }
+  if (numel != ir_tensor_numel(x))
+    ev_error(E, sp, "reshape(): '%s' of shape %s has %lld elements, shape %s has %lld", x->name,
+             shape_text(E, x->rank, x->shape), (long long)ir_tensor_numel(x),
+             shape_text(E, rank, shape), (long long)numel);
+  if (!ir_shapes_reshapable(x->rank, x->shape, rank, shape))
+    ev_error(E, sp,
+             "reshape(): %s to %s moves elements between registers: tlsc keeps each element "
+             "where it is, so each dimension must split into or merge from whole dimensions "
+             "of the other shape",
+             shape_text(E, x->rank, x->shape), shape_text(E, rank, shape));
+  IrTensor *d = new_reg(E, x->dtype, rank, shape, x->nthreads, sp);
+  IrStmt *s = ir_stmt_new(E->ar, S_RESHAPE, sp);
+  s->cast.dst = d;
+  s->cast.src = x;
+  ev_emit(E, s);
+  return v_tensor(E, d);
+}
+
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
   if (strcmp(name, "where") == 0) return where(E, a, sp);
   if (strcmp(name, "assign") == 0) { /* self.assign(dst, src): dst's values = src's */
@@ -454,6 +502,7 @@ Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
   if (strcmp(name, "dot") == 0) return dot(E, a, sp);
   if (strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0)
     return squeeze_call(E, name[0] == 'u', a, sp);
+  if (strcmp(name, "reshape") == 0) return reshape_call(E, a, sp);
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return unary(E, name, unary_fns[i].fn, a, sp);
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)

@@ -696,7 +696,7 @@ static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned
     if (!check_register(v, d, rg, s->span, "the destination") ||
         !check_register(v, x, rg, s->span, "the source"))
       return false;
-    bool ok = s->kind == S_RESHAPE ? ir_shapes_differ_by_ones(d->rank, d->shape, x->rank, x->shape)
+    bool ok = s->kind == S_RESHAPE ? ir_shapes_reshapable(d->rank, d->shape, x->rank, x->shape)
                                    : d->rank == 2 && x->rank == 2 && d->shape[0] == x->shape[1] &&
                                          d->shape[1] == x->shape[0];
     if (!ok || d->dtype != x->dtype)

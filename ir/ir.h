@@ -253,13 +253,17 @@ IrRegLayout *ir_reglayout_broadcast(Arena *ar, const IrRegLayout *full, int rank
 /* The layout of a rank-2 tensor transposed: element (i, j) of the result
  * where element (j, i) of L is, in the same thread and slot. */
 IrRegLayout *ir_reglayout_transpose(Arena *ar, const IrRegLayout *L);
-/* The layout of L's tensor reshaped to `shape` by adding or removing
- * dimensions of size 1 only (squeeze, unsqueeze): the same thread and slot
- * for each element. */
-IrRegLayout *ir_reglayout_reshape_ones(Arena *ar, const IrRegLayout *L, int rank,
-                                       const int64_t *shape);
-/* Whether `a` and `b` differ only by dimensions of size 1. */
-bool ir_shapes_differ_by_ones(int ra, const int64_t *a, int rb, const int64_t *b);
+/* The layout of L's tensor reshaped to `shape` (the same number of
+ * elements, row-major order kept), each element in the same thread and
+ * slot: each mode of L must split at the boundaries of the new dimensions
+ * (a dimension of size a*b into [a, b] where its modes split there, and
+ * adjacent dimensions merged likewise). NULL when they do not. */
+IrRegLayout *ir_reglayout_reshape(Arena *ar, const IrRegLayout *L, int rank, const int64_t *shape);
+/* Whether a tensor of shape `a` can be seen with shape `b` by some layout
+ * (ir_reglayout_reshape): the same size, and the products of the
+ * dimensions inner to each boundary of either shape, sorted, each divide
+ * the next ([6, 4] to [4, 6] cannot: 4 does not divide 6). */
+bool ir_shapes_reshapable(int ra, const int64_t *a, int rb, const int64_t *b);
 /* The layout of a reduction of src over dim: the dimension kept with size
  * 1 (keepdim), or removed. */
 IrRegLayout *ir_reglayout_reduce(Arena *ar, const IrRegLayout *src, int dim, bool keepdim);
@@ -402,8 +406,9 @@ typedef enum SKind {
   S_WHERE,          /* where: dst = cond ? a : b element by element */
   S_DOT,            /* dot: dst = a @ b + c with mma.sync */
   S_TRANSPOSE,      /* cast: dst = src transposed (rank 2; the same registers) */
-  S_RESHAPE,        /* cast: dst = src with dimensions of size 1 added or
-                       removed (squeeze, unsqueeze; the same registers) */
+  S_RESHAPE,        /* cast: dst = src with another shape of the same size,
+                       row-major order kept (reshape, squeeze, unsqueeze;
+                       the same registers: ir_reglayout_reshape) */
   S_CONVERT,        /* cast: dst = src, another register layout: through the
                        kernel's scratch in shared memory between barriers
                        (made by layout inference where the layouts a

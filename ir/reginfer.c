@@ -83,9 +83,10 @@ static void tie_operand(IrTensor *dst, IrTensor *x, RegCtx *c) {
   if (has_reg(x) && open_reg(dst) && same_shape(x, dst)) give(dst, x->reg, c);
 }
 
-/* L's tensor seen with t's shape (squeeze / unsqueeze). */
+/* L's tensor seen with t's shape (reshape, squeeze, unsqueeze); NULL when
+ * L's modes do not split at t's dimensions. */
 static IrRegLayout *reshaped(Arena *ar, const IrRegLayout *L, const IrTensor *t) {
-  return ir_reglayout_reshape_ones(ar, L, t->rank, t->shape);
+  return ir_reglayout_reshape(ar, L, t->rank, t->shape);
 }
 
 static void flow(IrStmt *s, RegCtx *c) {
@@ -106,12 +107,16 @@ static void flow(IrStmt *s, RegCtx *c) {
     if (has_reg(s->cast.dst) && open_reg(s->cast.src))
       give(s->cast.src, ir_reglayout_transpose(c->ar, s->cast.dst->reg), c);
     break;
-  case S_RESHAPE:
-    if (has_reg(s->cast.src) && open_reg(s->cast.dst))
-      give(s->cast.dst, reshaped(c->ar, s->cast.src->reg, s->cast.dst), c);
-    if (has_reg(s->cast.dst) && open_reg(s->cast.src))
-      give(s->cast.src, reshaped(c->ar, s->cast.dst->reg, s->cast.src), c);
+  case S_RESHAPE: {
+    IrRegLayout *L;
+    if (has_reg(s->cast.src) && open_reg(s->cast.dst) &&
+        (L = reshaped(c->ar, s->cast.src->reg, s->cast.dst)))
+      give(s->cast.dst, L, c);
+    if (has_reg(s->cast.dst) && open_reg(s->cast.src) &&
+        (L = reshaped(c->ar, s->cast.dst->reg, s->cast.src)))
+      give(s->cast.src, L, c);
     break;
+  }
   case S_DOT: {
     const IrDotStmt *d = &s->dot;
     int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];
@@ -230,10 +235,24 @@ static void check(IrStmt *s, RegCtx *c) {
     if (has_reg(s->cast.dst))
       operand_in(&s->cast.src, ir_reglayout_transpose(c->ar, s->cast.dst->reg), c);
     break;
-  case S_RESHAPE:
-    if (has_reg(s->cast.dst) && has_reg(s->cast.src))
-      operand_in(&s->cast.src, reshaped(c->ar, s->cast.dst->reg, s->cast.src), c);
+  case S_RESHAPE: {
+    /* the source's layout when it maps onto the result's, else the
+     * result's seen with the source's shape (the source converted) */
+    if (!has_reg(s->cast.dst) || !has_reg(s->cast.src)) break;
+    IrRegLayout *L = reshaped(c->ar, s->cast.src->reg, s->cast.dst);
+    if (L && ir_reglayout_equal(L, s->cast.dst->reg)) break;
+    L = reshaped(c->ar, s->cast.dst->reg, s->cast.src);
+    if (L)
+      operand_in(&s->cast.src, L, c);
+    else {
+      diag_error(c->d, s->span,
+                 "reshape of '%s': the layout of the result does not split along the "
+                 "source's dimensions; give one of them another layout",
+                 s->cast.src->name);
+      c->ok = false;
+    }
     break;
+  }
   case S_DOT: {
     IrDotStmt *d = &s->dot;
     int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];

@@ -383,40 +383,90 @@ IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t c
   return L;
 }
 
-bool ir_shapes_differ_by_ones(int ra, const int64_t *a, int rb, const int64_t *b) {
-  int i = 0, j = 0;
-  for (;;) {
-    while (i < ra && a[i] == 1) i++;
-    while (j < rb && b[j] == 1) j++;
-    if (i == ra || j == rb) return i == ra && j == rb;
-    if (a[i++] != b[j++]) return false;
-  }
+bool ir_shapes_reshapable(int ra, const int64_t *a, int rb, const int64_t *b) {
+  int64_t cut[2 * IR_MAX_RANK + 1];
+  int n = 0;
+  int64_t pa = 1, pb = 1;
+  for (int d = ra - 1; d >= 0; d--) cut[n++] = pa *= a[d];
+  for (int d = rb - 1; d >= 0; d--) cut[n++] = pb *= b[d];
+  if (pa != pb || pa <= 0) return false;
+  for (int i = 1; i < n; i++) /* sorted */
+    for (int j = i; j > 0 && cut[j - 1] > cut[j]; j--) {
+      int64_t t = cut[j];
+      cut[j] = cut[j - 1];
+      cut[j - 1] = t;
+    }
+  for (int i = 1; i < n; i++)
+    if (cut[i] % cut[i - 1] != 0) return false;
+  return true;
 }
 
-IrRegLayout *ir_reglayout_reshape_ones(Arena *ar, const IrRegLayout *L, int rank,
-                                       const int64_t *shape) {
-  int to[IR_MAX_RANK], j = 0; /* L's dimension -> the new one (size > 1) */
+/* The modes of L, outer to inner over all dimensions, are the digits of
+ * the row-major linear index; so are the dimensions of `shape`. Each mode
+ * covers the linear strides [lo, lo * size), lo the product of the sizes
+ * inner to it; the reshape cuts it where a new dimension starts inside
+ * (the cut must divide it: lo * part), into modes outer to inner that take
+ * its place among the thread or slot digits, so that a thread keeps its
+ * elements in the same slots. */
+IrRegLayout *ir_reglayout_reshape(Arena *ar, const IrRegLayout *L, int rank, const int64_t *shape) {
+  int64_t numel = 1, have[IR_MAX_RANK] = {0};
+  for (int d = 0; d < rank; d++) numel *= shape[d];
+  for (int d = 0; d < L->rank; d++) have[d] = 1;
+  for (int m = 0; m < L->nmodes; m++) have[L->mode_dim[m]] *= L->mode_size[m];
+  int64_t old = 1;
   for (int d = 0; d < L->rank; d++) {
-    to[d] = -1;
-    if (L->shape[d] == 1) continue;
-    while (j < rank && shape[j] == 1) j++;
-    to[d] = j++;
+    if (have[d] != L->shape[d]) return NULL; /* modes that do not cover it */
+    old *= L->shape[d];
   }
-  int nm = 0, newidx[IR_MAX_MODES], mode_dim[IR_MAX_MODES];
+  if (old != numel || numel <= 0) return NULL;
+  /* the new dimensions' linear strides: dim d covers [inner[d], inner[d] * shape[d]) */
+  int64_t inner[IR_MAX_RANK], lo[IR_MAX_MODES];
+  for (int d = rank - 1, p = 1; d >= 0; d--) {
+    inner[d] = p;
+    p *= shape[d];
+  }
+  for (int m = L->nmodes - 1, p = 1; m >= 0; m--) {
+    lo[m] = p;
+    p *= L->mode_size[m];
+  }
+  int nm = 0, first[IR_MAX_MODES], count[IR_MAX_MODES], mode_dim[IR_MAX_MODES];
   int64_t mode_size[IR_MAX_MODES];
-  for (int m = 0; m < L->nmodes; m++) { /* modes of size-1 dimensions go */
-    newidx[m] = to[L->mode_dim[m]] < 0 ? -1 : nm;
-    if (newidx[m] < 0) continue;
-    mode_dim[nm] = to[L->mode_dim[m]];
-    mode_size[nm++] = L->mode_size[m];
+  for (int m = 0; m < L->nmodes; m++) {
+    int64_t hi = lo[m] * L->mode_size[m]; /* cut [lo, hi) outer to inner */
+    first[m] = nm;
+    for (int d = 0; d < rank; d++) {
+      int64_t a = inner[d] > lo[m] ? inner[d] : lo[m];
+      int64_t b = inner[d] * shape[d] < hi ? inner[d] * shape[d] : hi;
+      if (b <= a) continue; /* d and the mode do not overlap */
+      if (b % a != 0 || hi % b != 0 || a % lo[m] != 0 || nm == IR_MAX_MODES) return NULL;
+      mode_dim[nm] = d;
+      mode_size[nm++] = b / a;
+    }
+    count[m] = nm - first[m];
   }
-  int thread_mode[IR_MAX_MODES], local_mode[IR_MAX_MODES], nl = 0;
-  for (int i = 0; i < L->nthread; i++) /* a size-1 digit: replication of 1 */
-    thread_mode[i] = L->thread_mode[i] < 0 ? -1 : newidx[L->thread_mode[i]];
-  for (int i = 0; i < L->nlocal; i++)
-    if (newidx[L->local_mode[i]] >= 0) local_mode[nl++] = newidx[L->local_mode[i]];
-  return ir_reglayout_make(ar, rank, shape, nm, mode_dim, mode_size, L->nthread, thread_mode,
-                           L->thread_size, nl, local_mode);
+  int nthread = 0, thread_mode[IR_MAX_MODES], nlocal = 0, local_mode[IR_MAX_MODES];
+  int64_t thread_size[IR_MAX_MODES];
+  for (int i = 0; i < L->nthread; i++) {
+    int m = L->thread_mode[i];
+    if (m < 0 || count[m] == 1) {
+      if (nthread == IR_MAX_MODES) return NULL;
+      thread_mode[nthread] = m < 0 ? -1 : first[m];
+      thread_size[nthread++] = L->thread_size[i];
+      continue;
+    }
+    if (L->thread_size[i] != L->mode_size[m] || nthread + count[m] > IR_MAX_MODES) return NULL;
+    for (int k = 0; k < count[m]; k++) {
+      thread_mode[nthread] = first[m] + k;
+      thread_size[nthread++] = mode_size[first[m] + k];
+    }
+  }
+  for (int i = 0; i < L->nlocal; i++) {
+    int m = L->local_mode[i];
+    if (nlocal + count[m] > IR_MAX_MODES) return NULL;
+    for (int k = 0; k < count[m]; k++) local_mode[nlocal++] = first[m] + k;
+  }
+  return ir_reglayout_make(ar, rank, shape, nm, mode_dim, mode_size, nthread, thread_mode,
+                           thread_size, nlocal, local_mode);
 }
 
 IrRegLayout *ir_reglayout_transpose(Arena *ar, const IrRegLayout *L) {

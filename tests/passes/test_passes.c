@@ -833,6 +833,62 @@ static int run_mutate(const Source *src, int count) {
 
 /* ------------------------------------------------------------ driver */
 
+/* ir_reglayout_reshape keeps every element in its thread and slot: for
+ * each (thread, slot), the coordinates in L and in the reshaped layout
+ * are the same row-major linear index. */
+static int64_t linear(int rank, const int64_t *shape, const int64_t *c) {
+  int64_t x = 0;
+  for (int d = 0; d < rank; d++) x = x * shape[d] + c[d];
+  return x;
+}
+
+static void check_reshape(Arena *ar, const IrRegLayout *L, int rank, const int64_t *shape) {
+  IrRegLayout *R = ir_reglayout_reshape(ar, L, rank, shape);
+  CHECK(R != NULL, "reshape to rank %d", rank);
+  if (!R) return;
+  CHECK(R->nthreads == L->nthreads && R->nslots == L->nslots);
+  for (int64_t t = 0; t < L->nthreads; t++)
+    for (int64_t sl = 0; sl < L->nslots; sl++) {
+      int64_t a[IR_MAX_RANK], b[IR_MAX_RANK], back;
+      ir_reglayout_coords(L, t, sl, a);
+      ir_reglayout_coords(R, t, sl, b);
+      if (linear(L->rank, L->shape, a) != linear(rank, shape, b) ||
+          !ir_reglayout_slot_of(R, t, b, &back) || back != sl) {
+        CHECK(false, "thread %lld slot %lld moves", (long long)t, (long long)sl);
+        return;
+      }
+    }
+}
+
+static void test_reglayout_reshape(Arena *ar) {
+  int64_t tile[2] = {64, 128}, groups[3] = {64, 4, 32}, flat[1] = {8192};
+  int64_t cols[3] = {64, 128, 1}, rows[3] = {2, 32, 128}, rows2[2] = {128, 64};
+  IrRegLayout *L = ir_reglayout_default(ar, 2, tile, 128, 8);
+  check_reshape(ar, L, 3, groups); /* splits a thread mode of columns */
+  check_reshape(ar, L, 1, flat);
+  check_reshape(ar, L, 3, cols);
+  check_reshape(ar, L, 3, rows);
+  check_reshape(ar, L, 2, rows2);
+  IrRegLayout *G = ir_reglayout_reshape(ar, L, 3, groups);
+  if (G) check_reshape(ar, G, 2, tile); /* and merges back */
+  int64_t a16[2] = {16, 16}, a256[2] = {4, 64}, a3[3] = {2, 8, 16};
+  IrRegLayout *A = ir_reglayout_mma(ar, MMA_A, 16, 16, 1, 1);
+  check_reshape(ar, A, 2, a256);
+  check_reshape(ar, A, 3, a3);
+  check_reshape(ar, A, 2, a16);
+  /* [12] as modes 3 (threads) and 4 (slots) does not split at 6 */
+  int64_t twelve[1] = {12}, two6[2] = {2, 6}, three4[2] = {3, 4}, six4[2] = {6, 4},
+          four6[2] = {4, 6};
+  int mdim[2] = {0, 0}, tmode[1] = {0}, lmode[1] = {1};
+  int64_t msize[2] = {3, 4}, tsize[1] = {3};
+  IrRegLayout *T = ir_reglayout_make(ar, 1, twelve, 2, mdim, msize, 1, tmode, tsize, 1, lmode);
+  CHECK(ir_reglayout_reshape(ar, T, 2, two6) == NULL);
+  check_reshape(ar, T, 2, three4);
+  CHECK(ir_shapes_reshapable(1, twelve, 2, two6));
+  CHECK(!ir_shapes_reshapable(2, six4, 2, four6));
+  CHECK(!ir_shapes_reshapable(2, six4, 1, twelve));
+}
+
 static int run_unit(const Source *src) {
   Arena *ar = arena_new();
   test_folding(ar);
@@ -843,6 +899,7 @@ static int run_unit(const Source *src) {
   test_verifier_catches(ar, src);
   test_smem_reuse(ar, src);
   test_barriers(ar, src);
+  test_reglayout_reshape(ar);
   arena_free(ar);
   if (failures)
     fprintf(stderr, "%d check(s) failed\n", failures);
