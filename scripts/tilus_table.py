@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The table of Tilus's own example kernels against Tilus, in one command.
+
+    python3 scripts/tilus_table.py --tilus TILUS_DIR --build BUILD [--only NAME,...]
+        [--rounds N] [--timeout S] [--out table.md]
+
+On the GPU machine (torch, nvcc, Tilus's wheels installed as
+docs/performance.md says): for each example file of TILUS_DIR/examples
+listed below, BUILD/driver/tlsc compiles the file as shipped (plus the -D
+values a user passes for its __init__), then scripts/kernels_check.py
+checks every entry against torch in float64 at ragged sizes and times the
+fastest entry against Tilus compiling the same file, in one process,
+interleaved, L2 flushed. Prints (and writes with --out) a markdown table:
+the file, the checks, tlsc's and Tilus's times and their ratio. A file
+that fails to compile, to check or to run is a row that says so. Tilus's
+location is an argument: nothing of it is part of tlsc.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FA_D = ["-D", "dtype=float16", "-D", "num_heads=32", "-D", "num_heads_kv=8", "-D", "head_size=128"]
+FA_INIT = "dtype=float16,num_heads=32,num_heads_kv=8,head_size=128"
+
+# name: (file under examples/, case kind, class, tlsc -D args, Tilus __init__
+#        arguments, check sizes, bench size, extra kernels_check options)
+CASES = {
+    "hopper_v0": ("hopper_matmul/matmul_v0.py", "matmul", "MatmulTMA", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "hopper_v1": ("hopper_matmul/matmul_v1.py", "matmul", "MatmulWGMMA", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "hopper_v2": ("hopper_matmul/matmul_v2.py", "matmul", "MatmulWGMMAV2", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "hopper_v3": ("hopper_matmul/matmul_v3.py", "matmul", "MatmulWGMMAV3", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "hopper_v4": ("hopper_matmul/matmul_v4.py", "matmul", "MatmulWGMMAV4", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "hopper_v5": ("hopper_matmul/matmul_v5.py", "matmul", "MatmulWGMMAV5", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "ampere_v0": ("matmul/matmul_v0.py", "matmul_kn", "MatmulV0", [], "",
+                  "1000x1016x1032,257x251x259", "4096x4096x4096", []),
+    "ampere_v1": ("matmul/matmul_v1.py", "matmul_kn", "MatmulV1", [], "",
+                  "1000x1016x1032,257x251x259", "4096x4096x4096", []),
+    "ampere_v2": ("matmul/matmul_v2.py", "matmul_kn", "MatmulV2", [], "",
+                  "1000x1016x1032,257x251x259", "4096x4096x4096", []),
+    "ampere_v3": ("matmul/matmul_v3.py", "matmul_kn", "MatmulV3", [], "",
+                  "1000x1016x1032,257x251x259", "4096x4096x4096", []),
+    "ampere_v4": ("matmul/matmul_v4.py", "matmul_kn", "MatmulV4", [], "",
+                  "1000x1016x1032,257x251x259", "4096x4096x4096", []),
+    "ampere_v5": ("matmul/matmul_v5.py", "matmul_kn", "MatmulV5", [], "",
+                  "1000x1016x1032,257x251x259", "4096x4096x4096", []),
+    "softmax": ("softmax/softmax.py", "softmax", "FusedSoftmax", [], "",
+                "3x781,257x1000,4096x1024", "8192x8192", ["--padded-ref"]),
+    "layer_norm": ("norm/layer_norm.py", "layer_norm", "LayerNorm", [], "",
+                   "3x781,257x1000,4096x1024", "8192x8192", []),
+    "flash_attention_v1": ("attention/flash_attention_v1.py", "attention", "FlashAttention", FA_D,
+                           FA_INIT, "2x200,1x1024", "4x4096", []),
+    "flash_attention_v2": ("attention/flash_attention_v2.py", "attention", "FlashAttention", FA_D,
+                           FA_INIT, "2x200,1x1024", "4x4096", []),
+    "flash_attention_v3": ("attention/flash_attention_v3.py", "attention_kv", "FlashAttention",
+                           FA_D, FA_INIT, "2x200,1x1024", "4x4096", []),
+    "attention_with_kvcache": ("attention_with_kvcache/attention_v1.py", "kvcache",
+                               "AttentionWithKVCache", ["-D", "head_size=128"], "head_size=128",
+                               "1x128x1000,2x1x700", "1x4096x4096", []),
+}
+
+BENCH = re.compile(r"^bench \S+ \S+ \[(?P<entry>[^\]]*)\]: tlsc (?P<tlsc>[0-9.]+) us")
+TILUS = re.compile(r" tilus (?P<tilus>[0-9.]+) us")
+
+
+def run_case(name, spec, opts, workdir):
+    """One row: compile, check, bench; the row's cells."""
+    rel, kind, cls, defines, init, checks, bench, extra = spec
+    src = os.path.join(opts.tilus, "examples", rel)
+    ptx = os.path.join(workdir, name + ".ptx")
+    tlsc = os.path.join(opts.build, "driver", "tlsc")
+    comp = subprocess.run([tlsc, *defines, src, "-o", ptx], capture_output=True, text=True)
+    if comp.returncode:
+        return [rel, "does not compile: " + comp.stderr.splitlines()[0], "", "", ""]
+    tilus = f"{kind}:{src}:{cls}" + (f":{init}" if init else "")
+    cmd = [sys.executable, os.path.join(HERE, "kernels_check.py"),
+           "--lib", os.path.join(opts.build, "runtime", "libtlsrt.so"),
+           "--case", f"{kind}:{ptx}:{cls}", "--tilus", tilus, "--check-sizes", checks,
+           "--bench", "--bench-sizes", bench, "--rounds", str(opts.rounds), *extra]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=opts.timeout)
+        out = res.stdout + res.stderr
+    except subprocess.TimeoutExpired:
+        return [rel, f"timed out after {opts.timeout} s", "", "", ""]
+    checks_ok = [line for line in out.splitlines() if line.startswith("check ")]
+    failed = [line for line in checks_ok if line.endswith("FAIL")]
+    verdict = f"{len(checks_ok)} checks, {len(failed)} failed" if checks_ok else "no check ran"
+    line = next((line for line in out.splitlines() if BENCH.match(line)), None)
+    if not line:
+        tail = out.strip().splitlines()[-1:] or ["no output"]
+        return [rel, verdict + "; no timing: " + tail[0][:120], "", "", ""]
+    m, mt = BENCH.match(line), TILUS.search(line)
+    t, ti = float(m["tlsc"]), mt and float(mt["tilus"])
+    ratio = f"{ti / t:.3f}x" if ti else "(Tilus did not run)"
+    return [rel, verdict, f"{t:.1f} us [{m['entry']}]", f"{ti:.1f} us" if ti else "", ratio]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tilus", required=True, help="a Tilus checkout (examples/, python/)")
+    ap.add_argument("--build", required=True, help="a Release build folder of tlsc")
+    ap.add_argument("--only", help="comma-separated case names (default: all)")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per file")
+    ap.add_argument("--out", help="also write the table there")
+    ap.add_argument("--list", action="store_true", help="list the case names and exit")
+    opts = ap.parse_args()
+    if opts.list:
+        print("\n".join(CASES))
+        return 0
+    names = opts.only.split(",") if opts.only else list(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        ap.error("unknown case(s): " + ", ".join(unknown) + " (--list shows them)")
+    rows = ["| file | checks | tlsc | Tilus | tlsc speed-up over Tilus |",
+            "|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as work:
+        for name in names:
+            row = run_case(name, CASES[name], opts, work)
+            rows.append("| " + " | ".join(row) + " |")
+            print(rows[-1], flush=True)
+    if opts.out:
+        with open(opts.out, "w") as f:
+            f.write("\n".join(rows) + "\n")
+    print("\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
