@@ -211,6 +211,13 @@ int tls_kernel_num_params(const tls_kernel *k) { return k->nparams; }
 int tls_kernel_num_tmaps(const tls_kernel *k) { return k->ntmaps; }
 int tls_kernel_num_workspaces(const tls_kernel *k) { return k->nws; }
 
+int tls_kernel_param_tmap(const tls_kernel *k, int i) {
+  if (!k || i < 0 || i >= k->nparams) return -1;
+  for (int t = 0; t < k->ntmaps; t++)
+    if (k->tmaps[t].ptr_param == i) return t;
+  return -1;
+}
+
 const char *tls_kernel_workspace(const tls_kernel *k, int i) {
   return i >= 0 && i < k->nws ? k->ws[i].desc : NULL;
 }

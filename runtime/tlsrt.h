@@ -161,6 +161,10 @@ int tls_kernel_num_params(const tls_kernel *k);
 const char *tls_kernel_param_name(const tls_kernel *k, int i);
 const char *tls_kernel_param_type(const tls_kernel *k, int i); /* "ptr f16" */
 int tls_kernel_num_tmaps(const tls_kernel *k);
+/* Whether user parameter i is the pointer of one of the entry's tensor
+ * maps (so its tensor must be contiguous and as large as the map reads):
+ * that map's index, or -1 (also for i out of range). */
+int tls_kernel_param_tmap(const tls_kernel *k, int i);
 /* Its global_tensor() workspaces (docs/format.md, `workspace`), which
  * tls_launch allocates: "__ws0 i32 dims=(m+15)/16 clean=1" (the hidden
  * parameter, the element type, the dims over the parameters, whether it is

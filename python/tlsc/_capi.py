@@ -77,6 +77,7 @@ _SIGNATURES = {
     "tls_kernel_param_name": (_cp, [_vp, _i]),
     "tls_kernel_param_type": (_cp, [_vp, _i]),
     "tls_kernel_num_tmaps": (_i, [_vp]),
+    "tls_kernel_param_tmap": (_i, [_vp, _i]),
     "tls_kernel_num_workspaces": (_i, [_vp]),
     "tls_kernel_workspace": (_cp, [_vp, _i]),
     "tls_kernel_resolve": (_vp, [_vp, C.POINTER(Arg), _i]),

@@ -252,27 +252,6 @@ def context(device=None, offline=None, lib=None):
 # ------------------------------------------------------------------ metadata
 
 
-def _tmap_params(ptx_text):
-    """{entry name: set of parameter names that feed a tensor map}, from the
-    `//@tls entry` and `//@tls tmap I ptr=P` lines (libtlsrt does not say
-    which parameter a map reads)."""
-    out, entry = {}, None
-    for line in ptx_text.splitlines():
-        if not line.startswith("//@tls "):
-            if line.startswith(".version"):
-                break
-            continue
-        fields = line.split()
-        if len(fields) >= 3 and fields[1] == "entry":
-            entry = fields[2]
-            out[entry] = set()
-        elif len(fields) >= 4 and fields[1] == "tmap" and entry is not None:
-            for f in fields[3:]:
-                if f.startswith("ptr="):
-                    out[entry].add(f[4:])
-    return out
-
-
 def _config_dict(text):
     out = {}
     depth, cur, items = 0, "", []
@@ -398,12 +377,11 @@ class Kernel:
         self.num_tmaps = lib.tls_kernel_num_tmaps(handle)
         self.workspaces = [lib.tls_kernel_workspace(handle, i).decode()
                            for i in range(lib.tls_kernel_num_workspaces(handle))]
-        tmapped = module._tmap_params.get(self.name, set())
         self.params = []
         for i in range(lib.tls_kernel_num_params(handle)):
             name = lib.tls_kernel_param_name(handle, i).decode()
             type_ = lib.tls_kernel_param_type(handle, i).decode()
-            self.params.append(Param(i, name, type_, name in tmapped))
+            self.params.append(Param(i, name, type_, lib.tls_kernel_param_tmap(handle, i) >= 0))
         self._index = {p.name: p.index for p in self.params}
         self.check_bounds = True
 
@@ -674,7 +652,6 @@ class Module:
     def __init__(self, ctx, text, name):
         self.ctx = ctx
         self.name = name
-        self._tmap_params = _tmap_params(text)
         self._wrapped = {}
         self._tuners = {}
         self._handle = None

@@ -72,6 +72,11 @@ static void test_metadata(tls_context *ctx, tls_module *mod) {
   CHECK(k && tls_kernel_block(k) == 288 && tls_kernel_smem(k) == 197664, "entry fields");
   CHECK(k && tls_kernel_num_params(k) == 6 && tls_kernel_num_tmaps(k) == 2, "params and tmaps");
   CHECK(k && !strcmp(tls_kernel_param_type(k, 3), "ptr f16"), "param type text");
+  /* a_ptr (3) and b_ptr (4) feed tensor maps 0 and 1; c_ptr and m_size none */
+  CHECK(k && tls_kernel_param_tmap(k, 3) == 0 && tls_kernel_param_tmap(k, 4) == 1 &&
+            tls_kernel_param_tmap(k, 5) == -1 && tls_kernel_param_tmap(k, 0) == -1 &&
+            tls_kernel_param_tmap(k, 6) == -1 && tls_kernel_param_tmap(k, -1) == -1,
+        "the parameters of the tensor maps");
   const tls_kernel *s3 = tls_kernel_find_config(mod, "MatmulWGMMAV5", "num_stages=3");
   CHECK(s3 && !strcmp(tls_kernel_name(s3), "MatmulWGMMAV5_s3"), "lookup by script + config");
   CHECK(tls_kernel_find_config(mod, "MatmulWGMMAV5", "block_k=64,num_stages=4") == k,
