@@ -99,7 +99,9 @@ void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
     s->val = v_expr(E, ir_var_ref(E->ar, s->var));
     return;
   }
-  bool inner = s->val && s->depth < E->rt_depth; /* made outside this flow */
+  /* made outside this flow (a name without a value on every path, bound
+   * in a branch of an earlier unrolled iteration, is bound afresh here) */
+  bool inner = s->val && s->val->kind != V_UNDEF && s->depth < E->rt_depth;
   if (s->var && v_is_scalar(v)) {
     emit_assign(E, s->var, ev_scalar_as(E, v, s->var->type, sp), sp);
     return;
