@@ -6,7 +6,9 @@
  * comes before the first check: it cannot fail and reads only the nesting
  * of thread groups, so the first check already sees every barrier_id and
  * reports a sync() in one thread group too many at that group's first
- * sync(), before any other pass runs.
+ * sync(), before any other pass runs. Layout inference may add register
+ * layout conversions (collective, between barriers of their thread
+ * group): the barriers are assigned again after it, over every statement.
  *
  * Unrolling and constant propagation come last, on checked and planned
  * IR: they only copy and simplify statements (the copies keep their
@@ -18,9 +20,9 @@
 
 bool ir_run_passes(IrModule *m, Diag *d) {
   ir_assign_barriers(m); /* first: the checker reads what it assigns */
-  if (!(ir_check(m, d) && ir_infer_layouts(m, d) && ir_check(m, d) && ir_plan_smem(m, d) &&
-        ir_check(m, d)))
-    return false;
+  if (!(ir_check(m, d) && ir_infer_layouts(m, d))) return false;
+  ir_assign_barriers(m); /* again: the conversions layout inference added */
+  if (!(ir_check(m, d) && ir_plan_smem(m, d) && ir_check(m, d))) return false;
   ir_unroll_loops(m);
   ir_propagate_constants(m);
   return ir_check(m, d);
