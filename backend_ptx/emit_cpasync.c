@@ -443,15 +443,13 @@ typedef struct Walk {
   Val lo_reg[8];
 } Walk;
 
-static int64_t gcd(int64_t a, int64_t b) { return b ? gcd(b, a % b) : a; }
-
 /* Everything that is the same for all the thread's chunks, or that
  * advances by a constant stride. */
 static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
   Walk w = {.step = t->nthreads / per_row, .row = t->tid, .grow = no_val(), .srep = 1};
   w.sstep = w.step * t->row_elems * t->eb;
   int64_t period = swizzle_period(t->swz);
-  w.srep = period / gcd(w.sstep, period);
+  w.srep = period / ir_gcd(w.sstep, period);
   Val q = no_val(), x = t->off[t->last]; /* the chunk in the row; its global column */
   if (per_row > 1) {
     w.row = udiv(e, t->tid, per_row, OP_DIV, t->nthreads);
@@ -584,7 +582,7 @@ static Walk walk_hoisted(Emitter *e, const Tile *t, int64_t per_row, bool many) 
     w.shift = t->view;
   } else {
     w.hoisted = false;
-    w.srep = period / gcd(w.sstep, period);
+    w.srep = period / ir_gcd(w.sstep, period);
     w.saddr = new_reg(e, DT_UINT32);
     emit(e, "add.u32 %s, %s, %s;", w.saddr.s, w.sthread.s, t->view.s);
   }

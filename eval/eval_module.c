@@ -277,20 +277,10 @@ static Value *to_int_value(Eval *E, double f, Span sp) {
   return v_int(E, (int64_t)f);
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  uint64_t x = a < 0 ? -(uint64_t)a : (uint64_t)a, y = b < 0 ? -(uint64_t)b : (uint64_t)b;
-  while (y) {
-    uint64_t t = x % y;
-    x = y;
-    y = t;
-  }
-  return (int64_t)x;
-}
-
 static Value *lcm_of(Eval *E, int64_t a, int64_t b, Span sp) {
   if (a == 0 || b == 0) return v_int(E, 0);
   int64_t r;
-  if (__builtin_mul_overflow(a / gcd64(a, b), b, &r))
+  if (__builtin_mul_overflow(a / ir_gcd(a, b), b, &r))
     ev_error(E, sp, "integer overflow in compile-time arithmetic");
   return v_int(E, r < 0 ? -r : r);
 }
@@ -343,7 +333,7 @@ Value *ev_call_math(Eval *E, Value *fn, Args *a, Span sp) {
     for (int i = 0; i < a->npos; i++) {
       int64_t k = int_arg(E, M, f, a->pos[i], a->pos_span[i]);
       if (is_gcd)
-        r = gcd64(r, k);
+        r = ir_gcd(r, k);
       else
         r = lcm_of(E, r, k, sp)->i;
     }
@@ -410,7 +400,7 @@ Value *ev_call_tutil(Eval *E, Value *fn, Args *a, Span sp) {
   if (strcmp(f, "gcd") == 0) {
     nargs(E, a, sp, M, f, 2, EV_MAX_LIST_LEN);
     int64_t r = 0;
-    for (int i = 0; i < a->npos; i++) r = gcd64(r, int_arg(E, M, f, a->pos[i], a->pos_span[i]));
+    for (int i = 0; i < a->npos; i++) r = ir_gcd(r, int_arg(E, M, f, a->pos[i], a->pos_span[i]));
     if (r == INT64_MIN) ev_error(E, sp, "integer overflow in compile-time arithmetic");
     return v_int(E, r);
   }

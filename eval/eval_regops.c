@@ -301,8 +301,6 @@ Value *ev_resolve_dot_config(Eval *E, Args *a, Span sp) {
   return cfg;
 }
 
-static int64_t gcd3(int64_t a, int64_t b) { return b ? gcd3(b, a % b) : a; }
-
 /* self.cuda.default_register_layout(num_warps, dtype, shape,
  * vector_size=None): the layout tlsc gives a loaded tensor by default
  * (vectors of vector_size elements of the last dimension per thread, then
@@ -332,7 +330,7 @@ Value *ev_default_register_layout(Eval *E, Args *a, Span sp) {
              (long long)numel, (long long)threads);
   int64_t vec = v[3] && v[3]->kind != V_NONE
                     ? v_to_int(E, v[3], sp, "vector_size")
-                    : gcd3(gcd3(numel / threads, 16 / dtype_bytes(dt)), shape[sv->n - 1]);
+                    : ir_gcd(ir_gcd(numel / threads, 16 / dtype_bytes(dt)), shape[sv->n - 1]);
   if (vec < 1 || (numel / threads) % vec || shape[sv->n - 1] % vec || (vec & (vec - 1)))
     ev_error(E, sp, "default_register_layout: vector_size %lld does not fit", (long long)vec);
   Value *l = v_new(E, V_LAYOUT);

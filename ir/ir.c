@@ -278,6 +278,16 @@ int ir_gcopy_tile_dim(const IrGlobalCopyStmt *c, int gdim) {
   return -1;
 }
 
+int64_t ir_gcd(int64_t a, int64_t b) {
+  uint64_t x = a < 0 ? -(uint64_t)a : (uint64_t)a, y = b < 0 ? -(uint64_t)b : (uint64_t)b;
+  while (y) {
+    uint64_t t = x % y;
+    x = y;
+    y = t;
+  }
+  return (int64_t)x;
+}
+
 IrExpr *ir_load(Arena *ar, DType mem, IrExpr *addr) {
   bool half = mem == DT_FLOAT16 || mem == DT_BFLOAT16 || dtype_is_fp8(mem);
   DType t = half ? DT_FLOAT32 : dtype_is_storage(mem) ? DT_INT32 : mem;

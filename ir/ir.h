@@ -162,6 +162,9 @@ IrExpr *ir_unary(Arena *ar, IrOp op, IrExpr *a);
 IrExpr *ir_binary(Arena *ar, IrOp op, IrExpr *a, IrExpr *b);
 IrExpr *ir_select(Arena *ar, IrExpr *cond, IrExpr *a, IrExpr *b);
 IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a);
+/* The greatest common divisor of |a| and |b| (0 with 0; gcd(INT64_MIN, 0)
+ * is INT64_MIN, which callers that can meet it check). */
+int64_t ir_gcd(int64_t a, int64_t b);
 IrExpr *ir_load(Arena *ar, DType mem, IrExpr *addr); /* X_LOAD */
 /* X_MATH of fn (an IrMathFn), a converted to float32; folded on a constant */
 IrExpr *ir_math(Arena *ar, int fn, IrExpr *a);

@@ -11,17 +11,6 @@
 
 #include "ir/ir.h"
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  if (a < 0) a = -a;
-  if (b < 0) b = -b;
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 static bool is_int(DType t) {
   return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64;
 }
@@ -52,7 +41,7 @@ int64_t ir_expr_multiple(const IrExpr *e, const int64_t *vars) {
     switch (e->op) {
     case OP_ADD:
     case OP_SUB:
-      return gcd64(ir_expr_multiple(e->a, vars), ir_expr_multiple(e->b, vars));
+      return ir_gcd(ir_expr_multiple(e->a, vars), ir_expr_multiple(e->b, vars));
     case OP_MUL:
       return mul_multiple(ir_expr_multiple(e->a, vars), ir_expr_multiple(e->b, vars));
     case OP_SHL: {
@@ -66,7 +55,7 @@ int64_t ir_expr_multiple(const IrExpr *e, const int64_t *vars) {
   case X_UNARY:
     return e->op == OP_NEG ? ir_expr_multiple(e->a, vars) : 1;
   case X_SELECT:
-    return gcd64(ir_expr_multiple(e->b, vars), ir_expr_multiple(e->c, vars));
+    return ir_gcd(ir_expr_multiple(e->b, vars), ir_expr_multiple(e->c, vars));
   default:
     return 1;
   }
@@ -79,7 +68,7 @@ typedef struct MulCtx {
 } MulCtx;
 
 static void meet(MulCtx *c, const IrVar *v, int64_t x) {
-  int64_t g = gcd64(c->m[v->id], x);
+  int64_t g = ir_gcd(c->m[v->id], x);
   c->defined[v->id] = true;
   if (g != c->m[v->id]) {
     c->m[v->id] = g;
@@ -94,7 +83,7 @@ static void visit(const IrBlock *b, MulCtx *c) {
       meet(c, s->assign.var, ir_expr_multiple(s->assign.value, c->m));
     if (s->kind == S_FOR && s->loop.var)
       meet(c, s->loop.var,
-           gcd64(ir_expr_multiple(s->loop.start, c->m), ir_expr_multiple(s->loop.step, c->m)));
+           ir_gcd(ir_expr_multiple(s->loop.start, c->m), ir_expr_multiple(s->loop.step, c->m)));
     visit(&s->body, c);
     visit(&s->orelse, c);
   }

@@ -12,15 +12,6 @@
 
 #include "ir/ir.h"
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 /* Product of the sizes of the modes of m's dimension inner to m: what one
  * step of m's digit adds to the index. */
 int64_t ir_reglayout_mode_stride(const IrRegLayout *L, int m) {
@@ -69,7 +60,7 @@ IrRegLayout *ir_reglayout_default(Arena *ar, int rank, const int64_t *shape, int
     inner[d] = 1;
     if (d == rank - 1)
       while (inner[d] * 2 <= vec && shape[d] % (inner[d] * 2) == 0) inner[d] *= 2;
-    threads[d] = gcd64(left, shape[d] / inner[d]);
+    threads[d] = ir_gcd(left, shape[d] / inner[d]);
     left /= threads[d];
     outer[d] = shape[d] / inner[d] / threads[d];
   }
