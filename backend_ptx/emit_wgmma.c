@@ -1,18 +1,27 @@
 /* wgmma.c: warpgroup MMA (wgmma.mma_async) with shared-memory descriptors.
  *
- * acc[M, N] (f32, or f16 for f16 inputs; LAYOUT_WGMMA_ACC) += A[M, K] @
- * B[K, N], where A is a K-major swizzled tile and B the transposed view of a
- * K-major swizzled [N, K] tile. Each 64-row fragment and each k16 step is one
+ * acc[M, N] (f32, or f16 for f16 and fp8 inputs; LAYOUT_WGMMA_ACC) +=
+ * A[M, K] @ B[K, N], where A is a K-major swizzled tile and B the transposed
+ * view of a K-major swizzled [N, K] tile. Each 64-row fragment and each k16
+ * step is one
  *   wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16
  *       {N/2 acc regs}, descA, descB, scale-d, 1, 1, 0, 0;
- * or, for an f16 accumulator,
+ * (.bf16.bf16 likewise) or, for an f16 accumulator,
  *   wgmma.mma_async.sync.aligned.m64nNk16.f16.f16.f16
  *       {N/4 f16x2 acc regs}, descA, descB, scale-d, 1, 1, 0, 0;
  * with scale-d true (the accumulator is initialised by its fill) and both
- * operands K-major (imm-trans 0). The f16 fragment holds the same elements
- * per thread as the f32 one, two adjacent columns packed per register
- * (lower column in the low half): exactly emit_regtile.c's packed storage, so
- * register i/2 of the tensor is the instruction's register i/2.
+ * operands K-major (imm-trans 0). For fp8 operands (e4m3/e5m2, the two may
+ * mix) each k32 step is one
+ *   wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3
+ *       {N/2 acc regs}, descA, descB, scale-d, 1, 1;
+ * without transpose immediates: the ISA reads fp8 operands K-major only.
+ * A k16 step of a 2-byte type and a k32 step of fp8 are both 32 bytes of
+ * K, so everything below works in bytes: a K-major fp8 tile with a 128-byte
+ * swizzle is the f16 one with 128 elements per row. The f16 fragment holds
+ * the same elements per thread as the f32 one, two adjacent columns packed
+ * per register (lower column in the low half): exactly emit_regtile.c's
+ * packed storage, so register i/2 of the tensor is the instruction's
+ * register i/2.
  *
  * Descriptor (PTX ISA, "Matrix Descriptor Format"), 64 bits:
  *   bits  0-13  start address >> 4
@@ -22,8 +31,8 @@
  *               to the next = 8 rows x swizzle width (1024 for 128B)
  *   bits 49-51  base offset (0: atoms are 1024-aligned)
  *   bits 62-63  swizzle mode: 1 = 128B, 2 = 64B, 3 = 32B
- * The row of a K-major tile is exactly one swizzle width (64 f16 for
- * 128B); a k16 step is +32 bytes of start address inside it (the hardware
+ * The row of a K-major tile is exactly one swizzle width (64 f16 or 128
+ * fp8 for 128B); a k16 (fp8: k32) step is +32 bytes of start address inside it (the hardware
  * applies the swizzle), i.e. +2 in the descriptor's low field. The low
  * word is built from %sdesc, the base's, with 32-bit adds (desc_lo); the
  * high word is an immediate.
@@ -102,7 +111,7 @@ static uint32_t desc_hi(int swizzle_bytes) {
   return sbo | ((uint32_t)swizzle_mode(swizzle_bytes) << 30);
 }
 
-/* The descriptor {lo + add, hi}: a k16 step or a 64-row fragment moves the
+/* The descriptor {lo + add, hi}: a k step or a 64-row fragment moves the
  * start address, which only the low word holds (no 64-bit add). */
 static Val make_desc(Emitter *e, Val lo, int64_t add, uint32_t hi) {
   Val d = new_reg(e, DT_UINT64);
@@ -116,7 +125,27 @@ static Val make_desc(Emitter *e, Val lo, int64_t add, uint32_t hi) {
 }
 
 static const char *ab_type(DType t) {
-  return t == DT_FLOAT16 ? ".f16" : t == DT_BFLOAT16 ? ".bf16" : NULL;
+  switch (t) {
+  case DT_FLOAT16:
+    return ".f16";
+  case DT_BFLOAT16:
+    return ".bf16";
+  case DT_FLOAT8_E4M3:
+    return ".e4m3";
+  case DT_FLOAT8_E5M2:
+    return ".e5m2";
+  default:
+    return NULL;
+  }
+}
+
+static bool is_fp8(DType t) { return t == DT_FLOAT8_E4M3 || t == DT_FLOAT8_E5M2; }
+
+/* Operand dtypes the instruction takes: a float16 or bfloat16 pair, or two
+ * fp8 types (e4m3 and e5m2 may mix). */
+static bool ab_pair_ok(DType a, DType b) {
+  if (is_fp8(a) || is_fp8(b)) return is_fp8(a) && is_fp8(b);
+  return a == b && ab_type(a);
 }
 
 /* The accumulator register list of one fragment, "{%t3_0, ..., %t3_127}"
@@ -130,10 +159,10 @@ static void acc_list(const IrTensor *acc, int64_t first, int64_t count, char *bu
 }
 
 /* The accumulator's PTX type for operands of dtype ab: f32 always, f16 for
- * f16 operands only (the ISA has no f16 accumulation of bf16 inputs). */
+ * f16 and fp8 operands (the ISA has no f16 accumulation of bf16 inputs). */
 static const char *acc_type(DType acc, DType ab) {
   if (acc == DT_FLOAT32) return ".f32";
-  return acc == DT_FLOAT16 && ab == DT_FLOAT16 ? ".f16" : NULL;
+  return acc == DT_FLOAT16 && (ab == DT_FLOAT16 || is_fp8(ab)) ? ".f16" : NULL;
 }
 
 static void emit_mma(Emitter *e, const IrStmt *s) {
@@ -147,8 +176,10 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   }
   if (!operand_ok(e, a, 1, "A") || !operand_ok(e, b, 0, "B")) return;
   int64_t m = acc->shape[0], n = acc->shape[1], k = ir_ref_dim(a, 1);
-  if (a->t->dtype != b->t->dtype || !ab_type(a->t->dtype)) {
-    unsupported(e, "wgmma operands of dtypes %s and %s (float16 or bfloat16 pairs are supported)",
+  if (!ab_pair_ok(a->t->dtype, b->t->dtype)) {
+    unsupported(e,
+                "wgmma operands of dtypes %s and %s (float16 or bfloat16 pairs, or fp8 are "
+                "supported)",
                 dtype_name(a->t->dtype), dtype_name(b->t->dtype));
     return;
   }
@@ -158,8 +189,12 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
                 dtype_name(acc->dtype), dtype_name(a->t->dtype));
     return;
   }
+  /* one instruction covers 32 bytes of K: k16 for 2-byte types, k32 for
+   * fp8 */
+  bool fp8 = is_fp8(a->t->dtype);
+  int64_t kstep = fp8 ? 32 : 16;
   if (ir_ref_dim(a, 0) != m || ir_ref_dim(b, 1) != n || ir_ref_dim(b, 0) != k || m % 64 || n % 8 ||
-      n < 8 || n > 256 || k % 16) {
+      n < 8 || n > 256 || k % kstep) {
     unsupported(e,
                 "wgmma shapes [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64 "] -> [%" PRId64
                 ", %" PRId64 "]",
@@ -174,12 +209,15 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   char regs[128 * 24]; /* nregs <= 128 names of at most 22 characters */
   for (int64_t r = 0; r < m / 64; r++) {
     acc_list(acc, r * nregs, nregs, regs, sizeof regs);
-    for (int64_t kk = 0; kk < k / 16; kk++) {
+    for (int64_t kk = 0; kk < k / kstep; kk++) {
       int64_t aoff = (64 * r * row_bytes + 32 * kk) >> 4, boff = (32 * kk) >> 4;
       Val dak = make_desc(e, alo, aoff, ahi), dbk = make_desc(e, blo, boff, bhi);
+      /* fp8 forms have no transpose immediates (K-major only) */
       emit(e,
-           "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k16%s%s%s %s, %s, %s, %%ptrue, 1, 1, 0, 0;",
-           n, dtype, ab_type(a->t->dtype), ab_type(b->t->dtype), regs, dak.s, dbk.s);
+           "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k%" PRId64 "%s%s%s %s, %s, %s, %%ptrue, 1, "
+           "1%s;",
+           n, kstep, dtype, ab_type(a->t->dtype), ab_type(b->t->dtype), regs, dak.s, dbk.s,
+           fp8 ? "" : ", 0, 0");
     }
   }
 }

@@ -1254,7 +1254,14 @@ static Value *p_sync(Eval *E, Args *a, Span sp) {
 
 /* ---------------------------------------------------------------- WGMMA */
 
-static bool wgmma_input(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
+static bool wgmma_fp8(DType t) { return t == DT_FLOAT8_E4M3 || t == DT_FLOAT8_E5M2; }
+
+/* float16 or bfloat16 pairs (k16), or any two fp8 types (k32, e4m3 and e5m2
+ * mixed as the ISA allows). */
+static bool wgmma_inputs(DType a, DType b) {
+  if (wgmma_fp8(a) || wgmma_fp8(b)) return wgmma_fp8(a) && wgmma_fp8(b);
+  return a == b && (a == DT_FLOAT16 || a == DT_BFLOAT16);
+}
 
 /* self.wgmma.mma(a, b, acc): acc[M, N] += a[M, K] @ b[K, N]. */
 /* A WGMMA accumulator made outside the warp group that first uses it (at
@@ -1317,22 +1324,33 @@ static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
              "[%lld, %lld], acc is [%lld, %lld]",
              (long long)m, (long long)k, (long long)ir_ref_dim(&rb, 0), (long long)n,
              (long long)acc->shape[0], (long long)acc->shape[1]);
-  if (!wgmma_input(ra.t->dtype) || ra.t->dtype != rb.t->dtype)
+  if (!wgmma_inputs(ra.t->dtype, rb.t->dtype))
     ev_error(E, sp,
              "WGMMA has no shape for %s x %s inputs (float16 or "
-             "bfloat16, both the same)",
+             "bfloat16, both the same, or float8_e4m3/float8_e5m2 in any pair)",
              dtype_name(ra.t->dtype), dtype_name(rb.t->dtype));
-  if (acc->dtype != DT_FLOAT32 && !(acc->dtype == DT_FLOAT16 && ra.t->dtype == DT_FLOAT16))
+  bool fp8 = wgmma_fp8(ra.t->dtype);
+  if (acc->dtype != DT_FLOAT32 && !(acc->dtype == DT_FLOAT16 && (ra.t->dtype == DT_FLOAT16 || fp8)))
     ev_error(E, sp,
-             "WGMMA accumulates in float32 (or float16 for float16 "
+             "WGMMA accumulates in float32 (or float16 for float16 or fp8 "
              "inputs), not %s",
              dtype_name(acc->dtype));
-  if (m % 64 != 0 || n < 8 || n > 256 || n % 8 != 0 || k % 16 != 0)
+  int64_t kstep = fp8 ? 32 : 16;
+  if (m % 64 != 0 || n < 8 || n > 256 || n % 8 != 0 || k % kstep != 0)
     ev_error(E, sp,
-             "WGMMA has no m64n%lldk16 shape for a [%lld, %lld] x "
+             "WGMMA has no m64n%lldk%lld shape for a [%lld, %lld] x "
              "[%lld, %lld] product (M must be a multiple of 64, N a "
-             "multiple of 8 in 8..256, K a multiple of 16)",
-             (long long)n, (long long)m, (long long)k, (long long)k, (long long)n);
+             "multiple of 8 in 8..256, K a multiple of %lld)",
+             (long long)n, (long long)kstep, (long long)m, (long long)k, (long long)k, (long long)n,
+             (long long)kstep);
+  if (fp8 && (ra.transposed || !rb.transposed))
+    ev_error(E, sp,
+             "fp8 WGMMA reads K-major operands only: %s must be %s (the ISA has no "
+             "transposed fp8 operands)",
+             ra.transposed ? "a" : "b",
+             ra.transposed ? "an [M, K] tile with K contiguous, not a transposed view"
+                           : "the transposed view of an [N, K] tile with K contiguous "
+                             "(b=sb.transpose())");
   if (acc->nthreads != 128)
     ev_error(E, sp,
              "the WGMMA accumulator must be a register tensor of a "

@@ -402,7 +402,13 @@ static bool check_cp_async(Verifier *v, const IrStmt *s, const bool *assigned) {
   return true;
 }
 
-static bool is_wgmma_input(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
+static bool is_wgmma_fp8(DType t) { return t == DT_FLOAT8_E4M3 || t == DT_FLOAT8_E5M2; }
+
+/* float16 or bfloat16 pairs, or two fp8 types (mixed allowed). */
+static bool wgmma_inputs_ok(DType a, DType b) {
+  if (is_wgmma_fp8(a) || is_wgmma_fp8(b)) return is_wgmma_fp8(a) && is_wgmma_fp8(b);
+  return a == b && (a == DT_FLOAT16 || a == DT_BFLOAT16);
+}
 
 /* acc[M, N] += A[M, K] @ B[K, N]: shapes, dtypes and instruction limits. */
 static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
@@ -424,24 +430,34 @@ static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
                (long long)acc->shape[0], (long long)acc->shape[1]);
     return false;
   }
-  /* float16 inputs may also accumulate in float16 (.f16.f16.f16), as the
+  /* float16 and fp8 inputs may also accumulate in float16 (.f16), as the
    * evaluator allows. */
-  bool f16_acc = acc->dtype == DT_FLOAT16 && a->t->dtype == DT_FLOAT16;
-  if (!is_wgmma_input(a->t->dtype) || a->t->dtype != b->t->dtype ||
-      (acc->dtype != DT_FLOAT32 && !f16_acc)) {
+  bool fp8 = is_wgmma_fp8(a->t->dtype);
+  bool f16_acc = acc->dtype == DT_FLOAT16 && (a->t->dtype == DT_FLOAT16 || fp8);
+  if (!wgmma_inputs_ok(a->t->dtype, b->t->dtype) || (acc->dtype != DT_FLOAT32 && !f16_acc)) {
     diag_error(v->d, s->span,
-               "wgmma.mma supports float16/bfloat16 inputs "
-               "with a float32 accumulator (or float16 for float16 inputs), "
+               "wgmma.mma supports float16/bfloat16 pairs and fp8 (e4m3/e5m2) inputs "
+               "with a float32 accumulator (or float16 for float16 and fp8 inputs), "
                "got %s x %s -> %s",
                dtype_name(a->t->dtype), dtype_name(b->t->dtype), dtype_name(acc->dtype));
     return false;
   }
-  if (m % 64 != 0 || k % 16 != 0 || n % 8 != 0 || n > 256) {
+  int64_t kstep = fp8 ? 32 : 16;
+  if (m % 64 != 0 || k % kstep != 0 || n % 8 != 0 || n > 256) {
     diag_error(v->d, s->span,
                "wgmma.mma needs M a multiple of 64, K a "
-               "multiple of 16 and N a multiple of 8 up to 256; got M=%lld, "
+               "multiple of %lld and N a multiple of 8 up to 256; got M=%lld, "
                "N=%lld, K=%lld",
-               (long long)m, (long long)n, (long long)k);
+               (long long)kstep, (long long)m, (long long)n, (long long)k);
+    return false;
+  }
+  /* fp8 operands have no transpose bit: A is [M, K] and B the transposed
+   * view of an [N, K] tile, K contiguous in both. */
+  if (fp8 && (a->transposed || !b->transposed)) {
+    diag_error(v->d, s->span,
+               "wgmma.mma with fp8 operands needs both K-major: operand %s is not "
+               "(A an [M, K] tile, B the transpose of an [N, K] tile)",
+               a->transposed ? "A" : "B");
     return false;
   }
   return true;
