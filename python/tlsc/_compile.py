@@ -15,8 +15,9 @@ _BINARY_LOCK = threading.Lock()
 
 def find_tlsc(tlsc=None):
     """The tlsc compiler: ``tlsc`` (an explicit path), ``$TLSC``, ``tlsc`` on
-    PATH, then the CMake build folder (``build/driver/tlsc`` of the source
-    tree this package sits in, then of the working directory)."""
+    PATH, then a CMake build folder: the one ``$TLSC_LIB`` (libtlsrt) comes
+    from, then ``build/driver/tlsc`` of the source tree this package sits
+    in and of the working directory."""
     if tlsc:
         return os.fspath(tlsc)
     env = os.environ.get("TLSC")
@@ -27,8 +28,12 @@ def find_tlsc(tlsc=None):
         return found
     from ._capi import _build_roots
     tried = []
-    for root in _build_roots():
-        path = os.path.join(root, "build", "driver", "tlsc")
+    candidates = [os.path.join(root, "build", "driver", "tlsc") for root in _build_roots()]
+    lib = os.environ.get("TLSC_LIB")
+    if lib:  # the compiler of the build folder that libtlsrt comes from
+        build = os.path.dirname(os.path.dirname(os.path.abspath(lib)))
+        candidates.insert(0, os.path.join(build, "driver", "tlsc"))
+    for path in candidates:
         tried.append(path)
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
