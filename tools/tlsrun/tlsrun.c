@@ -14,8 +14,11 @@
  * its fixed values: each result line names the entry that ran, as
  * "SPECIALISED (for GENERIC)" then (tls_kernel_resolve).
  *
- * Known entry shapes: matmul (m_size n_size k_size a_ptr b_ptr c_ptr, fp16,
- * C[M,N] = A[M,K] . B[N,K]^T row-major), vector add (n a_ptr b_ptr c_ptr
+ * Known entry shapes: matmul (m_size n_size k_size a_ptr b_ptr c_ptr,
+ * C[M,N] = A[M,K] . B[N,K]^T row-major; A and B f16, bf16 (the same) or fp8
+ * (e4m3/e5m2), C f16 or bf16, the types read from the entry's metadata;
+ * an fp8 entry may take per-tensor scales a_scale b_scale (f32) after c_ptr,
+ * C = a_scale * b_scale * A . B^T, run with 0.75 and 1.5), vector add (n a_ptr b_ptr c_ptr
  * over f32 or f16) and copy (m_size n_size src_ptr dst_ptr over f32 or f16,
  * dst = src, an [m, n] matrix from -m and -n). Exit: 0 ok, 1 check failed, 2 usage or bad file, 3 no
  * GPU/driver, 4 launch refused. The options, the file, the entry and every
@@ -53,6 +56,7 @@ typedef struct Row {
   Size s;
   Timing mine, ref;
   bool have_ref;
+  const char *ref_name; /* the fastest cuBLAS path */
 } Row;
 
 /* Everything a run of one entry needs. */
@@ -66,6 +70,9 @@ typedef struct Run {
   int nargs;
   Size s;
   uint64_t a, b, c, cref;
+  GemmTypes types; /* a matmul's element types */
+  bool scaled;     /* a matmul with a_scale and b_scale */
+  float scales[2]; /* the f32 arguments, in order */
   int reps;
   tls_status launch_status; /* of the entry's last launch */
   Row rows[MAX_SIZES];
@@ -250,7 +257,9 @@ static tls_arg int_arg(const char *type, int64_t v) {
   return tls_i32((int32_t)v);
 }
 
-/* Fills r->args by parameter name; false when the entry has another shape. */
+/* Fills r->args by parameter name: names[0..nints-1] take ints, the
+ * pointers ptrs in order, the f32 parameters r->scales in order; false when
+ * the entry has another shape. */
 static bool bind_args(Run *r, const char *const *names, const int64_t *ints, int nints,
                       const uint64_t *ptrs) {
   const tls_kernel *k = r->k;
@@ -260,12 +269,16 @@ static bool bind_args(Run *r, const char *const *names, const int64_t *ints, int
   int count = 0;
   while (names[count]) count++;
   if (n != count) return false;
+  int nptrs = 0, nfloats = 0;
   for (int i = 0; names[i]; i++) {
     int p = param_index(k, names[i]);
     const char *type = tls_kernel_param_type(k, p);
-    bool is_ptr = !strncmp(type, "ptr", 3);
-    if (is_ptr != (i >= nints)) return false;
-    r->args[p] = is_ptr ? tls_ptr(ptrs[i - nints]) : int_arg(type, ints[i]);
+    bool is_ptr = !strncmp(type, "ptr", 3), is_f32 = !strcmp(type, "f32");
+    if (i < nints ? is_ptr || is_f32 : !is_ptr && !is_f32) return false;
+    if (is_f32 && nfloats == 2) return false;
+    r->args[p] = i < nints ? int_arg(type, ints[i])
+                 : is_ptr  ? tls_ptr(ptrs[nptrs++])
+                           : tls_f32(r->scales[nfloats++]);
   }
   r->nargs = n;
   return true;
@@ -309,15 +322,37 @@ static int prepare_size(Run *r, const char *const *names, const int64_t *ints, i
 
 static const char *const MATMUL_NAMES[] = {"m_size", "n_size", "k_size", "a_ptr",
                                            "b_ptr",  "c_ptr",  NULL};
+static const char *const MATMUL_SCALED_NAMES[] = {"m_size", "n_size",  "k_size",  "a_ptr", "b_ptr",
+                                                  "c_ptr",  "a_scale", "b_scale", NULL};
 static const char *const VADD_NAMES[] = {"n", "a_ptr", "b_ptr", "c_ptr", NULL};
 
-static bool is_matmul(const tls_kernel *k) {
-  for (int i = 3; i < 6; i++) {
-    int p = param_index(k, MATMUL_NAMES[i]);
-    if (p < 0 || strcmp(tls_kernel_param_type(k, p), "ptr f16")) return false;
-  }
-  return tls_kernel_num_params(k) == 6 && param_index(k, "m_size") >= 0 &&
-         param_index(k, "n_size") >= 0 && param_index(k, "k_size") >= 0;
+/* The element type of pointer parameter `name` ("ptr T"), ET_NONE when
+ * absent or of another type. */
+static ElemType ptr_elem(const tls_kernel *k, const char *name) {
+  int p = param_index(k, name);
+  const char *t = p < 0 ? "" : tls_kernel_param_type(k, p);
+  return strncmp(t, "ptr ", 4) ? ET_NONE : elem_type(t + 4);
+}
+
+/* A matmul entry: m_size n_size k_size a_ptr b_ptr c_ptr [a_scale b_scale],
+ * A and B f16 or bf16 (the same) or both fp8, C f16 or bf16; its types and
+ * whether it takes scales. */
+static bool matmul_shape(const tls_kernel *k, GemmTypes *t, bool *scaled) {
+  int n = tls_kernel_num_params(k);
+  int as = param_index(k, "a_scale"), bs = param_index(k, "b_scale");
+  *scaled = n == 8 && as >= 0 && bs >= 0 && !strcmp(tls_kernel_param_type(k, as), "f32") &&
+            !strcmp(tls_kernel_param_type(k, bs), "f32");
+  if ((n != 6 && !*scaled) || param_index(k, "m_size") < 0 || param_index(k, "n_size") < 0 ||
+      param_index(k, "k_size") < 0)
+    return false;
+  *t = (GemmTypes){ptr_elem(k, "a_ptr"), ptr_elem(k, "b_ptr"), ptr_elem(k, "c_ptr")};
+  bool fp8 = elem_is_fp8(t->a) && elem_is_fp8(t->b);
+  bool half = (t->a == ET_F16 || t->a == ET_BF16) && t->a == t->b;
+  return (fp8 || half) && (t->c == ET_F16 || t->c == ET_BF16);
+}
+
+static const char *const *matmul_names(const Run *r) {
+  return r->scaled ? MATMUL_SCALED_NAMES : MATMUL_NAMES;
 }
 
 /* "f32" / "f16" for a vector-add entry, NULL otherwise. */
@@ -360,10 +395,13 @@ static int failure_code(const Run *r) {
   return st >= TLS_ERR_ARG_COUNT && st <= TLS_ERR_TMAP ? EXIT_REFUSED : EXIT_CHECK;
 }
 
+/* C = alpha A . B^T with alpha the product of the scales (1 without). */
+static float matmul_alpha(const Run *r) { return r->scaled ? r->scales[0] * r->scales[1] : 1.0f; }
+
 static bool launch_cublas_path(Run *r, CublasPath path) {
   char msg[256];
-  if (cublas_gemm(r->cb, path, (int)r->s.m, (int)r->s.n, (int)r->s.k, r->a, r->b, r->cref, msg,
-                  sizeof msg))
+  if (cublas_gemm(r->cb, path, r->types, (int)r->s.m, (int)r->s.n, (int)r->s.k, matmul_alpha(r),
+                  r->a, r->b, r->cref, msg, sizeof msg))
     return true;
   fprintf(stderr, "tlsrun: %s\n", msg);
   return false;
@@ -371,17 +409,39 @@ static bool launch_cublas_path(Run *r, CublasPath path) {
 
 static bool launch_cublas(void *arg) { return launch_cublas_path(arg, CUBLAS_PATH_GEMMEX); }
 static bool launch_cublas_lt(void *arg) { return launch_cublas_path(arg, CUBLAS_PATH_LT); }
+static bool launch_cublas_lt_fast(void *arg) {
+  return launch_cublas_path(arg, CUBLAS_PATH_LT_FAST);
+}
 
-/* Relative error over the given rows of C (all when rows == NULL). */
-static Compare compare_rows(const uint16_t *c, const uint16_t *cref16, const double *cref64,
-                            int64_t n, const int64_t *rows, int64_t nrows) {
+/* The cuBLAS paths for the entry's types: GemmEx and Lt for f16/bf16, Lt
+ * without and with fast accumulation for fp8. The first is the check's
+ * reference. */
+static int cublas_paths(const Run *r, CublasPath *paths) {
+  int n = 0;
+  bool fp8 = elem_is_fp8(r->types.a);
+  if (!fp8) paths[n++] = CUBLAS_PATH_GEMMEX;
+  if (cublas_has_lt(r->cb)) paths[n++] = CUBLAS_PATH_LT;
+  if (fp8 && cublas_has_lt(r->cb)) paths[n++] = CUBLAS_PATH_LT_FAST;
+  return n;
+}
+
+static RunFn cublas_launcher(CublasPath p) {
+  return p == CUBLAS_PATH_GEMMEX ? launch_cublas
+         : p == CUBLAS_PATH_LT   ? launch_cublas_lt
+                                 : launch_cublas_lt_fast;
+}
+
+/* Relative error over the given rows of C (all when rows == NULL); C and
+ * the cuBLAS reference are of type tc. */
+static Compare compare_rows(ElemType tc, const uint16_t *c, const uint16_t *cref16,
+                            const double *cref64, int64_t n, const int64_t *rows, int64_t nrows) {
   Compare cmp = {0, 0, 0};
   double diff2 = 0, ref2 = 0;
   for (int64_t r = 0; r < nrows; r++) {
     int64_t row = rows ? rows[r] : r;
     for (int64_t j = 0; j < n; j++) {
-      double got = half_to_float(c[row * n + j]);
-      double want = cref64 ? cref64[r * n + j] : half_to_float(cref16[row * n + j]);
+      double got = elem_to_float(tc, c[row * n + j]);
+      double want = cref64 ? cref64[r * n + j] : elem_to_float(tc, cref16[row * n + j]);
       if (!isfinite(want)) cmp.bad_ref++;
       if (!isfinite(got)) cmp.bad_values++;
       if (!isfinite(got) || !isfinite(want)) continue;
@@ -405,9 +465,10 @@ static bool run_poisoned(Run *r, RunFn launch, uint64_t dst, uint16_t *host, siz
   return true;
 }
 
-/* The float64 host reference on `nrows` rows spread over M (first and last
- * included), compared with C; the NaN scan covers all of C. */
-static Compare host_check(const Run *r, const uint16_t *a, const uint16_t *b, const uint16_t *c,
+/* The float64 host reference (the scales times the product of the decoded
+ * inputs) on `nrows` rows spread over M (first and last included),
+ * compared with C; the NaN scan covers all of C. */
+static Compare host_check(const Run *r, const void *a, const void *b, const uint16_t *c,
                           int64_t nrows) {
   Size s = r->s;
   int64_t rows[HOST_SAMPLE_ROWS];
@@ -416,34 +477,46 @@ static Compare host_check(const Run *r, const uint16_t *a, const uint16_t *b, co
   double *ref64 = malloc((size_t)(nrows * s.n) * sizeof *ref64);
   Compare cmp = {INFINITY, 0, 0};
   if (ref64) {
-    host_matmul_rows(a, b, ref64, s.n, s.k, rows, (int)nrows);
-    cmp = compare_rows(c, NULL, ref64, s.n, rows, nrows);
+    host_matmul_rows(a, r->types.a, b, r->types.b, matmul_alpha(r), ref64, s.n, s.k, rows,
+                     (int)nrows);
+    cmp = compare_rows(r->types.c, c, NULL, ref64, s.n, rows, nrows);
   }
-  cmp.bad_values = compare_rows(c, c, NULL, s.n, NULL, s.m).bad_values;
+  cmp.bad_values = compare_rows(r->types.c, c, c, NULL, s.n, NULL, s.m).bad_values;
   free(ref64);
   return cmp;
 }
 
 /* Runs the entry once and checks C against cuBLAS over all of it (when
- * present) and against float64 on the host over sampled rows (always: a
- * cross-check that cuBLAS and the entry are not wrong alike). */
-static int check_matmul(Run *r, const uint16_t *a, const uint16_t *b) {
+ * present: GemmEx for f16/bf16, cuBLASLt for fp8, which GemmEx lacks) and
+ * against float64 on the host over sampled rows (always: a cross-check that
+ * cuBLAS and the entry are not wrong alike; for fp8 the reference the
+ * check is about, the product of the dequantized inputs, on 16 rows). */
+static int check_matmul(Run *r, const void *a, const void *b) {
   Size s = r->s;
   size_t c_bytes = (size_t)(s.m * s.n) * 2;
-  uint16_t *c = malloc(c_bytes), *cref = r->cb ? malloc(c_bytes) : NULL;
-  bool ok = c && (cref || !r->cb);
+  CublasPath paths[3];
+  bool blas_ok = r->cb && cublas_paths(r, paths) > 0;
+  uint16_t *c = malloc(c_bytes), *cref = blas_ok ? malloc(c_bytes) : NULL;
+  bool ok = c && (cref || !blas_ok);
   if (!ok) fprintf(stderr, "tlsrun: out of host memory\n");
   ok = ok && run_poisoned(r, launch_entry, r->c, c, c_bytes, tls_kernel_name(r->k));
-  ok = ok &&
-       (!r->cb || run_poisoned(r, launch_cublas, r->cref, cref, c_bytes, "the cuBLAS reference"));
   if (!ok) return free(c), free(cref), failure_code(r);
-  int64_t sample = r->cb ? 4 : HOST_SAMPLE_ROWS;
+  if (blas_ok &&
+      !run_poisoned(r, cublas_launcher(paths[0]), r->cref, cref, c_bytes, "the cuBLAS reference")) {
+    fprintf(stderr, "tlsrun: checking against the host reference alone\n");
+    blas_ok = false;
+  }
+  bool fp8 = elem_is_fp8(r->types.a);
+  int64_t sample = blas_ok && !fp8 ? 4 : HOST_SAMPLE_ROWS;
   Compare host = host_check(r, a, b, c, sample), blas = {0, 0, 0};
-  printf("check %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": rel_err", entry_label(r), s.m, s.n,
-         s.k);
-  if (r->cb) {
-    blas = compare_rows(c, cref, NULL, s.n, NULL, s.m);
-    printf(" %.3e vs cuBLAS,", blas.rel_err);
+  printf("check %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ":", entry_label(r), s.m, s.n, s.k);
+  if (r->types.a != ET_F16 || r->types.c != ET_F16 || r->scaled)
+    printf(" %s x %s -> %s, scale %g:", elem_name(r->types.a), elem_name(r->types.b),
+           elem_name(r->types.c), (double)matmul_alpha(r));
+  printf(" rel_err");
+  if (blas_ok) {
+    blas = compare_rows(r->types.c, c, cref, NULL, s.n, NULL, s.m);
+    printf(" %.3e vs %s,", blas.rel_err, fp8 ? "cuBLASLt fp8" : "cuBLAS");
   }
   printf(" %.3e vs float64 host (%" PRId64 " rows)", host.rel_err, sample < s.m ? sample : s.m);
   bool pass =
@@ -463,31 +536,46 @@ static double tflops(Size s, double ms) {
 static int bench_matmul(Run *r) {
   Row *row = &r->rows[r->nrows++];
   row->s = r->s;
-  /* The entry, cublasGemmEx and cublasLt (heuristic algorithm), interleaved;
-   * the faster cuBLAS path is the baseline. */
-  RunFn runs[3] = {launch_entry, launch_cublas, launch_cublas_lt};
-  void *args[3] = {r, r, r};
-  int nruns = !r->cb ? 1 : cublas_has_lt(r->cb) ? 3 : 2;
-  Timing t[3];
+  /* The entry and every cuBLAS path that takes these types (cublasGemmEx
+   * and cublasLt for f16/bf16; cublasLt without and with fast
+   * accumulation for fp8), interleaved; the fastest cuBLAS path is the
+   * baseline. A path that fails once (no algorithm) is left out. */
+  CublasPath all[3], paths[3];
+  int nall = r->cb ? cublas_paths(r, all) : 0, npaths = 0;
+  for (int i = 0; i < nall; i++)
+    if (launch_cublas_path(r, all[i]) && !tls_synchronize(r->ctx)) paths[npaths++] = all[i];
+  RunFn runs[4] = {launch_entry, NULL, NULL, NULL};
+  void *args[4] = {r, r, r, r};
+  for (int i = 0; i < npaths; i++) runs[i + 1] = cublas_launcher(paths[i]);
+  int nruns = 1 + npaths;
+  Timing t[4];
   if (!bench_time_many(r->ctx, r->stream, runs, args, nruns, r->reps, t)) {
     fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
     return EXIT_CHECK;
   }
   row->mine = t[0];
   row->have_ref = nruns > 1;
-  const char *which = "cublasGemmEx";
-  row->ref = t[1];
-  if (nruns == 3 && t[2].median_ms < t[1].median_ms) row->ref = t[2], which = "cublasLt";
+  int best = 1;
+  for (int i = 2; i < nruns; i++)
+    if (t[i].median_ms < t[best].median_ms) best = i;
+  if (row->have_ref) row->ref = t[best], row->ref_name = cublas_path_name(paths[best - 1]);
   printf("bench %s M=%" PRId64 " N=%" PRId64 " K=%" PRId64
          ": tlsc %.3f ms (min %.3f max %.3f) %.1f TFLOPS",
          entry_label(r), r->s.m, r->s.n, r->s.k, row->mine.median_ms, row->mine.min_ms,
          row->mine.max_ms, tflops(r->s, row->mine.median_ms));
   if (row->have_ref)
-    printf(" | cuBLAS (%s) %.3f ms (min %.3f max %.3f) %.1f TFLOPS | tlsc/cuBLAS %.3f\n", which,
-           row->ref.median_ms, row->ref.min_ms, row->ref.max_ms, tflops(r->s, row->ref.median_ms),
-           row->ref.median_ms / row->mine.median_ms);
+    printf(" | cuBLAS (%s) %.3f ms (min %.3f max %.3f) %.1f TFLOPS | tlsc/cuBLAS %.3f\n",
+           row->ref_name, row->ref.median_ms, row->ref.min_ms, row->ref.max_ms,
+           tflops(r->s, row->ref.median_ms), row->ref.median_ms / row->mine.median_ms);
   else
     printf(" | cuBLAS unavailable\n");
+  if (r->types.a != ET_F16 && nruns > 1) {
+    printf("  cuBLAS paths (%s x %s -> %s):", elem_name(r->types.a), elem_name(r->types.b),
+           elem_name(r->types.c));
+    for (int i = 1; i < nruns; i++)
+      printf(" %s %.3f ms (tlsc/it %.3f)%s", cublas_path_name(paths[i - 1]), t[i].median_ms,
+             t[i].median_ms / row->mine.median_ms, i + 1 < nruns ? "," : "\n");
+  }
   return EXIT_OK;
 }
 
@@ -517,8 +605,9 @@ static int autotune_matmul(Run *r) {
   return EXIT_OK;
 }
 
-static void fill_half(uint16_t *h, int64_t count, Rng *rng) {
-  for (int64_t i = 0; i < count; i++) h[i] = float_to_half(rng_uniform(rng));
+/* count random elements of t, from uniform [-1, 1] rounded to t. */
+static void fill_elems(ElemType t, void *h, int64_t count, Rng *rng) {
+  for (int64_t i = 0; i < count; i++) elem_store(t, h, i, elem_from_float(t, rng_uniform(rng)));
 }
 
 static void free_buffers(Run *r) {
@@ -532,24 +621,26 @@ static int run_matmul(Run *r, const Options *o, Size s) {
   r->s = s;
   int64_t ints[3] = {s.m, s.n, s.k};
   tls_launch_plan plan;
-  int rc = prepare_size(r, MATMUL_NAMES, ints, 3, &plan);
+  int rc = prepare_size(r, matmul_names(r), ints, 3, &plan);
   if (rc) return rc;
   size_t a_n = (size_t)(s.m * s.k), b_n = (size_t)(s.n * s.k), c_n = (size_t)(s.m * s.n);
-  uint16_t *a = malloc(a_n * 2), *b = malloc(b_n * 2);
+  size_t a_bytes = a_n * (size_t)elem_bytes(r->types.a);
+  size_t b_bytes = b_n * (size_t)elem_bytes(r->types.b);
+  void *a = malloc(a_bytes), *b = malloc(b_bytes);
   Rng rng;
   rng_seed(&rng, o->seed);
   if (!a || !b) rc = (fprintf(stderr, "tlsrun: out of host memory\n"), EXIT_CHECK);
   if (!rc) {
-    fill_half(a, (int64_t)a_n, &rng);
-    fill_half(b, (int64_t)b_n, &rng);
-    if (tls_mem_alloc(r->ctx, &r->a, a_n * 2) || tls_mem_alloc(r->ctx, &r->b, b_n * 2) ||
+    fill_elems(r->types.a, a, (int64_t)a_n, &rng);
+    fill_elems(r->types.b, b, (int64_t)b_n, &rng);
+    if (tls_mem_alloc(r->ctx, &r->a, a_bytes) || tls_mem_alloc(r->ctx, &r->b, b_bytes) ||
         tls_mem_alloc(r->ctx, &r->c, c_n * 2) ||
         (r->cb && tls_mem_alloc(r->ctx, &r->cref, c_n * 2)) ||
-        tls_mem_upload(r->ctx, r->a, a, a_n * 2) || tls_mem_upload(r->ctx, r->b, b, b_n * 2))
+        tls_mem_upload(r->ctx, r->a, a, a_bytes) || tls_mem_upload(r->ctx, r->b, b, b_bytes))
       rc = (fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx)), EXIT_CHECK);
   }
   uint64_t real[3] = {r->a, r->b, r->c};
-  bind_args(r, MATMUL_NAMES, ints, 3, real);
+  bind_args(r, matmul_names(r), ints, 3, real);
   if (!rc && o->check) rc = check_matmul(r, a, b);
   if (!rc && o->bench) rc = bench_matmul(r);
   if (!rc && o->autotune) rc = autotune_matmul(r);
@@ -744,7 +835,8 @@ static int run_entry(Run *r, const Options *o) {
   char msg[256] = "";
   if (vdt) return run_vadd(r, o, vdt, o->sizes[0].n);
   if (copy_esz) return run_copy(r, o, copy_esz, o->sizes[0]);
-  if (!is_matmul(r->k)) return EXIT_USAGE; /* check_offline said why */
+  if (!matmul_shape(r->k, &r->types, &r->scaled)) return EXIT_USAGE; /* check_offline said why */
+  r->scales[0] = 0.75f, r->scales[1] = 1.5f;
   r->cb = cublas_open(r->ctx, r->stream, msg, sizeof msg);
   if (!r->cb) fprintf(stderr, "tlsrun: no cuBLAS (%s): using the host reference\n", msg);
   int rc = EXIT_OK;
@@ -759,10 +851,10 @@ static int run_entry(Run *r, const Options *o) {
 static int check_sizes(Run *r, const Options *o) {
   tls_launch_plan plan;
   int rc = EXIT_OK;
-  if (is_matmul(r->k)) {
+  if (matmul_shape(r->k, &r->types, &r->scaled)) {
     for (int i = 0; i < o->nsizes && !rc; i++) {
       int64_t ints[3] = {o->sizes[i].m, o->sizes[i].n, o->sizes[i].k};
-      rc = prepare_size(r, MATMUL_NAMES, ints, 3, &plan);
+      rc = prepare_size(r, matmul_names(r), ints, 3, &plan);
     }
     return rc;
   }
@@ -773,7 +865,8 @@ static int check_sizes(Run *r, const Options *o) {
   }
   fprintf(stderr,
           "tlsrun: entry '%s' has no shape tlsrun knows (matmul: m_size n_size k_size a_ptr b_ptr "
-          "c_ptr over f16; vector add: n a_ptr b_ptr c_ptr over f32/f16; copy: m_size n_size "
+          "c_ptr [a_scale b_scale], A and B f16, bf16 or fp8, C f16 or bf16; vector add: n a_ptr "
+          "b_ptr c_ptr over f32/f16; copy: m_size n_size "
           "src_ptr dst_ptr over f32/f16)\n",
           tls_kernel_name(r->k));
   return EXIT_USAGE;

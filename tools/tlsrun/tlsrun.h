@@ -18,9 +18,25 @@ void rng_seed(Rng *r, uint64_t seed);
 float rng_uniform(Rng *r); /* in [-1, 1] */
 uint16_t float_to_half(float f);
 float half_to_float(uint16_t h);
-/* C[rows of m] = A[M,K] . B[N,K]^T in double over rows r0, r0+step, ... */
-void host_matmul_rows(const uint16_t *a, const uint16_t *b, double *out, int64_t n, int64_t k,
-                      const int64_t *rows, int nrows);
+
+/* The element types of matmul operands and results, with their metadata
+ * names ("f16", "bf16", "f8e4m3", "f8e5m2"). */
+typedef enum ElemType { ET_F16, ET_BF16, ET_E4M3, ET_E5M2, ET_NONE } ElemType;
+ElemType elem_type(const char *meta_name); /* ET_NONE for another */
+const char *elem_name(ElemType t);
+int elem_bytes(ElemType t);
+bool elem_is_fp8(ElemType t);
+/* Round to nearest even into t (fp8 saturates at its largest finite). */
+uint32_t elem_from_float(ElemType t, float f);
+float elem_to_float(ElemType t, uint32_t code);
+/* The element at index i of a buffer of t. */
+float elem_load(ElemType t, const void *buf, int64_t i);
+void elem_store(ElemType t, void *buf, int64_t i, uint32_t code);
+
+/* C[rows] = scale * A[M,K] . B[N,K]^T in double over the given rows, the
+ * inputs decoded from their element types. */
+void host_matmul_rows(const void *a, ElemType ta, const void *b, ElemType tb, double scale,
+                      double *out, int64_t n, int64_t k, const int64_t *rows, int nrows);
 
 /* Relative error ||c - ref||_2 / ||ref||_2 with NaN/Inf counting. */
 typedef struct Compare {
@@ -29,14 +45,21 @@ typedef struct Compare {
   int64_t bad_ref;
 } Compare;
 
-/* tlsrun_cublas.c: cuBLAS opened with dlopen; row-major fp16 GEMM
- * C[M,N] = A[M,K] . B[N,K]^T with fp32 accumulation. */
+/* tlsrun_cublas.c: cuBLAS opened with dlopen; row-major GEMM
+ * C[M,N] = alpha * A[M,K] . B[N,K]^T with fp32 accumulation, A and B f16,
+ * bf16 (the same) or fp8 (cuBLASLt only), C f16 or bf16. CUBLAS_PATH_LT_FAST
+ * is cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM (fp8 only: the WGMMA
+ * accumulator without cuBLAS's periodic promotion to fp32). */
 typedef struct Cublas Cublas;
-typedef enum CublasPath { CUBLAS_PATH_GEMMEX, CUBLAS_PATH_LT } CublasPath;
+typedef enum CublasPath { CUBLAS_PATH_GEMMEX, CUBLAS_PATH_LT, CUBLAS_PATH_LT_FAST } CublasPath;
+typedef struct GemmTypes {
+  ElemType a, b, c;
+} GemmTypes;
 Cublas *cublas_open(tls_context *ctx, void *stream, char *msg, size_t msglen);
 bool cublas_has_lt(const Cublas *cb);
-bool cublas_gemm(Cublas *cb, CublasPath path, int m, int n, int k, uint64_t a, uint64_t b,
-                 uint64_t c, char *msg, size_t msglen);
+const char *cublas_path_name(CublasPath path);
+bool cublas_gemm(Cublas *cb, CublasPath path, GemmTypes t, int m, int n, int k, float alpha,
+                 uint64_t a, uint64_t b, uint64_t c, char *msg, size_t msglen);
 void cublas_close(Cublas *cb);
 
 /* tlsrun_bench.c: timings under the protocol of docs/performance.md

@@ -5,7 +5,17 @@
  * Two ways into cuBLAS, both with a 32 MiB workspace: cublasGemmEx (the
  * classic API) and cublasLtMatmul with the heuristic's first algorithm (what
  * frameworks call; often faster on Hopper). The benchmark times both and
- * compares against the faster, so the baseline is the best cuBLAS offers. */
+ * compares against the faster, so the baseline is the best cuBLAS offers.
+ *
+ * Operand types: f16 and bf16 through both (CUDA_R_16F / CUDA_R_16BF);
+ * fp8 (e4m3, e5m2, mixed but not e5m2 x e5m2, as cuBLASLt allows) through
+ * cuBLASLt only, in its "TN" form (both operands K-major, as tlsc's fp8
+ * kernels), with the per-tensor scales folded into alpha: the same
+ * product torch._scaled_mm asks cuBLASLt for with scale pointers. The fp8
+ * GEMM runs with and without CUBLASLT_MATMUL_DESC_FAST_ACCUM (without:
+ * cuBLAS promotes the tensor cores' partial sums to fp32 every few K
+ * steps, torch._scaled_mm's default; with: plain WGMMA accumulation, as
+ * tlsc's kernels do). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +29,35 @@ enum {
   CUBLAS_OP_T = 1,
   CUDA_R_32F = 0,
   CUDA_R_16F = 2,
+  CUDA_R_16BF = 14,
+  CUDA_R_8F_E4M3 = 28,
+  CUDA_R_8F_E5M2 = 29,
   CUBLAS_COMPUTE_32F = 68,
   CUBLAS_GEMM_DEFAULT = -1
 };
 /* Values from cublasLt.h (CUDA 13.0). */
-enum { LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_PREF_MAX_WORKSPACE_BYTES = 1 };
+enum {
+  LT_DESC_TRANSA = 3,
+  LT_DESC_TRANSB = 4,
+  LT_DESC_FAST_ACCUM = 25,
+  LT_PREF_MAX_WORKSPACE_BYTES = 1
+};
+
+/* The CUDA data type of an element type. */
+static int cuda_type(ElemType t) {
+  switch (t) {
+  case ET_F16:
+    return CUDA_R_16F;
+  case ET_BF16:
+    return CUDA_R_16BF;
+  case ET_E4M3:
+    return CUDA_R_8F_E4M3;
+  case ET_E5M2:
+    return CUDA_R_8F_E5M2;
+  default:
+    return -1;
+  }
+}
 
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 
@@ -40,6 +74,8 @@ typedef struct LtHeuristic {
 typedef struct Lt {
   void *lib, *handle, *desc, *pref, *la, *lb, *lc;
   int m, n, k; /* shape the descriptors and algo are for; 0 = none */
+  GemmTypes types;
+  bool fast;
   LtHeuristic heur;
   int (*create)(void **);
   int (*destroy)(void *);
@@ -145,25 +181,31 @@ static void lt_close(Lt *lt) {
 
 /* Descriptors and the heuristic's first algorithm for one shape, in the
  * column-major terms of cublas_gemm below (D^T[N,M] = B . A^T). */
-static bool lt_prepare(Lt *lt, int m, int n, int k, char *msg, size_t msglen) {
-  if (lt->m == m && lt->n == n && lt->k == k) return true;
+static bool lt_prepare(Lt *lt, GemmTypes t, bool fast, int m, int n, int k, char *msg,
+                       size_t msglen) {
+  if (lt->m == m && lt->n == n && lt->k == k && lt->fast == fast &&
+      !memcmp(&lt->types, &t, sizeof t))
+    return true;
   lt_drop_shape(lt);
   int op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N, found = 0;
+  int8_t fast_accum = fast;
   int rc = lt->desc_create(&lt->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
   if (!rc) rc = lt->desc_set(lt->desc, LT_DESC_TRANSA, &op_t, sizeof op_t);
   if (!rc) rc = lt->desc_set(lt->desc, LT_DESC_TRANSB, &op_n, sizeof op_n);
-  if (!rc) rc = lt->layout_create(&lt->la, CUDA_R_16F, (uint64_t)k, (uint64_t)n, k);
-  if (!rc) rc = lt->layout_create(&lt->lb, CUDA_R_16F, (uint64_t)k, (uint64_t)m, k);
-  if (!rc) rc = lt->layout_create(&lt->lc, CUDA_R_16F, (uint64_t)n, (uint64_t)m, n);
+  if (!rc && fast) rc = lt->desc_set(lt->desc, LT_DESC_FAST_ACCUM, &fast_accum, sizeof fast_accum);
+  if (!rc) rc = lt->layout_create(&lt->la, cuda_type(t.b), (uint64_t)k, (uint64_t)n, k);
+  if (!rc) rc = lt->layout_create(&lt->lb, cuda_type(t.a), (uint64_t)k, (uint64_t)m, k);
+  if (!rc) rc = lt->layout_create(&lt->lc, cuda_type(t.c), (uint64_t)n, (uint64_t)m, n);
   if (!rc)
     rc = lt->heuristic(lt->handle, lt->desc, lt->la, lt->lb, lt->lc, lt->lc, lt->pref, 1, &lt->heur,
                        &found);
   if (rc || found < 1) {
-    snprintf(msg, msglen, "cuBLASLt has no algorithm for %dx%dx%d (status %d)", m, n, k, rc);
+    snprintf(msg, msglen, "cuBLASLt has no algorithm for %dx%dx%d %s x %s -> %s (status %d)", m, n,
+             k, elem_name(t.a), elem_name(t.b), elem_name(t.c), rc);
     lt_drop_shape(lt);
     return false;
   }
-  lt->m = m, lt->n = n, lt->k = k;
+  lt->m = m, lt->n = n, lt->k = k, lt->types = t, lt->fast = fast;
   return true;
 }
 
@@ -204,26 +246,34 @@ Cublas *cublas_open(tls_context *ctx, void *stream, char *msg, size_t msglen) {
 
 bool cublas_has_lt(const Cublas *cb) { return cb->have_lt; }
 
+const char *cublas_path_name(CublasPath path) {
+  return path == CUBLAS_PATH_GEMMEX ? "cublasGemmEx"
+         : path == CUBLAS_PATH_LT   ? "cublasLt"
+                                    : "cublasLt fast-accum";
+}
+
 /* Row-major C[M,N] = A[M,K] . B[N,K]^T is column-major C^T = B . A^T: an
  * (N x M) product of op(B)=T (B is K x N column-major) and A^T (K x M). */
-bool cublas_gemm(Cublas *cb, CublasPath path, int m, int n, int k, uint64_t a, uint64_t b,
-                 uint64_t c, char *msg, size_t msglen) {
-  float alpha = 1.0f, beta = 0.0f;
+bool cublas_gemm(Cublas *cb, CublasPath path, GemmTypes t, int m, int n, int k, float alpha,
+                 uint64_t a, uint64_t b, uint64_t c, char *msg, size_t msglen) {
+  float beta = 0.0f;
   const void *pa = (const void *)(uintptr_t)a, *pb = (const void *)(uintptr_t)b;
   void *pc = (void *)(uintptr_t)c;
-  if (path == CUBLAS_PATH_LT) {
+  if (path != CUBLAS_PATH_GEMMEX) {
     Lt *lt = &cb->lt;
     if (!cb->have_lt) return snprintf(msg, msglen, "cuBLASLt is not available"), false;
-    if (!lt_prepare(lt, m, n, k, msg, msglen)) return false;
+    if (!lt_prepare(lt, t, path == CUBLAS_PATH_LT_FAST, m, n, k, msg, msglen)) return false;
     int rc = lt->matmul(lt->handle, lt->desc, &alpha, pb, lt->la, pa, lt->lb, &beta, pc, lt->lc, pc,
                         lt->lc, lt->heur.algo, (void *)(uintptr_t)cb->workspace, WORKSPACE_BYTES,
                         cb->stream);
     if (rc) snprintf(msg, msglen, "cublasLtMatmul failed (status %d)", rc);
     return rc == 0;
   }
-  int rc =
-      cb->gemm_ex(cb->handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, pb, CUDA_R_16F, k, pa,
-                  CUDA_R_16F, k, &beta, pc, CUDA_R_16F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (elem_is_fp8(t.a) || elem_is_fp8(t.b))
+    return snprintf(msg, msglen, "cublasGemmEx takes no fp8 operands (cuBLASLt does)"), false;
+  int rc = cb->gemm_ex(cb->handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, pb, cuda_type(t.b), k,
+                       pa, cuda_type(t.a), k, &beta, pc, cuda_type(t.c), n, CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT);
   if (rc) snprintf(msg, msglen, "cublasGemmEx failed (status %d)", rc);
   return rc == 0;
 }
