@@ -182,6 +182,35 @@ static Val fp8_to_f16(Emitter *e, Val v) {
   return lo;
 }
 
+/* A sub-byte float (its bits, zero-extended in v) to f16, exactly: the
+ * sign to bit 15, exponent and mantissa under f16's (bias 15), which reads
+ * the value times 2^(bias - 15) for normal and subnormal values alike;
+ * then times 2^(15 - bias), a power of two every such value survives. */
+static Val subfloat_to_f16(Emitter *e, Val v) {
+  int n = dtype_bits(v.type), eb = dtype_exp_bits(v.type), mb = n - 1 - eb;
+  int bias = (1 << (eb - 1)) - 1;
+  Val w = new_reg(e, DT_UINT32), s = new_reg(e, DT_UINT32), h = new_reg(e, DT_FLOAT16);
+  emit(e, "and.b32 %s, %s, %d;", w.s, v.s, (1 << (n - 1)) - 1);
+  emit(e, "shl.b32 %s, %s, %d;", w.s, w.s, 10 - mb);
+  emit(e, "shl.b32 %s, %s, %d;", s.s, v.s, 16 - n);
+  emit(e, "and.b32 %s, %s, 32768;", s.s, s.s);
+  emit(e, "or.b32 %s, %s, %s;", w.s, w.s, s.s);
+  emit(e, "cvt.u16.u32 %s, %s;", h.s, w.s);
+  if (bias == 15) return h;
+  Val k = new_reg(e, DT_FLOAT16), r = new_reg(e, DT_FLOAT16);
+  emit(e, "mov.b16 %s, 0x%04x;", k.s, (30 - bias) << 10);
+  emit(e, "mul.rn.f16 %s, %s, %s;", r.s, h.s, k.s);
+  return r;
+}
+
+/* A sub-byte value as a 32-bit one: integers are already sign- or
+ * zero-extended in their register, floats go through f16. */
+static Val from_subbyte(Emitter *e, Val v) {
+  if (dtype_is_float(v.type)) return subfloat_to_f16(e, val_to_reg(e, v));
+  v.type = dtype_is_signed(v.type) ? DT_INT32 : DT_UINT32;
+  return v;
+}
+
 /* v (any numeric type) to fp8, through f32. */
 static Val to_fp8(Emitter *e, Val v, DType fp8) {
   Val f = val_to_reg(e, val_convert(e, v, DT_FLOAT32));
@@ -213,6 +242,7 @@ static Val convert_numeric(Emitter *e, Val v, DType to) {
 
 Val val_convert(Emitter *e, Val v, DType to) {
   if (v.type == to) return v;
+  if (dtype_is_subbyte(v.type)) return val_convert(e, from_subbyte(e, v), to);
   if (is_int(v.type) && is_int(to) && dtype_bytes(v.type) == dtype_bytes(to)) {
     v.type = to; /* signedness only: same bits */
     return v;

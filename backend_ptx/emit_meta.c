@@ -166,9 +166,11 @@ static bool emit_params(FILE *out, const IrKernel *k, Diag *d) {
   for (int i = 0; i < k->nparams; i++) {
     const IrParam *p = k->params[i];
     /* a bool is passed as a u32 0 or 1 (emit.c) */
-    const char *t = p->is_ptr            ? meta_dtype(p->elem)
-                    : p->type == DT_BOOL ? "u32"
-                                         : meta_dtype(p->type);
+    /* packed sub-byte elements: the runtime sees their bytes */
+    const char *t = p->is_ptr && dtype_is_subbyte(p->elem) ? "u8"
+                    : p->is_ptr                            ? meta_dtype(p->elem)
+                    : p->type == DT_BOOL                   ? "u32"
+                                                           : meta_dtype(p->type);
     if (!t) {
       diag_error(d, k->span, "not supported by the PTX backend yet: parameter '%s' of type %s",
                  p->name, dtype_name(p->is_ptr ? p->elem : p->type));

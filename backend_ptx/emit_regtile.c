@@ -223,6 +223,15 @@ GView global_view(Emitter *e, const IrTensor *g) {
  * outermost first). Negative coordinates are out of bounds too (unsigned
  * compare). */
 Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb) {
+  Val lin = global_index(e, g, coords, inb);
+  Val a = new_reg(e, DT_UINT64);
+  emit(e, "mad.lo.s64 %s, %s, %d, %s;", a.s, lin.s, g->bytes, g->base.s);
+  return a;
+}
+
+/* The row-major element index of coords in g, and *inb whether they are
+ * inside g's dimensions. */
+Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb) {
   Val lin = new_reg(e, DT_INT64);
   emit(e, "mov.b64 %s, 0;", lin.s);
   for (int d = 0; d < g->rank; d++) {
@@ -236,9 +245,7 @@ Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb) {
     emit(e, "mul.lo.s64 %s, %s, %s;", lin.s, lin.s, dim.s);
     emit(e, "add.s64 %s, %s, %s;", lin.s, lin.s, c.s);
   }
-  Val a = new_reg(e, DT_UINT64);
-  emit(e, "mad.lo.s64 %s, %s, %d, %s;", a.s, lin.s, g->bytes, g->base.s);
-  return a;
+  return lin;
 }
 
 /* Where one thread's part of a WGMMA fragment store starts: its first
@@ -508,6 +515,7 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
   case S_TRANSPOSE:
   case S_RESHAPE:
   case S_CONVERT:
+  case S_VIEW:
     emit_spread_stmt(e, s);
     break;
   case S_LOAD_GLOBAL:

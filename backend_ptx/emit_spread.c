@@ -186,11 +186,44 @@ static void vector_access(Emitter *e, const IrTensor *t, int64_t slot, int64_t n
   emit(e, "%s%s%sst.%s%s.b32 %s, {%s};", g, guard, sp, space, vec, at, list);
 }
 
+/* One sub-byte element loaded from global memory (ir.h: element i is bits
+ * [i*n, i*n+n), low bits first): the byte under its first bit and, when
+ * the field runs past it, the next one; the field sign- or zero-extended.
+ * Out of bounds reads 0. Stores are refused: threads would share bytes. */
+static void subbyte_access(Emitter *e, const GAccess *a, const Val *coords, int64_t slot) {
+  if (!a->load) {
+    unsupported(e, "store_global of a sub-byte dtype (view it as uint8 first)");
+    return;
+  }
+  int n = dtype_bits(a->t->dtype);
+  Val inb, lin = global_index(e, &a->g, coords, &inb);
+  Val bit = new_reg(e, DT_INT64), addr = new_reg(e, DT_UINT64), sh = new_reg(e, DT_UINT32);
+  Val lo = new_reg(e, DT_UINT32), hi = new_reg(e, DT_UINT32), cross = new_reg(e, DT_BOOL);
+  emit(e, "mul.lo.s64 %s, %s, %d;", bit.s, lin.s, n);
+  emit(e, "shr.u64 %s, %s, 3;", addr.s, bit.s);
+  emit(e, "add.s64 %s, %s, %s;", addr.s, addr.s, a->g.base.s);
+  emit(e, "cvt.u32.u64 %s, %s;", sh.s, bit.s);
+  emit(e, "and.b32 %s, %s, 7;", sh.s, sh.s);
+  emit(e, "mov.b32 %s, 0;", lo.s);
+  emit(e, "mov.b32 %s, 0;", hi.s);
+  emit(e, "@%s ld.global.u8 %s, [%s];", inb.s, lo.s, addr.s);
+  emit(e, "setp.gt.and.u32 %s, %s, %d, %s;", cross.s, sh.s, 8 - n, inb.s);
+  emit(e, "@%s ld.global.u8 %s, [%s+1];", cross.s, hi.s, addr.s);
+  emit(e, "shl.b32 %s, %s, 8;", hi.s, hi.s);
+  emit(e, "or.b32 %s, %s, %s;", lo.s, lo.s, hi.s);
+  emit(e, "bfe.%s %s, %s, %s, %d;", dtype_is_signed(a->t->dtype) ? "s32" : "u32",
+       tensor_slot_reg(a->t, slot).s, lo.s, sh.s, n);
+}
+
 /* Slots [slot, slot + n) as one access of n consecutive elements (n == 1:
  * a scalar), under the bounds of its first element. */
 static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
   Val coords[IR_MAX_RANK], inb;
   access_coords(e, a, slot, coords);
+  if (dtype_is_subbyte(a->t->dtype)) {
+    subbyte_access(e, a, coords, slot);
+    return;
+  }
   Val addr = global_elem(e, &a->g, coords, &inb);
   if (!a->load && a->store_ok.s[0]) emit(e, "and.pred %s, %s, %s;", inb.s, inb.s, a->store_ok.s);
   if (n == 1) {
@@ -214,7 +247,8 @@ static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
 static int64_t vector_elems(const GAccess *a) {
   const IrRegLayout *L = a->L;
   int bytes = dtype_bytes(a->t->dtype);
-  if (L->nlocal == 0 || bytes > 4 || a->t->dtype == DT_BOOL) return 1;
+  if (L->nlocal == 0 || bytes > 4 || a->t->dtype == DT_BOOL || dtype_is_subbyte(a->t->dtype))
+    return 1;
   int m = L->local_mode[L->nlocal - 1];
   if (L->mode_dim[m] != L->rank - 1 || ir_reglayout_mode_stride(L, m) != 1) return 1;
   if (ir_gcopy_tile_dim(&a->s->gmem, a->s->gmem.global->rank - 1) != L->rank - 1) return 1;
@@ -562,7 +596,7 @@ static void ldmatrix_load(Emitter *e, const IrStmt *s) {
   for (int64_t in = 0; in < rn; in += 2) {
     bool two = in + 1 < rn; /* an odd last n-tile is loaded twice */
     for (int64_t ik = 0; ik < rk; ik++) {
-      int64_t b0 = (in * rk + ik) * 4, b1 = ((in + two) * rk + ik) * 4;
+      int64_t b0 = (ik * rn + in) * 4, b1 = (ik * rn + in + two) * 4;
       int64_t dst[4] = {b0, b0 + 2, b1, b1 + 2};
       if (lt.trans) /* stored [K, N]: rows k, columns n */
         ldmatrix_x4(e, &lt, ik * 16, in * 8, (LdSteps){8, 0, 0, two ? 8 : 0}, dst);
@@ -1072,7 +1106,7 @@ static void spread_dot(Emitter *e, const IrStmt *s) {
     for (int64_t in = 0; in < rn; in++) {
       int64_t cs = (im * rn + in) * 4; /* c0..c3 of this tile */
       for (int64_t ik = 0; ik < rk; ik++) {
-        int64_t as = (im * rk + ik) * 8, bs = (in * rk + ik) * 4;
+        int64_t as = (im * rk + ik) * 8, bs = (ik * rn + in) * 4;
         Val a[4], b[2];
         for (int j = 0; j < 4; j++) a[j] = pair(e, d->a, as + 2 * j, ca);
         for (int j = 0; j < 2; j++) b[j] = pair(e, d->b, bs + 2 * j, cb);
@@ -1103,6 +1137,55 @@ static void spread_dot(Emitter *e, const IrStmt *s) {
   free(cb);
 }
 
+/* ------------------------------------------------------------ view */
+
+/* Bits [lo, lo + n) of a thread's source slots (each `bits` wide, slot 0
+ * lowest) into r: the pieces of the one or more slots under them. */
+static void gather_bits(Emitter *e, const IrTensor *src, int64_t lo, int n, Val r) {
+  int bits = dtype_bits(src->dtype);
+  bool first = true;
+  for (int64_t i = lo / bits; i * bits < lo + n; i++) {
+    Val piece = new_reg(e, DT_UINT32);
+    int64_t shift = i * bits - lo; /* where slot i's bit 0 lands in r */
+    if (bits < 32)
+      emit(e, "and.b32 %s, %s, %d;", piece.s, tensor_slot_reg(src, i).s, (1 << bits) - 1);
+    else
+      emit(e, "mov.b32 %s, %s;", piece.s, tensor_slot_reg(src, i).s);
+    if (shift > 0) emit(e, "shl.b32 %s, %s, %" PRId64 ";", piece.s, piece.s, shift);
+    if (shift < 0) emit(e, "shr.u32 %s, %s, %" PRId64 ";", piece.s, piece.s, -shift);
+    if (first)
+      emit(e, "mov.b32 %s, %s;", r.s, piece.s);
+    else
+      emit(e, "or.b32 %s, %s, %s;", r.s, r.s, piece.s);
+    first = false;
+  }
+}
+
+/* dst = src's bits seen as another dtype and layout (S_VIEW): dst slot j
+ * is bits [j*n, j*n+n) of the thread's source slots, sign-extended for a
+ * signed integer dtype, zero-extended otherwise (the registers' forms of
+ * ir.h). */
+static void spread_view(Emitter *e, const IrStmt *s) {
+  const IrTensor *d = s->cast.dst, *x = s->cast.src;
+  if (!owned_here(e, d) || !owned_here(e, x)) return;
+  const IrRegLayout *ld = layout_of(d), *lx = layout_of(x);
+  int nd = dtype_bits(d->dtype);
+  if (ld->nthreads != lx->nthreads || ld->nslots * nd != lx->nslots * dtype_bits(x->dtype) ||
+      dtype_class(d->dtype) != RC_B32 || dtype_class(x->dtype) != RC_B32) {
+    unsupported(e, "view() between layouts with different bits per thread");
+    return;
+  }
+  for (int64_t j = 0; j < ld->nslots; j++) {
+    Val w = new_reg(e, DT_UINT32), r = tensor_slot_reg(d, j);
+    gather_bits(e, x, j * nd, nd, w);
+    if (nd < 32) {
+      emit(e, "bfe.%s %s, %s, 0, %d;", dtype_is_signed(d->dtype) ? "s32" : "u32", r.s, w.s, nd);
+    } else {
+      emit(e, "mov.b32 %s, %s;", r.s, w.s);
+    }
+  }
+}
+
 /* ------------------------------------------------------------ planning */
 
 /* The register tensor statement s writes, if any. */
@@ -1127,6 +1210,7 @@ static const IrTensor *written(const IrStmt *s) {
   case S_TRANSPOSE:
   case S_RESHAPE:
   case S_CONVERT:
+  case S_VIEW:
     return s->cast.dst;
   case S_LOAD_GLOBAL:
     return s->gmem.reg;
@@ -1214,6 +1298,9 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     break;
   case S_CONVERT:
     spread_convert(e, s);
+    break;
+  case S_VIEW:
+    spread_view(e, s);
     break;
   case S_TRANSPOSE: /* the same registers under swapped coordinates */
   case S_RESHAPE:   /* or seen with another shape of the same size */

@@ -343,6 +343,7 @@ static void emit_stmt(Emitter *e, const IrStmt *s) {
   case S_TRANSPOSE:
   case S_RESHAPE:
   case S_CONVERT:
+  case S_VIEW:
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:
   case S_LOAD_SHARED:

@@ -527,20 +527,81 @@ static bool is_stub(const Node *def) {
   return b->len == i + 1 && b->items[i]->kind == N_EXPR_STMT && b->items[i]->a->kind == N_ELLIPSIS;
 }
 
+/* Whether c is a script to build: a tilus.Script with a __call__ (not a
+ * stub: a template); a script without one that nothing derives from is an
+ * error. */
+static bool buildable(Eval *E, ClassDef *c) {
+  if (!c->is_script) return false;
+  Value *call = ev_find_member(c, "__call__");
+  if (call && call->kind == V_FUNC && is_stub(call->fn)) return false; /* a template */
+  if (!call || call->kind != V_FUNC) {
+    if (has_subclass(E, c)) return false;
+    ev_error(E, c->node->span, "'%s' derives from tilus.Script but defines no __call__", c->name);
+  }
+  return true;
+}
+
+/* Builds script c into m when it compiles; else keeps its diagnostics in
+ * *why. A script without autotune space is tried first (evaluation and
+ * passes, on a module of its own), then built; one with a space tries its
+ * points itself and fails only when none compiles. */
+static bool try_script(Eval *E, IrModule *m, ClassDef *c, char **why) {
+  Diag *d = E->d;
+  FILE *saved_out = d->out;
+  int saved_errors = d->nerrors, saved_n = m->nkernels;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  if (!mem) return build_script(E, m, c), true;
+  d->out = mem;
+  jmp_buf outer;
+  memcpy(outer, E->fail, sizeof outer);
+  volatile bool ok = false;
+  if (setjmp(E->fail) == 0) {
+    IrModule trial = {E->ar, E->src, NULL, 0};
+    build_script(E, c->ntunes ? m : &trial, c);
+    ok = c->ntunes || ir_run_passes(&trial, d);
+  }
+  memcpy(E->fail, outer, sizeof outer);
+  reset_point(E);
+  fclose(mem);
+  d->out = saved_out;
+  d->nerrors = saved_errors;
+  *why = arena_strndup(E->ar, buf ? buf : "", len);
+  free(buf);
+  if (!ok) m->nkernels = saved_n;
+  if (ok && !c->ntunes) build_script(E, m, c);
+  return ok;
+}
+
+/* Every script of the file. Of several, those that do not compile are
+ * skipped with a note, as Tilus compiles each script at its first call
+ * (matmul_a16wx.py's QuantizedMatmulRestoreLayout, which its host code
+ * never calls, fails in Tilus too); the build fails when none compiles. */
 static void build_all(Eval *E, IrModule *m) {
+  int nscripts = 0, nkept = 0;
+  for (int i = 0; i < E->nclasses; i++) nscripts += buildable(E, E->classes[i]);
+  char *first_why = NULL;
   for (int i = 0; i < E->nclasses; i++) {
     ClassDef *c = E->classes[i];
-    if (!c->is_script) continue;
-    Value *call = ev_find_member(c, "__call__");
-    if (call && call->kind == V_FUNC && is_stub(call->fn)) continue; /* a template */
-    if (!call || call->kind != V_FUNC) {
-      if (has_subclass(E, c)) continue;
-      ev_error(E, c->node->span,
-               "'%s' derives from tilus.Script but defines "
-               "no __call__",
-               c->name);
+    if (!buildable(E, c)) continue;
+    if (nscripts == 1) {
+      build_script(E, m, c);
+      continue;
     }
-    build_script(E, m, c);
+    char *why = NULL;
+    if (try_script(E, m, c, &why)) {
+      nkept++;
+      continue;
+    }
+    if (!first_why) first_why = why;
+    fprintf(E->d->out, "tlsc: note: script '%s' does not compile and is skipped: %s\n", c->name,
+            first_line(E, why));
+  }
+  if (nscripts > 1 && nkept == 0) {
+    fputs(first_why, E->d->out);
+    E->d->nerrors++;
+    ev_error_quiet(E);
   }
 }
 

@@ -683,6 +683,10 @@ Value *ev_call_builtin(Eval *E, Value *fn, Args *a, Span sp) {
              "run-time print");
   case B_AUTOTUNE:
     return b_autotune(E, a, sp);
+  case B_LAYOUT_FN:
+    return ev_call_layout_fn(E, fn, a, sp);
+  case B_DTYPE_METHOD:
+    return ev_call_dtype_method(E, fn, a, sp);
   default:
     return ev_call_prim(E, fn, a, sp);
   }

@@ -124,11 +124,11 @@ Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp) {
     if (m) return m;
     ev_error(E, sp, "type object '%s' has no attribute '%s'", obj->cls->name, name);
   }
+  case V_LAYOUT:
+    return ev_layout_attr(E, obj, name, sp);
   case V_DTYPE:
     ev_check_dtype(E, obj, sp);
-    if (strcmp(name, "nbytes") == 0) return v_int(E, dtype_bytes(obj->dt));
-    if (strcmp(name, "nbits") == 0) return v_int(E, 8 * dtype_bytes(obj->dt));
-    break;
+    return ev_dtype_attr(E, obj, name, sp);
   default:
     break;
   }
@@ -469,6 +469,8 @@ static Value *binop_at(Eval *E, int op, Value *a, Value *b, Span sp, Span asp, S
                v_type_name(a), v_type_name(b));
     return rt_binop(E, op, a, b, sp, asp, bsp);
   }
+  if (a->kind == V_LAYOUT && b->kind == V_LAYOUT && op == '*')
+    return ev_layout_product(E, a, b, sp);
   if ((a->kind == V_INT || a->kind == V_BOOL) && (b->kind == V_INT || b->kind == V_BOOL))
     return int_binop(E, op, a->i, b->i, a->kind == V_BOOL && b->kind == V_BOOL, sp);
   if (v_is_number(a) && v_is_number(b)) return float_binop(E, op, num_f(a), num_f(b), sp);

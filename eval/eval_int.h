@@ -97,6 +97,8 @@ typedef enum Builtin {
   B_PRINT,
   B_AUTOTUNE,
   B_NOOP_INIT,
+  B_LAYOUT_FN,    /* s: tilus.ir.layout.ops.NAME, or layout.NAME() with self */
+  B_DTYPE_METHOD, /* s: is_float, is_integer ...; self = the dtype */
   /* primitives of tilus.Class / tilus.Script instances */
   P_RANGE,
   P_FAST_DIVMOD,
@@ -143,6 +145,9 @@ typedef enum Builtin {
   P_RESOLVE_DOT_CONFIG,
   P_DEFAULT_REG_LAYOUT, /* self.cuda.default_register_layout */
   P_ANNOTATE_LAYOUT,
+  P_MMA_DOT_CONFIG, /* self.cuda.mma_dot_config */
+  P_SHARED_LAYOUT,  /* self.cuda.shared_layout */
+  P_VIEW,
   P_TENSOR_TO,        /* self: the tensor of x.to(dtype) */
   P_TENSOR_SQUEEZE,   /* x.squeeze(dim) */
   P_TENSOR_UNSQUEEZE, /* x.unsqueeze(dim) */
@@ -168,6 +173,8 @@ typedef enum Builtin {
   NS_CUDA,        /* self.cuda */
   NS_DOTCFG,      /* resolve_dot_config()'s result: items la, lb, lc */
   NS_UNSUPPORTED, /* s: a group of Tilus primitives tlsc lacks (tcgen05 ...) */
+  NS_ATOMIC_MMAS, /* self.cuda.atomic_mma_configs */
+  NS_ATOMIC_MMA,  /* one of them: i = its index (eval_layout.c) */
   /* context managers returned by thread_group() / single_thread() */
   CTX_THREAD_GROUP,
   CTX_SINGLE_THREAD
@@ -461,6 +468,22 @@ Value *ev_tensor_to(Eval *E, Value *self, Args *a, Span sp);
 Value *ev_index_init(Eval *E, Value *fn, int rank, Span sp);
 Value *ev_resolve_dot_config(Eval *E, Args *a, Span sp);
 Value *ev_annotate_layout(Eval *E, Args *a, Span sp);
+
+/* eval_layout.c: layouts a script builds (tilus.ir.layout.ops), the mma
+ * configs, self.view */
+Value *ev_layout_module_attr(Eval *E, const char *path, const char *name);
+Value *ev_call_layout_fn(Eval *E, Value *fn, Args *a, Span sp);
+Value *ev_layout_product(Eval *E, Value *a, Value *b, Span sp);
+Value *ev_layout_attr(Eval *E, Value *obj, const char *name, Span sp);
+Value *ev_atomic_mma_attr(Eval *E, Value *obj, const char *name, Span sp);
+Value *ev_mma_dot_config(Eval *E, Args *a, Span sp);
+Value *ev_view(Eval *E, Args *a, Span sp);
+/* Refuses a conversion into a sub-byte dtype (tlsc converts out of them
+ * only; a view reinterprets bits). */
+void ev_check_cast_to(Eval *E, DType from, DType to, Span sp);
+/* dtype.nbits, .nbytes, .is_float() ... (a dtype's attributes) */
+Value *ev_dtype_attr(Eval *E, Value *obj, const char *name, Span sp);
+Value *ev_call_dtype_method(Eval *E, Value *fn, Args *a, Span sp);
 /* a op b element by element, register tensors (broadcasting) or a tensor
  * and a scalar (either side). */
 Value *ev_tensor_elemwise(Eval *E, IrOp op, Value *a, Value *b, Span sp);

@@ -10,6 +10,7 @@
  * values and has no effect; a host value that reaches kernel code is an
  * error at that use, naming its module. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "eval/eval_int.h"
@@ -54,14 +55,9 @@ static const struct {
 };
 
 /* Name lists, one space-separated string each. The dtypes tlsc does not
- * have yet (tfloat32, sub-byte): they import, and a use is an error naming
+ * have yet (tfloat32, complex): they import, and a use is an error naming
  * them. */
-static const char tilus_lowp_dtypes[] =
-    "tfloat32 tf32 float3_e1m1 f3e1m1 float4_e1m2 f4e1m2 float4_e2m1 f4e2m1 float5_e1m3 f5e1m3 "
-    "float5_e2m2 f5e2m2 float5_e3m1 f5e3m1 float6_e2m3 f6e2m3 float6_e3m2 f6e3m2 float6_e4m1 "
-    "f6e4m1 float7_e2m4 f7e2m4 float7_e3m3 f7e3m3 float7_e4m2 f7e4m2 float7_e5m1 f7e5m1 int1b i1 "
-    "int2b i2 int3b i3 int4b i4 int5b i5 int6b i6 int7b i7 uint1b u1 uint2b u2 uint3b u3 uint4b "
-    "u4 uint5b u5 uint6b u6 uint7b u7 complex64 complex128";
+static const char tilus_lowp_dtypes[] = "tfloat32 tf32 complex64 complex128";
 /* Names of tilus (and tilus.lang) that are host code: tensors built from
  * torch, options, the version. */
 static const char tilus_host_names[] = "empty from_torch full ones rand randint randn view_torch "
@@ -105,18 +101,38 @@ static Value *unsup(Eval *E, const char *path) {
   return v;
 }
 
+/* A sub-byte dtype by its Tilus name or alias: int4b / i4, uint3b / u3,
+ * float6_e3m2 / f6e3m2. */
+static bool subbyte_named(const char *name, DType *out) {
+  char full[32];
+  if ((name[0] == 'i' || name[0] == 'u') && name[1] >= '1' && name[1] <= '7' && !name[2])
+    snprintf(full, sizeof full, "%sint%cb", name[0] == 'u' ? "u" : "", name[1]);
+  else if (name[0] == 'f' && name[1] >= '3' && name[1] <= '7' && name[2] == 'e' &&
+           strlen(name) == 6)
+    snprintf(full, sizeof full, "float%c_%s", name[1], name + 2);
+  else
+    snprintf(full, sizeof full, "%s", name);
+  return dtype_from_name(full, out) && dtype_is_subbyte(*out);
+}
+
 /* A dtype, a tensor type or void_p: names that every tilus module holding
  * them gives alike (tilus, tilus.ir, tilus.hidet.ir.dtypes ...); NULL for
  * another name. */
 static Value *tilus_type_name(Eval *E, const char *name) {
   static const char *type_names[] = {"RegisterTensor", "SharedTensor", "GlobalTensor", "Tensor",
                                      "DataType"};
+  DType sub;
   for (size_t i = 0; i < sizeof tilus_dtypes / sizeof tilus_dtypes[0]; i++)
     if (strcmp(name, tilus_dtypes[i].name) == 0) {
       Value *v = v_new(E, V_DTYPE);
       v->dt = tilus_dtypes[i].dt;
       return v;
     }
+  if (subbyte_named(name, &sub)) {
+    Value *v = v_new(E, V_DTYPE);
+    v->dt = sub;
+    return v;
+  }
   if (in_list(tilus_lowp_dtypes, name)) {
     Value *v = v_new(E, V_DTYPE);
     v->dt = DT_VOID;
@@ -484,6 +500,10 @@ Value *ev_module_attr(Eval *E, Value *mod, const char *name, Span sp) {
   if (mod->kind == V_HOST) {
     ev_host_use(E, mod, sp);
     return host_in(E, host_module(E, mod), arena_printf(E->ar, "%s.%s", mod->s, name));
+  }
+  if (mod->kind == V_UNSUP || strncmp(mod->s, "tilus.ir", 8) == 0) {
+    v = ev_layout_module_attr(E, mod->s, name);
+    if (v) return v;
   }
   if (mod->kind == V_UNSUP) {
     v = tilus_type_name(E, name);

@@ -40,6 +40,7 @@ static const struct {
     {"gridDim", NS_GRIDDIM},
     {"cuda", NS_CUDA},
     {"annotate_layout", P_ANNOTATE_LAYOUT},
+    {"view", P_VIEW},
     {"copy_async", P_COPY_ASYNC},
     {"copy_async_commit_group", P_COPY_ASYNC_COMMIT},
     {"copy_async_wait_group", P_COPY_ASYNC_WAIT},
@@ -52,7 +53,6 @@ static const struct {
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
 static const char tilus_prims[] = " store_global_scatter store_shared_scatter reshape_shared"
-                                  " view"
                                   " flatten transpose round clip repeat"
                                   " repeat_interleave any all scan cumsum cumprod"
                                   " print_tensor randint4x randint"
@@ -75,6 +75,8 @@ static const struct {
 } ns_prims[] = {
     {NS_CUDA, "resolve_dot_config", P_RESOLVE_DOT_CONFIG},
     {NS_CUDA, "default_register_layout", P_DEFAULT_REG_LAYOUT},
+    {NS_CUDA, "mma_dot_config", P_MMA_DOT_CONFIG},
+    {NS_CUDA, "shared_layout", P_SHARED_LAYOUT},
     {NS_MBARRIER, "alloc", P_MBAR_ALLOC},
     {NS_MBARRIER, "wait", P_MBAR_WAIT},
     {NS_MBARRIER, "arrive", P_MBAR_ARRIVE},
@@ -170,6 +172,13 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
   if (word_in(tilus_group_prims, arena_printf(E->ar, "%s.%s", ns_name(obj->bi), name)))
     ev_error(E, sp, "%s.%s is a Tilus primitive that tlsc does not support yet", ns_name(obj->bi),
              name);
+  if (obj->bi == NS_CUDA && strcmp(name, "atomic_mma_configs") == 0) {
+    Value *v = v_new(E, V_NS);
+    v->bi = NS_ATOMIC_MMAS;
+    return v;
+  }
+  if (obj->bi == NS_ATOMIC_MMAS || obj->bi == NS_ATOMIC_MMA)
+    return ev_atomic_mma_attr(E, obj, name, sp);
   if (obj->bi == NS_CUDA)
     ev_error(E, sp, "cuda.%s is a Tilus primitive that tlsc does not support yet", name);
   if (obj->bi == NS_DOTCFG) { /* la, lb, lc: the operand layouts */
@@ -714,6 +723,7 @@ static Value *p_cast(Eval *E, Args *a, Span sp) {
     return v_expr(E, ev_scalar_as(E, v[0], dt, sp));
   }
   IrTensor *x = v_to_tensor(E, v[0], sp, MS_REGISTER, "cast() argument");
+  ev_check_cast_to(E, x->dtype, dt, sp);
   IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "r"), MS_REGISTER, dt, x->rank, x->shape, sp);
   t->nthreads = x->nthreads;
   IrStmt *s = stmt(E, S_CAST, sp);
@@ -1523,6 +1533,12 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
   if (fn->bi == P_RESOLVE_DOT_CONFIG) /* Python: runs in __init__ too */
     return ev_resolve_dot_config(E, a, sp);
   if (fn->bi == P_DEFAULT_REG_LAYOUT) return ev_default_register_layout(E, a, sp);
+  if (fn->bi == P_MMA_DOT_CONFIG) return ev_mma_dot_config(E, a, sp);
+  if (fn->bi == P_SHARED_LAYOUT) { /* cuda.shared_layout(shape): row-major */
+    Value *l = v_new(E, V_LAYOUT);
+    l->s = "shared_layout";
+    return l;
+  }
   if (!E->k || !E->cur) ev_error(E, sp, "primitives can only be used inside a kernel");
   switch (fn->bi) {
   case P_RANGE:
@@ -1570,6 +1586,8 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return ev_global_item(E, fn->self, fn->bi == P_ITEM_PTR, a, sp);
   case P_REGOP:
     return ev_call_regop(E, fn->s, a, sp);
+  case P_VIEW:
+    return ev_view(E, a, sp);
   case P_ANNOTATE_LAYOUT:
     return ev_annotate_layout(E, a, sp);
   case P_TENSOR_TO:

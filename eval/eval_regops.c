@@ -344,6 +344,9 @@ Value *ev_annotate_layout(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"tensor", "layout", NULL};
   Value *v[2] = {NULL, NULL};
   ev_bind_args(E, a, sp, "annotate_layout", names, 2, v);
+  bool shared = v[0]->kind == V_REF || (v[0]->kind == V_TENSOR && v[0]->t->space == MS_SHARED);
+  if (shared && v[1]->kind == V_LAYOUT && !v[1]->layout)
+    return v_none(E); /* tlsc plans shared layouts itself (same values) */
   IrTensor *t = reg_arg(E, v[0], sp, "annotate_layout");
   if (v[1]->kind != V_LAYOUT)
     ev_error(E, sp,
@@ -537,6 +540,7 @@ Value *ev_tensor_to(Eval *E, Value *self, Args *a, Span sp) {
   DType dt = v_to_dtype(E, v[0], sp, "dtype");
   IrTensor *x = reg_arg(E, self, sp, "to");
   if (dt == x->dtype) return self;
+  ev_check_cast_to(E, x->dtype, dt, sp);
   IrStmt *s = ir_stmt_new(E->ar, S_CAST, sp);
   s->cast.src = x;
   s->cast.dst = new_reg(E, dt, x->rank, x->shape, x->nthreads, sp);

@@ -147,7 +147,7 @@ const char *v_type_name(const Value *v) {
   case V_REF:
     return "SharedTensor";
   case V_LAYOUT:
-    return "RegisterLayout";
+    return v->layout ? "RegisterLayout" : "SharedLayout";
   }
   return "value";
 }

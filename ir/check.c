@@ -707,6 +707,9 @@ static bool check_register_op(Verifier *v, const IrStmt *s, const bool *assigned
   if (s->kind == S_REDUCE) return check_reduce(v, s, rg);
   if (s->kind == S_WHERE) return check_where(v, s, assigned, rg);
   if (s->kind == S_DOT) return check_dot(v, s, rg);
+  if (s->kind == S_VIEW)
+    return check_register(v, s->cast.dst, rg, s->span, "the destination") &&
+           check_register(v, s->cast.src, rg, s->span, "the source");
   if (s->kind == S_TRANSPOSE || s->kind == S_RESHAPE) {
     const IrTensor *d = s->cast.dst, *x = s->cast.src;
     if (!check_register(v, d, rg, s->span, "the destination") ||
@@ -1009,6 +1012,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_TRANSPOSE:
   case S_RESHAPE:
   case S_CONVERT:
+  case S_VIEW:
     return check_register_op(v, s, assigned, rg);
   case S_LOAD_GLOBAL:
   case S_STORE_GLOBAL:

@@ -21,23 +21,52 @@ static const struct {
   DType type;
   const char *name;
   int bytes;
+  int bits;  /* sub-byte types: their width (0: 8 * bytes) */
+  int ebits; /* sub-byte floats: exponent bits */
 } dtype_table[] = {
-    {DT_VOID, "void", 0},
-    {DT_BOOL, "bool", 1},
-    {DT_INT32, "int32", 4},
-    {DT_UINT32, "uint32", 4},
-    {DT_INT64, "int64", 8},
-    {DT_UINT64, "uint64", 8},
-    {DT_FLOAT16, "float16", 2},
-    {DT_BFLOAT16, "bfloat16", 2},
-    {DT_FLOAT32, "float32", 4},
-    {DT_FLOAT64, "float64", 8},
-    {DT_INT8, "int8", 1},
-    {DT_UINT8, "uint8", 1},
-    {DT_INT16, "int16", 2},
-    {DT_UINT16, "uint16", 2},
-    {DT_FLOAT8_E4M3, "float8_e4m3", 1},
-    {DT_FLOAT8_E5M2, "float8_e5m2", 1},
+    {DT_VOID, "void", 0, 0, 0},
+    {DT_BOOL, "bool", 1, 0, 0},
+    {DT_INT32, "int32", 4, 0, 0},
+    {DT_UINT32, "uint32", 4, 0, 0},
+    {DT_INT64, "int64", 8, 0, 0},
+    {DT_UINT64, "uint64", 8, 0, 0},
+    {DT_FLOAT16, "float16", 2, 0, 0},
+    {DT_BFLOAT16, "bfloat16", 2, 0, 0},
+    {DT_FLOAT32, "float32", 4, 0, 0},
+    {DT_FLOAT64, "float64", 8, 0, 0},
+    {DT_INT8, "int8", 1, 0, 0},
+    {DT_UINT8, "uint8", 1, 0, 0},
+    {DT_INT16, "int16", 2, 0, 0},
+    {DT_UINT16, "uint16", 2, 0, 0},
+    {DT_FLOAT8_E4M3, "float8_e4m3", 1, 0, 0},
+    {DT_FLOAT8_E5M2, "float8_e5m2", 1, 0, 0},
+    {DT_INT1B, "int1b", 1, 1, 0},
+    {DT_INT2B, "int2b", 1, 2, 0},
+    {DT_INT3B, "int3b", 1, 3, 0},
+    {DT_INT4B, "int4b", 1, 4, 0},
+    {DT_INT5B, "int5b", 1, 5, 0},
+    {DT_INT6B, "int6b", 1, 6, 0},
+    {DT_INT7B, "int7b", 1, 7, 0},
+    {DT_UINT1B, "uint1b", 1, 1, 0},
+    {DT_UINT2B, "uint2b", 1, 2, 0},
+    {DT_UINT3B, "uint3b", 1, 3, 0},
+    {DT_UINT4B, "uint4b", 1, 4, 0},
+    {DT_UINT5B, "uint5b", 1, 5, 0},
+    {DT_UINT6B, "uint6b", 1, 6, 0},
+    {DT_UINT7B, "uint7b", 1, 7, 0},
+    {DT_F3E1M1, "float3_e1m1", 1, 3, 1},
+    {DT_F4E1M2, "float4_e1m2", 1, 4, 1},
+    {DT_F4E2M1, "float4_e2m1", 1, 4, 2},
+    {DT_F5E1M3, "float5_e1m3", 1, 5, 1},
+    {DT_F5E2M2, "float5_e2m2", 1, 5, 2},
+    {DT_F5E3M1, "float5_e3m1", 1, 5, 3},
+    {DT_F6E2M3, "float6_e2m3", 1, 6, 2},
+    {DT_F6E3M2, "float6_e3m2", 1, 6, 3},
+    {DT_F6E4M1, "float6_e4m1", 1, 6, 4},
+    {DT_F7E2M4, "float7_e2m4", 1, 7, 2},
+    {DT_F7E3M3, "float7_e3m3", 1, 7, 3},
+    {DT_F7E4M2, "float7_e4m2", 1, 7, 4},
+    {DT_F7E5M1, "float7_e5m1", 1, 7, 5},
 };
 #define NDTYPES ((int)(sizeof dtype_table / sizeof dtype_table[0]))
 
@@ -53,19 +82,36 @@ const char *dtype_name(DType t) {
   return "?";
 }
 
+int dtype_bits(DType t) {
+  for (int i = 0; i < NDTYPES; i++)
+    if (dtype_table[i].type == t)
+      return dtype_table[i].bits ? dtype_table[i].bits : 8 * dtype_table[i].bytes;
+  return 0;
+}
+
+bool dtype_is_subbyte(DType t) { return t >= DT_INT1B && t <= DT_F7E5M1; }
+
+int dtype_exp_bits(DType t) {
+  for (int i = 0; i < NDTYPES; i++)
+    if (dtype_table[i].type == t) return dtype_table[i].ebits;
+  return 0;
+}
+
 bool dtype_is_float(DType t) {
   return t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64 ||
-         dtype_is_fp8(t);
+         dtype_is_fp8(t) || (t >= DT_F3E1M1 && t <= DT_F7E5M1);
 }
 
 bool dtype_is_signed(DType t) {
-  return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64;
+  return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64 ||
+         (t >= DT_INT1B && t <= DT_INT7B);
 }
 
 bool dtype_is_fp8(DType t) { return t == DT_FLOAT8_E4M3 || t == DT_FLOAT8_E5M2; }
 
 bool dtype_is_storage(DType t) {
-  return t == DT_INT8 || t == DT_UINT8 || t == DT_INT16 || t == DT_UINT16 || dtype_is_fp8(t);
+  return t == DT_INT8 || t == DT_UINT8 || t == DT_INT16 || t == DT_UINT16 || dtype_is_fp8(t) ||
+         dtype_is_subbyte(t);
 }
 
 /* "void" is not a Tilus dtype name, so it is not looked up. */
@@ -81,7 +127,7 @@ bool dtype_from_name(const char *name, DType *out) {
 
 static bool dtype_is_int(DType t) {
   return t == DT_INT32 || t == DT_UINT32 || t == DT_INT64 || t == DT_UINT64 || t == DT_INT8 ||
-         t == DT_UINT8 || t == DT_INT16 || t == DT_UINT16;
+         t == DT_UINT8 || t == DT_INT16 || t == DT_UINT16 || (t >= DT_INT1B && t <= DT_UINT7B);
 }
 
 /* ---------------------------------------------------------- operators */
@@ -134,8 +180,15 @@ int64_t ir_int_wrap(DType t, int64_t v) {
   case DT_UINT16:
     return (int64_t)(uint16_t)(uint64_t)v;
   default:
-    return v;
+    break;
   }
+  if (t >= DT_INT1B && t <= DT_UINT7B) { /* sub-byte integers: their n bits */
+    int n = dtype_bits(t);
+    uint64_t bits = (uint64_t)v & ((1u << n) - 1);
+    bool neg = t <= DT_INT7B && (bits >> (n - 1));
+    return neg ? (int64_t)bits - ((int64_t)1 << n) : (int64_t)bits;
+  }
+  return v;
 }
 
 /* Rounds a double to what type t can hold (float16/bfloat16 are kept at

@@ -38,13 +38,50 @@ typedef enum DType {
   DT_INT16,
   DT_UINT16,
   DT_FLOAT8_E4M3,
-  DT_FLOAT8_E5M2
+  DT_FLOAT8_E5M2,
+  /* Tilus's sub-byte types (storage types too): signed and unsigned
+   * integers of 1 to 7 bits, and floats of 3 to 7 bits with e exponent and
+   * m mantissa bits (bias 2^(e-1) - 1, subnormals at exponent 0, no inf or
+   * nan but e = 5's all-ones exponent). In global memory element i is bits
+   * [i*n, i*n+n) of the packed bytes, low bits first; in a 32-bit register
+   * one element, signed integers sign-extended, the others their bits
+   * zero-extended. No shared memory or copy of them: `view` them as uint8. */
+  DT_INT1B,
+  DT_INT2B,
+  DT_INT3B,
+  DT_INT4B,
+  DT_INT5B,
+  DT_INT6B,
+  DT_INT7B,
+  DT_UINT1B,
+  DT_UINT2B,
+  DT_UINT3B,
+  DT_UINT4B,
+  DT_UINT5B,
+  DT_UINT6B,
+  DT_UINT7B,
+  DT_F3E1M1,
+  DT_F4E1M2,
+  DT_F4E2M1,
+  DT_F5E1M3,
+  DT_F5E2M2,
+  DT_F5E3M1,
+  DT_F6E2M3,
+  DT_F6E3M2,
+  DT_F6E4M1,
+  DT_F7E2M4,
+  DT_F7E3M3,
+  DT_F7E4M2,
+  DT_F7E5M1
 } DType;
 
-int dtype_bytes(DType t);        /* 0 for void, 1 for bool */
+int dtype_bytes(DType t);        /* 0 for void, 1 for bool and sub-byte types */
+int dtype_bits(DType t);         /* 8 * bytes, or the sub-byte width */
+bool dtype_is_subbyte(DType t);  /* int1b ... uint7b, float3_e1m1 ... */
+int dtype_exp_bits(DType t);     /* a sub-byte float's exponent bits; 0 otherwise */
 const char *dtype_name(DType t); /* "float16", "int32", ... */
 bool dtype_is_float(DType t);
-bool dtype_is_signed(DType t); /* int8/int16/int32/int64 */
+bool dtype_is_signed(DType t); /* int8/int16/int32/int64, int1b..int7b */
 bool dtype_is_fp8(DType t);    /* float8_e4m3, float8_e5m2 */
 /* 8- and 16-bit integers and fp8: tlsc loads, stores and converts them but
  * does no arithmetic in them (Tilus computes in float32 and casts). */
@@ -293,6 +330,14 @@ typedef struct IrReducePlan {
 } IrReducePlan;
 void ir_reduce_plan(const IrRegLayout *src, int dim, IrReducePlan *p);
 void ir_reglayout_print(FILE *out, const IrRegLayout *L);
+/* layout_ops.c: Tilus's layout algebra (tilus.ir.layout.ops) for the
+ * layouts a script writes: spatial(*shape, ranks=) / local(...) (ranks
+ * NULL: row-major), outer * inner, reduce over the dimensions whose bits
+ * are set in `reduced`, concat. NULL past IR_MAX_RANK or IR_MAX_MODES. */
+IrRegLayout *ir_rl_atom(Arena *ar, int rank, const int64_t *shape, const int *ranks, bool spatial);
+IrRegLayout *ir_rl_compose(Arena *ar, const IrRegLayout *outer, const IrRegLayout *inner);
+IrRegLayout *ir_rl_reduce(Arena *ar, const IrRegLayout *L, unsigned reduced, bool keepdims);
+IrRegLayout *ir_rl_concat(Arena *ar, const IrRegLayout *a, const IrRegLayout *b);
 
 typedef struct IrTensor {
   int id;
@@ -417,7 +462,11 @@ typedef enum SKind {
                        (made by layout inference where the layouts a
                        statement needs differ) */
   S_SEM_WAIT,       /* sem: spin until the int32 at addr equals value */
-  S_SEM_RELEASE     /* sem: store value into the int32 at addr, releasing */
+  S_SEM_RELEASE,    /* sem: store value into the int32 at addr, releasing */
+  S_VIEW            /* cast: dst = src's bits seen as another dtype and layout:
+                       each thread's slots, in order, as one bit string
+                       (slot 0 lowest), cut into dst's elements; both sides
+                       of one thread count and as many bits per thread */
 } SKind;
 
 /* The fields of each statement kind, one struct each. IrStmt holds them in

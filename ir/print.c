@@ -337,6 +337,12 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_tensor_ref(out, s->cast.src);
     fputs(")", out);
     break;
+  case S_VIEW:
+    print_tensor_ref(out, s->cast.dst);
+    fputs(" = view(", out);
+    print_tensor_ref(out, s->cast.src);
+    fputs(")", out);
+    break;
   case S_RESHAPE:
     print_tensor_ref(out, s->cast.dst);
     fputs(" = reshape(", out);

@@ -336,8 +336,8 @@ IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t c
     push_thread(L, wn, 0);
     push_thread(L, g, 0);
     push_thread(L, q, 0);
+    push_local(L, rk); /* Tilus's order: k repeats outer to n repeats */
     push_local(L, rn);
-    push_local(L, rk);
     push_local(L, kh);
     push_local(L, e);
     finish(L);

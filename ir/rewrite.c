@@ -115,6 +115,7 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
   case S_TRANSPOSE:
   case S_RESHAPE:
   case S_CONVERT:
+  case S_VIEW:
     break;
   }
 }
