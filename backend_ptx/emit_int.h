@@ -174,10 +174,10 @@ GView global_view(Emitter *e, const IrTensor *g);
  * first), and in *inb whether every coordinate is inside the shape
  * (negative ones are out: unsigned compare). */
 Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb);
+Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb);
 /* A shared tensor's swizzle: the 16-byte chunk index of a byte offset
  * (bits 4 up, `bits` of them) XORs the row's place in its group of 8 rows
  * (the bits from `shift` up); bits 0: none. TMA and WGMMA tiles have rows
-Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb);
  * of the swizzle's bytes (shift 7, as the hardware lays them out); tiles
  * only ldmatrix reads may have longer rows (of 2^shift bytes), which the
  * 128-byte pattern with shift 7 would leave with 2-way bank conflicts. */
