@@ -266,10 +266,18 @@ def group_scales(x, group):
 
 def fp8_cast_error(out, out_sf, value, rows, group=128):
     """How far a per-token fp8 cast (codes out, scales out_sf) is from the
-    float64 values it encodes, on the rows given: the scales must match
+    float64 values it encodes, on the rows given (the others must be left
+    as poisoned, all-ones bytes): the scales must match
     absmax/448 to float32 rounding (else inf), and the dequantized codes
     the values by relative error (e4m3 keeps 3 mantissa bits: about 2.5e-2
     in norm for random data)."""
+    skipped = torch.ones(out.shape[0], dtype=torch.bool, device=out.device)
+    skipped[rows] = False
+    if (out[skipped].view(torch.uint8) != 0xFF).any() or \
+            (out_sf[skipped].view(torch.int32) != -1).any():
+        return float("inf")  # a row the kernel must skip was written
+    if rows.numel() == 0:
+        return 0.0
     sf, ref_sf = out_sf[rows].double(), group_scales(value[rows], group)
     if not torch.isfinite(sf).all() or ((sf - ref_sf).abs() / ref_sf).max().item() > 1e-5:
         return float("inf")
@@ -314,6 +322,87 @@ def swiglu_cast_case(m, n, tokens=None, topk=2):
                 tilus_args=args)
 
 
+# Tilus's quantization/matmul_a16wx.py: the module's entries (the weights
+# go through its QuantizedMatmulChangeLayout entry, as its host code does)
+# and the weight dtype the file was compiled for (tlsc -D b_dtype=...).
+A16WX = {"rt": None, "mod": None, "dtype": "int4b", "group": 128}
+SUBBYTE = {  # name: (bits, exponent bits or None for an integer, signed)
+    **{f"int{b}b": (b, None, True) for b in range(1, 8)},
+    **{f"uint{b}b": (b, None, False) for b in range(1, 8)},
+    "int8": (8, None, True), "uint8": (8, None, False), "float8_e5m2": (8, 5, True),
+    **{f"float{n}_e{e}m{n - 1 - e}": (n, e, True)
+       for n in range(3, 8) for e in range(1, n - 1)}}
+
+
+def lowp_values(name):
+    """Every value of a 1-8 bit dtype, by code (float64); sub-byte floats
+    as Tilus defines them: bias 2^(e-1)-1, subnormals at exponent 0, no inf
+    or nan (but e5's all-ones exponent)."""
+    bits, ebits, signed = SUBBYTE[name]
+    codes = torch.arange(1 << bits, dtype=torch.float64)
+    if ebits is None:
+        return torch.where(codes >= (1 << (bits - 1)), codes - (1 << bits), codes) \
+            if signed else codes
+    mbits, bias = bits - 1 - ebits, (1 << (ebits - 1)) - 1
+    c = torch.arange(1 << bits)
+    sign = torch.where((c >> (bits - 1)) & 1 == 1, -1.0, 1.0).double()
+    exp, man = ((c >> mbits) & ((1 << ebits) - 1)).double(), (c & ((1 << mbits) - 1)).double()
+    val = torch.where(exp == 0, man / 2**mbits * 2.0**(1 - bias),
+                      (1 + man / 2**mbits) * 2.0**(exp - bias))
+    if ebits == 5:
+        val = torch.where(exp == 31, torch.full_like(val, float("inf")), val)
+    return sign * val
+
+
+def quantize(w, name, group):
+    """The file's load_and_quantize: per column and group of `group` rows,
+    scale = max(absmax / max_value, 1e-6) in the activation dtype; codes the
+    nearest representable value of w / scale, clamped (float64 here)."""
+    vals = lowp_values(name).to(w.device)
+    finite = vals[torch.isfinite(vals)]
+    k, n = w.shape
+    wg = w.double().reshape(k // group, group, n)
+    scales = (wg.abs().amax(1, keepdim=True) / finite.max()).clamp_min(1e-6).half()
+    x = (wg / scales.double()).clamp(finite.min(), finite.max()).reshape(-1)
+    cand = torch.where(torch.isfinite(vals), vals, torch.full_like(vals, float("inf")))
+    codes = torch.empty(x.numel(), dtype=torch.int64, device=w.device)
+    for i in range(0, x.numel(), 1 << 18):  # nearest code, chunk by chunk
+        codes[i:i + (1 << 18)] = (x[i:i + (1 << 18), None] - cand[None, :]).abs().argmin(1)
+    return codes.reshape(k, n), scales.reshape(k // group, n)
+
+
+def pack_bits(codes, bits):
+    """Element i at bits [i*bits, i*bits + bits) of the bytes, low first
+    (Tilus's packed storage of sub-byte tensors)."""
+    flat = codes.reshape(-1)
+    planes = (flat[:, None] >> torch.arange(bits, device=flat.device)) & 1
+    planes = planes.reshape(-1, 8)
+    return (planes << torch.arange(8, device=flat.device)).sum(1).to(torch.uint8)
+
+
+def a16wx_case(m, n, k):
+    """Tilus's quantization/matmul_a16wx.py: C = A @ dequant(W) with A fp16
+    [m, k] and W [k, n] quantized per 128 rows of a column, packed as the
+    file's host code packs it (QuantizedMatmulChangeLayout, run here from
+    the same PTX), compared with the float64 product of the dequantized
+    weights."""
+    rt, mod, name, group = A16WX["rt"], A16WX["mod"], A16WX["dtype"], A16WX["group"]
+    bits = SUBBYTE[name][0]
+    a = (torch.rand(m, k, dtype=torch.float16, device="cuda") - 0.5) / k**0.5
+    w = (torch.rand(k, n, dtype=torch.float16, device="cuda") - 0.5) / k**0.5
+    codes, scales = quantize(w, name, group)
+    packed = pack_bits(codes, bits)
+    tiled = torch.empty_like(packed)
+    change = rt.kernels(mod, "QuantizedMatmulChangeLayout")[0]
+    rt.launch(change, rt.args(change, [k, n, packed, tiled]))
+    torch.cuda.synchronize()
+    deq = lowp_values(name).to(w.device)[codes] * scales.double().repeat_interleave(group, 0)
+    c = torch.empty(m, n, dtype=torch.float16, device="cuda")
+    args = [m, n, k, a, tiled, scales, c]
+    return dict(args=args, out=c, ref=a.double() @ deq, tol=5e-3, flops=2 * m * n * k,
+                torch=lambda: torch.matmul(a, w), tilus_args=args)
+
+
 ROWS_CHECK = [(1, 128), (3, 781), (1823, 781), (64, 4096), (257, 1000), (4096, 1024)]
 ROWS_BENCH = [(4096, 1024), (4096, 4096), (4096, 8192), (8192, 8192)]
 MM_CHECK = [(1000, 1016, 1032), (128, 256, 64), (4096, 4096, 4096)]
@@ -331,7 +420,9 @@ CASES = {"softmax": (softmax_case, ROWS_CHECK, ROWS_BENCH),
          "per_token_cast": (per_token_cast_case, [(1, 128), (257, 4096), (3, 1024)],
                             [(4096, 4096), (8192, 7168)]),
          "swiglu_cast": (swiglu_cast_case, [(1, 128), (257, 4096), (1024, 4096)],
-                         [(4096, 4096), (8192, 7168)])}
+                         [(4096, 4096), (8192, 7168)]),
+         "a16wx": (a16wx_case, [(257, 1040, 1152), (4096, 12288, 4096)],
+                   [(16, 12288, 4096), (4096, 12288, 4096)])}
 
 
 def sizes(text):
@@ -426,10 +517,13 @@ def main():
                     help="softmax: the reference of a script whose ragged tiles' zeros join the "
                          "max and the sum (Tilus's softmax example)")
     ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--a16wx-dtype", default="int4b",
+                    help="a16wx: the weight dtype the file was compiled for (-D b_dtype=)")
     ap.add_argument("--check-sizes", type=sizes, help="AxB[xC],... instead of the case's")
     ap.add_argument("--bench-sizes", type=sizes, help="AxB[xC],... instead of the case's")
     opts = ap.parse_args()
     rt = Runtime(opts.lib)
+    A16WX["dtype"] = opts.a16wx_dtype
     tilus = {}
     for spec in opts.tilus:
         name, rest = spec.split(":", 1)
@@ -441,6 +535,7 @@ def main():
     for spec in opts.case:
         name, ptx, script = spec.split(":")
         mod = rt.load(ptx)
+        A16WX.update(rt=rt, mod=mod)
         kernels = rt.kernels(mod, script)
         if not kernels:
             raise SystemExit(f"{ptx}: no entry of script {script}")

@@ -57,13 +57,40 @@ def _dense_strides(shape, itemsize):
 
 class _Pointer:
     """What a pointer argument carries: its address and the shape-free
-    facts checked before libtlsrt sees it."""
-    __slots__ = ("ptr", "dtype", "cuda", "device", "contiguous", "nbytes", "keep", "what")
+    facts checked before libtlsrt sees it. ``what`` (how a message names
+    the argument) is a string, or for a torch tensor the tensor itself,
+    described only when a message needs it: formatting a dtype and a device
+    costs more than the rest of a launch's checks."""
+    __slots__ = ("ptr", "dtype", "cuda", "device", "contiguous", "nbytes", "keep", "_what",
+                 "array")
 
     def __init__(self, ptr, dtype=None, cuda=True, device=None, contiguous=True, nbytes=0,
-                 keep=None, what=""):
+                 keep=None, what="", array=False):
         self.ptr, self.dtype, self.cuda, self.device = ptr, dtype, cuda, device
-        self.contiguous, self.nbytes, self.keep, self.what = contiguous, nbytes, keep, what
+        self.contiguous, self.nbytes, self.keep, self._what = contiguous, nbytes, keep, what
+        self.array = array  # a tensor or a CUDA array (it has an element type)
+
+    @property
+    def what(self):
+        w = self._what
+        if isinstance(w, str):
+            return w
+        return f"a tensor of {w.dtype} on {w.device}"
+
+
+# torch.dtype -> the package's element-type name, filled as dtypes are met
+# (a dict lookup by the dtype object instead of formatting it every launch)
+_TORCH_DTYPE_OF = {}
+
+
+def _torch_dtype(dtype):
+    dt = _TORCH_DTYPE_OF.get(dtype, _MISSING_DT)
+    if dt is _MISSING_DT:
+        dt = _TORCH_DTYPE_OF[dtype] = _TORCH_DTYPES.get(str(dtype))
+    return dt
+
+
+_MISSING_DT = object()
 
 
 def _pointer(value):
@@ -77,12 +104,11 @@ def _pointer(value):
         return _Pointer(value, what="an int address")
     torch = _torch()
     if torch is not None and isinstance(value, torch.Tensor):
-        dt = _TORCH_DTYPES.get(str(value.dtype))
         contiguous = value.is_contiguous()
-        nbytes = value.numel() * value.element_size() if contiguous else 0
-        return _Pointer(value.data_ptr(), dt, value.is_cuda,
-                        value.device.index if value.is_cuda else None, contiguous, nbytes,
-                        what=f"a tensor of {value.dtype} on {value.device}")
+        cuda = value.is_cuda
+        return _Pointer(value.data_ptr(), _torch_dtype(value.dtype), cuda,
+                        value.get_device() if cuda else None, contiguous,
+                        value.nbytes if contiguous else 0, what=value, array=True)
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
         ptr = int(cai["data"][0] or 0)
@@ -98,7 +124,7 @@ def _pointer(value):
         for d in shape:
             numel *= d
         return _Pointer(ptr, dt, True, None, contiguous,
-                        numel * itemsize if contiguous else 0,
+                        numel * itemsize if contiguous else 0, array=True,
                         what=f"a CUDA array of {typestr} {list(shape)}" +
                         ("" if strides is None else f" strides {list(strides)}"))
     if hasattr(value, "__dlpack__"):
@@ -335,6 +361,11 @@ def _stream_handle(stream, device):
     torch = _torch()
     if torch is not None and device is not None:
         try:
+            # the raw handle without building a torch.cuda.Stream object
+            # (a few microseconds a launch); the public call where it is absent
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            if raw is not None:
+                return raw(device) or None
             return torch.cuda.current_stream(device).cuda_stream or None
         except Exception:  # noqa: BLE001 - torch without CUDA: the default stream
             return None
@@ -467,7 +498,7 @@ class Kernel:
                 if known and p.dtype and p.dtype != param.dtype:
                     self._refuse(ArgTypeError, ERR_ARG_TYPE, i, param.name,
                                  f"must be {param.type}, got {p.what} (element type {p.dtype})")
-                if known and p.dtype is None and p.what.startswith(("a tensor", "a CUDA")):
+                if known and p.dtype is None and p.array:
                     self._refuse(ArgTypeError, ERR_ARG_TYPE, i, param.name,
                                  f"must be {param.type}, got {p.what} (an element type this "
                                  f"package cannot match)")
