@@ -18,8 +18,10 @@
  *
  * "a >= 0" comes from ir_expr_range (ranges.c): a signed value known to be
  * non-negative divides as an unsigned one, and a known maximum can shorten
- * the multiplier. Non-constant divisors stay div/rem, unsigned when both
- * operands are known non-negative (no sign fix-ups). INT_MIN / -1 wraps to
+ * the multiplier. A launch-invariant int32 divisor (ir/magic.c) divides
+ * through the multiplier the runtime passes (emit_divisor_divmod, at the
+ * end of this file); other non-constant divisors stay div/rem, unsigned
+ * when both operands are known non-negative (no sign fix-ups). INT_MIN / -1 wraps to
  * INT_MIN (and INT_MIN % -1 is 0), as the PTX div does in practice.
  */
 #include <inttypes.h>
@@ -241,5 +243,88 @@ Val emit_int_divmod(Emitter *e, IrOp op, Val a, Val b, DType t, const IrRange *r
   bool uns = !sgn || (ra && rb && ra->lo >= 0 && rb->lo >= 0);
   Val r = new_reg(e, t);
   emit(e, "%s%s %s, %s, %s;", op == OP_DIV ? "div" : "rem", sfx(t, !uns), r.s, a.s, b.s);
+  return r;
+}
+
+/* ------------------------------------------------- launch-invariant divisors
+ *
+ * A division whose divisor d is fixed for a launch (ir/magic.c) reads the
+ * hidden .u64 parameter the runtime fills in (runtime/prepare.c,
+ * rt_divisor_param): m = ceil(2^(32+l) / d) - 2^32 in its low 32 bits and d
+ * in its high 32, where l = ceil(log2 d), 1 <= d <= 2^31 - 1 (the runtime
+ * refuses a launch with any other d). At the kernel's start (hoisted, once)
+ * l = 32 - clz(d - 1); then, for 0 <= a <= 2^31,
+ *
+ *   a / d = (a + mul.hi.u32(a, m)) >> l
+ *
+ * Proof. Let M = 2^32 + m = ceil(2^(32+l) / d) and e = M d - 2^(32+l), so
+ * 0 <= e <= d - 1 < 2^l (as d <= 2^l). m fits in 32 bits: M >= 2^32 as
+ * d <= 2^l; for l = 0 (d = 1) M = 2^32; for l >= 1, d >= 2^(l-1) + 1 gives
+ * 2^(32+l) / d <= 2^33 / (1 + 2^(1-l)) <= 2^33 - 2 for l <= 31, so
+ * M < 2^33. Write a = q d + r, 0 <= r < d. Then
+ *   a M / 2^(32+l) = a / d + a e / (d 2^(32+l)) = q + (r + a e / 2^(32+l)) / d
+ * and a e / 2^(32+l) < 2^32 2^l / 2^(32+l) = 1 (a <= 2^31 < 2^32), so
+ * r + a e / 2^(32+l) < r + 1 <= d: floor(a M / 2^(32+l)) = q. Since
+ * floor(x / 2^l) = floor(floor(x) / 2^l),
+ *   q = floor((a + a m / 2^32) / 2^l) = (a + floor(a m / 2^32)) >> l
+ *     = (a + mul.hi(a, m)) >> l,
+ * and the sum does not wrap in 32 bits: mul.hi(a, m) < a (m < 2^32), so
+ * a + mul.hi(a, m) <= 2^31 + 2^31 - 1. (d = 1: m = 0, l = 0, q = a; d = 2^k:
+ * m = 0, q = a >> k.) runtime/test_divisor checks it against division for
+ * d = 1..2^16, the powers of two, 2^31 - 1 and random d, at the dividends'
+ * boundaries and random ones.
+ *
+ * A dividend that ir_expr_range proves non-negative (an int32 is then at
+ * most 2^31 - 1) uses that alone; any other int32 a divides |a| (abs.s32
+ * leaves INT_MIN as 2^31, unsigned, within the bound) and gives the
+ * quotient a's sign, which is C's truncating division for d > 0. The
+ * remainder is a - q d (C's: the dividend's sign) with the d of the
+ * parameter, so that q and r agree with each other. */
+
+/* The multiplier, the divisor and the shift of divisor dv, computed once
+ * at the kernel's start from its hidden parameter. */
+static void divisor_regs(Emitter *e, const IrDivisor *dv, Val *m, Val *d, Val *l) {
+  char key[96];
+  Val v[3];
+  snprintf(key, sizeof key, "divisor %s", dv->param->name);
+  if (!hoist_find(e, key, v, 3)) {
+    FILE *saved = hoist_begin(e);
+    v[0] = new_reg(e, DT_UINT32);
+    v[1] = new_reg(e, DT_INT32);
+    v[2] = new_reg(e, DT_UINT32);
+    Val t = new_reg(e, DT_UINT32);
+    emit(e, "mov.b64 {%s, %s}, %s;", v[0].s, v[1].s, e->param_regs[dv->param->index]);
+    emit(e, "sub.u32 %s, %s, 1;", t.s, v[1].s);
+    emit(e, "clz.b32 %s, %s;", t.s, t.s);
+    emit(e, "sub.u32 %s, 32, %s;", v[2].s, t.s);
+    hoist_end(e, saved, key, v, 3);
+  }
+  *m = v[0], *d = v[1], *l = v[2];
+}
+
+Val emit_divisor_divmod(Emitter *e, const IrExpr *x, const IrDivisor *dv) {
+  Val a = val_to_reg(e, val_convert(e, emit_expr(e, x->a), DT_INT32));
+  IrRange ra;
+  bool nonneg = ir_expr_range(x->a, e->ranges, &ra) && ra.lo >= 0;
+  Val m, d, l;
+  divisor_regs(e, dv, &m, &d, &l);
+  Val ua = a, t = new_reg(e, DT_UINT32), q = new_reg(e, DT_INT32);
+  if (!nonneg) {
+    ua = new_reg(e, DT_UINT32);
+    emit(e, "abs.s32 %s, %s;", ua.s, a.s);
+  }
+  emit(e, "mul.hi.u32 %s, %s, %s;", t.s, ua.s, m.s);
+  emit(e, "add.u32 %s, %s, %s;", t.s, t.s, ua.s);
+  emit(e, "shr.u32 %s, %s, %s;", q.s, t.s, l.s);
+  if (!nonneg) { /* a < 0: -q, as (q ^ -1) + 1 */
+    Val sign = new_reg(e, DT_INT32);
+    emit(e, "shr.s32 %s, %s, 31;", sign.s, a.s);
+    emit(e, "xor.b32 %s, %s, %s;", q.s, q.s, sign.s);
+    emit(e, "sub.s32 %s, %s, %s;", q.s, q.s, sign.s);
+  }
+  if (x->op == OP_DIV) return q;
+  Val p = new_reg(e, DT_INT32), r = new_reg(e, DT_INT32);
+  emit(e, "mul.lo.s32 %s, %s, %s;", p.s, q.s, d.s);
+  emit(e, "sub.s32 %s, %s, %s;", r.s, a.s, p.s);
   return r;
 }

@@ -432,6 +432,8 @@ static Val emit_arith(Emitter *e, IrOp op, Val a, Val b, DType t) {
 static bool op_is_compare(IrOp op) { return op >= OP_EQ && op <= OP_GE; }
 
 static Val emit_binary(Emitter *e, const IrExpr *x) {
+  const IrDivisor *dv = x->op == OP_DIV || x->op == OP_MOD ? ir_divisor_of(e->k, x) : NULL;
+  if (dv) return emit_divisor_divmod(e, x, dv); /* by a launch-invariant value */
   Val a = emit_expr(e, x->a), b = emit_expr(e, x->b);
   bool ordering = x->op == OP_LT || x->op == OP_LE || x->op == OP_GT || x->op == OP_GE;
   if (a.type == DT_BOOL && b.type == DT_BOOL && !ordering) return emit_pred_binary(e, x->op, a, b);

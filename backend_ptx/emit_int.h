@@ -121,6 +121,9 @@ Val emit_group_tid(Emitter *e);
  * the operands where known (NULL: nothing known) */
 Val emit_int_divmod(Emitter *e, IrOp op, Val a, Val b, DType t, const IrRange *ra,
                     const IrRange *rb);
+/* An int32 division node x (/ or %) by a launch-invariant divisor, through
+ * its hidden parameter's magic numbers (ir_divisor_of) */
+Val emit_divisor_divmod(Emitter *e, const IrExpr *x, const IrDivisor *dv);
 
 /* ---- emit_stmt.c: statements and control flow */
 void emit_block(Emitter *e, const IrBlock *b);

@@ -162,9 +162,20 @@ static const IrParam *pointer_param(const IrExpr *x) {
   return x && x->kind == X_PARAM && x->param->is_ptr ? x->param : NULL;
 }
 
+/* Whether p is the hidden parameter of a launch-invariant divisor. */
+static bool divisor_param(const IrKernel *k, const IrParam *p) {
+  for (int i = 0; i < k->ndivs; i++)
+    if (k->divs[i].param == p) return true;
+  return false;
+}
+
 static bool emit_params(FILE *out, const IrKernel *k, Diag *d) {
   for (int i = 0; i < k->nparams; i++) {
     const IrParam *p = k->params[i];
+    if (divisor_param(k, p)) { /* hidden: the runtime passes its magic numbers (`divisor`) */
+      fprintf(out, "//@tls param %s u64 divisor\n", p->name);
+      continue;
+    }
     /* a bool is passed as a u32 0 or 1 (emit.c) */
     /* packed sub-byte elements: the runtime sees their bytes */
     const char *t = p->is_ptr && dtype_is_subbyte(p->elem) ? "u8"
@@ -332,6 +343,26 @@ static bool emit_workspaces(FILE *out, const IrKernel *k, Diag *d) {
   return true;
 }
 
+/* `divisor PARAM EXPR`, one per hidden parameter of a launch-invariant
+ * divisor (ir/magic.c): the runtime evaluates EXPR at each launch, refuses
+ * one where it is not in 1..2^31-1, and passes its magic numbers as PARAM. */
+static bool emit_divisors(FILE *out, const IrKernel *k, Diag *d) {
+  for (int i = 0; i < k->ndivs; i++) {
+    const IrDivisor *dv = &k->divs[i];
+    fprintf(out, "//@tls divisor %s ", dv->param->name);
+    if (code_size(dv->value) > REQUIRE_MAX_CODE || !print_expr(out, dv->value)) {
+      fputc('\n', out); /* ir_plan_divisors takes only what prints */
+      diag_error(d, k->span,
+                 "internal error: the divisor of hidden parameter '%s' is not an expression "
+                 "over the kernel parameters",
+                 dv->param->name);
+      return false;
+    }
+    fputc('\n', out);
+  }
+  return true;
+}
+
 /* The evaluator lists an `int` parameter fixed at compile time (-D,
  * --specialize) among the config entries as "fixed NAME" (eval.c,
  * set_config): NAME, or NULL for an autotune name. */
@@ -373,7 +404,7 @@ static bool emit_entry_meta(FILE *out, const IrKernel *k, Diag *d) {
             k->cluster[2] > 0 ? k->cluster[2] : 1);
   for (int i = 0; i < k->ntmaps; i++)
     if (!emit_tmap(out, k, k->tmaps[i], d)) return false;
-  return emit_requires(out, k, d) && emit_workspaces(out, k, d);
+  return emit_requires(out, k, d) && emit_workspaces(out, k, d) && emit_divisors(out, k, d);
 }
 
 bool emit_metadata(FILE *out, const IrModule *m, Diag *d) {

@@ -808,6 +808,19 @@ typedef struct IrWorkspace {
   bool clean; /* requires_clean=True: all zeros at the launch */
 } IrWorkspace;
 
+/* magic.c: a division by a launch-invariant value (built from kernel
+ * parameters and constants only) reads hidden parameter `param`, which the
+ * runtime fills in at each launch from `value` (the divisor over the
+ * parameters, as the metadata says it): the multiplier m in its low 32
+ * bits, the divisor d in its high 32 (docs/format.md, `divisor`). The
+ * parameter is a 64-bit value marked is_ptr (elem uint64), so that what
+ * binds user scalars (--verify's -p, --specialize) passes it by. */
+typedef struct IrDivisor {
+  IrParam *param;
+  IrExpr *value;
+} IrDivisor;
+#define IR_MAX_DIVISORS 8
+
 typedef struct IrKernel {
   char *name;   /* PTX entry name */
   char *script; /* the tilus.Script class name */
@@ -840,6 +853,15 @@ typedef struct IrKernel {
   IrWorkspace *ws; /* global_tensor() workspaces, in creation order: ws[i]
                       is hidden parameter params[nparams - nws + i] */
   int nws;
+  /* magic.c: the launch-invariant divisors (their hidden parameters come
+   * after the user's, before the workspaces'), and the division nodes
+   * (X_BINARY / and % of int32) that divide by them: div_sites sorted by
+   * address, div_site_of[i] the index in divs of site i */
+  IrDivisor *divs;
+  int ndivs;
+  const IrExpr **div_sites;
+  int *div_site_of;
+  int ndiv_sites;
   Span span;
 } IrKernel;
 
@@ -928,6 +950,17 @@ int64_t *ir_var_multiples(Arena *ar, const IrKernel *k);
  * variable multiples (NULL: nothing known of variables); 1 when nothing is
  * known. */
 int64_t ir_expr_multiple(const IrExpr *e, const int64_t *vars);
+
+/* magic.c: for each kernel, the int32 divisions and remainders whose
+ * divisor is launch-invariant (not a constant; every variable it reads is
+ * assigned only that same value, over parameters and constants, in a form
+ * the metadata's expressions can say) get a hidden parameter per distinct
+ * divisor (IrKernel.divs), at most IR_MAX_DIVISORS; the IR's statements
+ * are unchanged (the simulator still divides). Runs last, once. */
+void ir_plan_divisors(IrModule *m);
+/* The divisor a division node x divides by through its hidden parameter
+ * (ir_plan_divisors), or NULL: a plain division. */
+const IrDivisor *ir_divisor_of(const IrKernel *k, const IrExpr *x);
 
 /* Runs barrier assignment, verify, layouts, verify, smem planning,
  * verify, then loop unrolling and constant propagation, verify. */

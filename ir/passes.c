@@ -25,5 +25,6 @@ bool ir_run_passes(IrModule *m, Diag *d) {
   if (!(ir_check(m, d) && ir_plan_smem(m, d) && ir_check(m, d))) return false;
   ir_unroll_loops(m);
   ir_propagate_constants(m);
+  ir_plan_divisors(m); /* magic.c: hidden parameters for launch-invariant divisors */
   return ir_check(m, d);
 }

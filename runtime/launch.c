@@ -97,7 +97,8 @@ tls_status tls_launch(const tls_kernel *kernel, const tls_arg *args, int nargs, 
   if (!kernel) return TLS_ERR_INVALID;
   tls_launch_plan plan;
   const tls_kernel *ran = NULL;
-  tls_status st = rt_prepare(kernel, args, nargs, &plan, &ran);
+  uint64_t divs[KERNEL_MAX_DIVISORS];
+  tls_status st = rt_prepare(kernel, args, nargs, &plan, &ran, divs);
   if (st) return st;
   tls_kernel *k = (tls_kernel *)ran; /* the tensor-map cache is ours to update */
   tls_context *ctx = k->mod->ctx;
@@ -106,14 +107,17 @@ tls_status tls_launch(const tls_kernel *kernel, const tls_arg *args, int nargs, 
                     k->name);
   uint64_t ws[TLS_MAX_WORKSPACES];
   if (k->nws && (st = workspaces_for(k, &plan, (CUstream)stream, ws))) return st;
-  void *params[TLS_MAX_PARAMS + TLS_MAX_WORKSPACES + TLS_MAX_TMAPS];
+  /* the user's arguments, then the hidden ones: divisors, workspaces */
+  void *params[TLS_MAX_PARAMS + KERNEL_MAX_DIVISORS + TLS_MAX_WORKSPACES + TLS_MAX_TMAPS];
   for (int i = 0; i < nargs; i++) params[i] = (void *)&args[i].v; /* each member sits at offset 0 */
-  for (int w = 0; w < k->nws; w++) params[nargs + w] = (void *)&ws[w];
+  for (int i = 0; i < k->ndivs; i++) params[nargs + i] = (void *)&divs[i];
+  int hidden = nargs + k->ndivs;
+  for (int w = 0; w < k->nws; w++) params[hidden + w] = (void *)&ws[w];
   for (int t = 0; t < plan.num_tmaps; t++) {
     const CUtensorMap *map = NULL;
     if (k->tmaps[t].ptr_ws >= 0) plan.tmaps[t].address = ws[k->tmaps[t].ptr_ws];
     if ((st = tmap_for(k, t, &plan.tmaps[t], &map))) return st;
-    params[nargs + k->nws + t] = (void *)map;
+    params[hidden + k->nws + t] = (void *)map;
   }
   if (plan.cluster[0] * plan.cluster[1] * plan.cluster[2] > 1) {
     /* a cluster kernel (.reqnctapercluster, .explicitcluster): the launch

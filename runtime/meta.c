@@ -223,6 +223,13 @@ static tls_status close_entry(MetaParser *mp) {
       mp->ws_text[w][i] = NULL;
     }
   }
+  for (int i = 0; i < k->ndivs; i++) { /* expr_compile keeps value.text */
+    Divisor *dv = &k->divs[i];
+    if (!dv->line)
+      return perr(mp, dv->param_line, "divisor parameter '%s' has no 'divisor' line", dv->name);
+    if (!expr_compile(dv->value.text, k->params, k->nparams, &dv->value, why, sizeof why))
+      return perr(mp, dv->line, "bad divisor expression '%s': %s", dv->value.text, why);
+  }
   for (int i = 0; i < k->nreqs; i++) { /* expr_compile keeps cond.text */
     Require *r = &k->reqs[i];
     if (!expr_compile(r->cond.text, k->params, k->nparams, &r->cond, why, sizeof why))
@@ -391,13 +398,65 @@ static tls_status workspace_param(MetaParser *mp, char **f) {
   return TLS_OK;
 }
 
-/* param NAME TYPE | param NAME ptr DTYPE | param NAME ptr DTYPE workspace */
+/* The divisor whose hidden parameter is `name`, or -1. */
+static int divisor_index(const tls_kernel *k, const char *name) {
+  for (int i = 0; i < k->ndivs; i++)
+    if (!strcmp(k->divs[i].name, name)) return i;
+  return -1;
+}
+
+/* param NAME u64 divisor: the hidden magic numbers of a launch-invariant
+ * divisor, after every user parameter and before the workspaces' (its
+ * `divisor` line gives its expression). */
+static tls_status divisor_param(MetaParser *mp, char **f) {
+  tls_kernel *k = mp->cur;
+  if (k->nws)
+    return perr(mp, mp->line,
+                "divisor parameter '%s' follows workspace parameter '%s' (the divisors' come "
+                "first)",
+                f[1], k->ws[k->nws - 1].name);
+  if (k->ndivs == KERNEL_MAX_DIVISORS)
+    return perr(mp, mp->line, "entry '%s' has too many divisor parameters (at most %d)", k->name,
+                KERNEL_MAX_DIVISORS);
+  Divisor *dv = realloc(k->divs, sizeof *dv * (size_t)(k->ndivs + 1));
+  if (!dv) return snprintf(mp->msg, mp->msglen, "out of memory"), TLS_ERR_NOMEM;
+  k->divs = dv;
+  Divisor *d = &dv[k->ndivs++];
+  memset(d, 0, sizeof *d);
+  d->name = xstrdup(f[1]);
+  d->param_line = mp->line;
+  return TLS_OK;
+}
+
+/* divisor NAME EXPR: NAME a divisor parameter declared before it, once;
+ * EXPR is compiled when the entry closes. */
+static tls_status dir_divisor(MetaParser *mp, char **f, int n) {
+  tls_kernel *k = mp->cur;
+  if (n != 3) return perr(mp, mp->line, "'divisor' needs a parameter name and an expression");
+  int i = divisor_index(k, f[1]);
+  if (i < 0)
+    return perr(mp, mp->line,
+                "divisor '%s' is not a divisor parameter declared before it ('param %s u64 "
+                "divisor')",
+                f[1], f[1]);
+  Divisor *d = &k->divs[i];
+  if (d->line)
+    return perr(mp, mp->line, "second 'divisor' line for '%s' (line %d has the first)", f[1],
+                d->line);
+  d->value.text = xstrdup(f[2]);
+  d->line = mp->line;
+  return TLS_OK;
+}
+
+/* param NAME TYPE | param NAME ptr DTYPE | param NAME ptr DTYPE workspace |
+ * param NAME u64 divisor */
 static tls_status dir_param(MetaParser *mp, char **f, int n) {
   static const char *const SCALARS[] = {"i32", "u32", "i64", "u64", "f32"};
   tls_kernel *k = mp->cur;
   if (n < 3 || !is_ident(f[1])) return perr(mp, mp->line, "'param' needs a name and a type");
   bool hidden = n == 5 && !strcmp(f[2], "ptr") && !strcmp(f[4], "workspace");
-  if (!hidden && k->nparams == TLS_MAX_PARAMS)
+  bool divisor = n == 4 && !strcmp(f[2], "u64") && !strcmp(f[3], "divisor");
+  if (!hidden && !divisor && k->nparams == TLS_MAX_PARAMS)
     return perr(mp, mp->line, "entry '%s' has too many parameters (at most %d)", k->name,
                 TLS_MAX_PARAMS);
   /* An expression reads `min(` and `max(` as the functions. */
@@ -407,9 +466,15 @@ static tls_status dir_param(MetaParser *mp, char **f, int n) {
   for (int i = 0; i < k->nparams; i++)
     if (!strcmp(k->params[i].name, f[1]))
       return perr(mp, mp->line, "parameter '%s' appears twice", f[1]);
-  if (workspace_index(k, f[1]) >= 0)
+  if (workspace_index(k, f[1]) >= 0 || divisor_index(k, f[1]) >= 0)
     return perr(mp, mp->line, "parameter '%s' appears twice", f[1]);
   if (hidden) return workspace_param(mp, f);
+  if (divisor) return divisor_param(mp, f);
+  if (k->ndivs)
+    return perr(mp, mp->line,
+                "parameter '%s' follows divisor parameter '%s' (a divisor's hidden parameter "
+                "comes after every user parameter)",
+                f[1], k->divs[k->ndivs - 1].name);
   /* the launch's arguments are the user's: hidden ones come after them */
   if (k->nws)
     return perr(mp, mp->line,
@@ -694,9 +759,9 @@ static tls_status meta_line(MetaParser *mp, char *text) {
     mp->closed = true;
     return n == 1 ? close_entry(mp) : perr(mp, mp->line, "'end' takes nothing");
   }
-  static const char *const IN_ENTRY[] = {"config", "param",   "grid",    "tmap",
-                                         "fixed",  "cluster", "require", "workspace"};
-  for (int i = 0; i < 8; i++) {
+  static const char *const IN_ENTRY[] = {"config",  "param",     "grid",    "tmap",   "fixed",
+                                         "cluster", "workspace", "divisor", "require"};
+  for (int i = 0; i < 9; i++) {
     if (strcmp(f[0], IN_ENTRY[i])) continue;
     if (!mp->cur) return perr(mp, mp->line, "'%s' outside an entry", f[0]);
     switch (i) {
@@ -712,8 +777,10 @@ static tls_status meta_line(MetaParser *mp, char *text) {
       return dir_fixed(mp, f, n);
     case 5:
       return dir_cluster(mp, f, n);
-    case 7:
+    case 6:
       return dir_workspace(mp, f, n);
+    case 7:
+      return dir_divisor(mp, f, n);
     default:
       return dir_require(mp, f, n, message);
     }
@@ -869,9 +936,9 @@ static tls_status check_entry_params(MetaParser *mp, tls_kernel *k) {
   if (!close)
     return perr(mp, clean_line(mp, open), "parameter list of '%s' is not closed (truncated file?)",
                 k->name);
-  int nvalues = k->nparams + k->nws, want = nvalues + k->ntmaps, i = 0;
-  Token names[TLS_MAX_PARAMS + TLS_MAX_WORKSPACES + TLS_MAX_TMAPS];
-  const char *where[TLS_MAX_PARAMS + TLS_MAX_WORKSPACES + TLS_MAX_TMAPS];
+  int nvalues = k->nparams + k->ndivs + k->nws, want = nvalues + k->ntmaps, i = 0;
+  Token names[TLS_MAX_PARAMS + KERNEL_MAX_DIVISORS + TLS_MAX_WORKSPACES + TLS_MAX_TMAPS];
+  const char *where[TLS_MAX_PARAMS + KERNEL_MAX_DIVISORS + TLS_MAX_WORKSPACES + TLS_MAX_TMAPS];
   for (const char *p = strstr(open, ".param"); p && p < close; i++) {
     const char *next = strstr(p + 6, ".param");
     const char *end = next && next < close ? next : close;
@@ -885,6 +952,11 @@ static tls_status check_entry_params(MetaParser *mp, tls_kernel *k) {
     if (i < want) names[i] = name, where[i] = p;
     p = next;
   }
+  if (i != want && k->ndivs)
+    return perr(mp, clean_line(mp, open),
+                "'%s' takes %d PTX parameters but the metadata declares %d (%d params + %d "
+                "divisors + %d workspaces + %d tensor maps)",
+                k->name, i, want, k->nparams, k->ndivs, k->nws, k->ntmaps);
   if (i != want && k->nws)
     return perr(mp, clean_line(mp, open),
                 "'%s' takes %d PTX parameters but the metadata declares %d (%d params + %d "
@@ -899,9 +971,11 @@ static tls_status check_entry_params(MetaParser *mp, tls_kernel *k) {
    * the tensor maps to the wrong arguments. */
   for (i = 0; i < want; i++) {
     bool value = i < nvalues;
-    const char *meta = i < k->nparams ? k->params[i].name
-                       : value        ? k->ws[i - k->nparams].name
-                                      : NULL;
+    int hidden = i - k->nparams; /* divisors, then workspaces */
+    const char *meta = i < k->nparams      ? k->params[i].name
+                       : hidden < k->ndivs ? k->divs[hidden].name
+                       : value             ? k->ws[hidden - k->ndivs].name
+                                           : NULL;
     int t = i - nvalues;
     if (param_name_ok(names[i], k->name, i, meta, t)) continue;
     if (value)
@@ -909,8 +983,10 @@ static tls_status check_entry_params(MetaParser *mp, tls_kernel *k) {
                   "PTX parameter %d of '%s' is named '%.*s' but the metadata declares %s "
                   "'%s' there (expected '%s_param_%s' or '%s_param_%d')",
                   i, k->name, (int)names[i].n, names[i].s,
-                  i < k->nparams ? "parameter" : "workspace parameter", meta, k->name, meta,
-                  k->name, i);
+                  i < k->nparams      ? "parameter"
+                  : hidden < k->ndivs ? "divisor parameter"
+                                      : "workspace parameter",
+                  meta, k->name, meta, k->name, i);
     return perr(mp, clean_line(mp, where[i]),
                 "PTX parameter %d of '%s' is named '%.*s' but the metadata declares tensor map %d "
                 "there (expected '%s_tmap%d' or '%s_param_%d')",
@@ -1106,6 +1182,11 @@ void meta_free_kernels(tls_module *mod) {
       for (int j = 0; j < k->ws[w].rank; j++) free(k->ws[w].dims[j].text);
     }
     free(k->ws);
+    for (int j = 0; j < k->ndivs; j++) {
+      free(k->divs[j].name);
+      free(k->divs[j].value.text);
+    }
+    free(k->divs);
     for (int t = 0; t < k->ntmaps; t++)
       for (int j = 0; j < k->tmaps[t].rank; j++) {
         free(k->tmaps[t].dims[j].text);

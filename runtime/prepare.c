@@ -348,6 +348,46 @@ static tls_status plan_workspaces(const tls_kernel *k, const int64_t *values,
   return TLS_OK;
 }
 
+/* ---------------------------------------------------------- divisors */
+
+/* The multiplier of divisor d and d: see rt_internal.h. For l >= 1,
+ * 2^(32+l) / d < 2^33 (d > 2^(l-1)), so M - 2^32 fits in 32 bits; d = 1
+ * gives M = 2^32, m = 0. */
+uint64_t rt_divisor_param(uint32_t d) {
+  int l = 0;
+  while (l < 31 && ((uint32_t)1 << l) < d) l++; /* ceil(log2 d) */
+  uint64_t p = (uint64_t)1 << (32 + l);         /* at most 2^63 */
+  uint64_t m = p / d + (p % d != 0) - ((uint64_t)1 << 32);
+  return (m & 0xFFFFFFFFu) | (uint64_t)d << 32;
+}
+
+/* Each `divisor` line's value (1 to 2^31-1: the kernel divides by
+ * multiplying, exactly only for those) and its hidden parameter into divs
+ * (when not NULL). */
+static tls_status eval_divisors(const tls_kernel *k, const int64_t *values, uint64_t *divs) {
+  for (int i = 0; i < k->ndivs; i++) {
+    const Divisor *dv = &k->divs[i];
+    char why[128], args[512];
+    int64_t v;
+    bool ok = expr_eval(&dv->value, values, &v, why, sizeof why);
+    if (ok && v >= 1 && v <= INT32_MAX) {
+      if (divs) divs[i] = rt_divisor_param((uint32_t)v);
+      continue;
+    }
+    read_values(k, &dv->value, values, args, sizeof args);
+    if (!ok)
+      return refuse(k, TLS_ERR_EXPR,
+                    "the kernel divides by %s, which cannot be evaluated for these arguments "
+                    "(%s): %s",
+                    dv->value.text, args, why);
+    return refuse(k, TLS_ERR_ARG_VALUE,
+                  "the kernel divides by %s, which is %" PRId64 " for these arguments (%s); it "
+                  "must be 1 to 2147483647",
+                  dv->value.text, v, args);
+  }
+  return TLS_OK;
+}
+
 /* ---------------------------------------------------------- variants */
 
 /* Whether the arguments have every value that `k` fixes; else the index
@@ -412,7 +452,7 @@ const tls_kernel *tls_kernel_resolve(const tls_kernel *k, const tls_arg *args, i
 }
 
 tls_status rt_prepare(const tls_kernel *launched, const tls_arg *args, int nargs,
-                      tls_launch_plan *plan, const tls_kernel **ran) {
+                      tls_launch_plan *plan, const tls_kernel **ran, uint64_t *divs) {
   if (!launched || !plan) return TLS_ERR_INVALID;
   int64_t values[TLS_MAX_PARAMS];
   const tls_kernel *k = launched;
@@ -421,6 +461,7 @@ tls_status rt_prepare(const tls_kernel *launched, const tls_arg *args, int nargs
   if (!st) st = resolve(launched, values, &k);
   if (!st && (st = check_requires(k, values, why, sizeof why)))
     return refuse(launched, st, "%s", why);
+  if (!st) st = eval_divisors(k, values, divs);
   if (!st) st = eval_grid(k, values, plan);
   if (st) return st;
   plan->block = (uint32_t)k->block;
@@ -436,5 +477,5 @@ tls_status rt_prepare(const tls_kernel *launched, const tls_arg *args, int nargs
 
 tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int nargs,
                               tls_launch_plan *plan) {
-  return rt_prepare(k, args, nargs, plan, NULL);
+  return rt_prepare(k, args, nargs, plan, NULL, NULL);
 }

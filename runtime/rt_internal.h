@@ -121,6 +121,19 @@ typedef struct Workspace {
   char *desc; /* "__ws0 i32 dims=(m+15)/16 clean=1" (tls_kernel_workspace) */
 } Workspace;
 
+/* A launch-invariant divisor (docs/format.md, `divisor`): its hidden
+ * parameter `param NAME u64 divisor`, which follows the user's and comes
+ * before the workspaces', and its `divisor NAME EXPR` line. A launch
+ * evaluates EXPR (refused unless 1 <= EXPR <= 2^31-1) and passes
+ * rt_divisor_param of it, from which the kernel divides by multiplying. */
+typedef struct Divisor {
+  char *name;
+  Expr value; /* value.text: EXPR as written (NULL until its line) */
+  int param_line, line;
+} Divisor;
+
+enum { KERNEL_MAX_DIVISORS = 8 };
+
 struct tls_kernel {
   struct tls_module *mod;
   char *name, *script, *config;
@@ -151,7 +164,9 @@ struct tls_kernel {
   bool is_variant;                  /* a sibling fixes a subset of its values */
   int nreqs;                        /* `require` lines, in file order */
   Require *reqs;
-  int nws; /* hidden parameters, in PTX order after the user's (nparams) */
+  int ndivs; /* hidden parameters, in PTX order after the user's (nparams) */
+  Divisor *divs;
+  int nws; /* hidden parameters, in PTX order after the divisors' */
   Workspace *ws;
   /* launch.c: the device buffer the workspaces live in (0 = none yet) */
   uint64_t ws_buffer, ws_capacity;
@@ -213,7 +228,13 @@ bool meta_dtype(const char *name, int *cu_dtype, int *bytes);
  * `*ran` is `k` or the most specialised sibling whose fixed values the
  * arguments have (tls_kernel_resolve); the plan is that entry's. */
 tls_status rt_prepare(const tls_kernel *k, const tls_arg *args, int nargs, tls_launch_plan *plan,
-                      const tls_kernel **ran);
+                      const tls_kernel **ran, uint64_t *divs);
+/* prepare.c: the hidden parameter of divisor d (1 <= d <= 2^31 - 1) that
+ * rt_prepare writes into divs[i] for the entry's divisor i: the multiplier
+ * m = ceil(2^(32+l) / d) - 2^32, l = ceil(log2 d), in the low 32 bits and
+ * d in the high 32; the kernel computes a / d as (a + mulhi(a, m)) >> l
+ * for 0 <= a <= 2^31 (backend_ptx/emit_divmod.c has the proof). */
+uint64_t rt_divisor_param(uint32_t d);
 /* prepare.c: whether the entry a launch of `k` runs for these arguments
  * meets its `require` lines; when not, false with the refusal ("launch of
  * 'K' refused: static_assert(...) fails ...") in why. Arguments that

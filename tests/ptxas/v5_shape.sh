@@ -13,8 +13,10 @@
 #                      producer, 2 x (1 + 7) in the consumers = 24
 #   elect.sync         one per single-thread region / TMA issue (7 x 4 in the
 #                      producer, 8 per consumer group) = 44
-#   div/rem            none by a constant (emit_divmod.c); the block
-#                      swizzle's run-time divisors remain
+#   div/rem            none by a constant (emit_divmod.c), none by the block
+#                      swizzle's run-time divisors: expressions of the
+#                      parameters, divided through hidden multipliers
+#                      (ir/magic.c)
 #   .loc               for each primitive call of the .tls, how many of its
 #                      lines have a `.loc` in the PTX (all of them must)
 f=$1 tls=$2
