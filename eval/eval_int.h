@@ -309,12 +309,22 @@ typedef struct TgFrame {
  * it (ids below first_tensor) are outside it. free_shared() of one of them
  * inside a loop is refused; inside an if, its bytes are given back when
  * the if ends (`deferred`): the other branch still holds the tensor. */
+/* A compile-time name bound before a run-time loop or branch and assigned
+ * inside it: its value on entry and the first assignment's place. */
+typedef struct Restore {
+  const char *name;
+  Value *entry;
+  Span at;
+} Restore;
+
 typedef struct RtFrame {
   struct RtFrame *up;
   bool loop;
   int first_tensor;
   IrTensor **deferred;
   int ndeferred;
+  Restore *restores; /* checked at the end of a body (ev_rt_check_restored) */
+  int nrestores;
 } RtFrame;
 
 /* What the evaluator knows of one tensor of the kernel being built, beside
@@ -528,6 +538,12 @@ void ev_free_shared(Eval *E, IrTensor *t, Span sp);
  * frees deferred to the end of an if take effect there. */
 void ev_rt_enter(Eval *E, RtFrame *f, bool loop);
 void ev_rt_leave(Eval *E, RtFrame *f);
+/* A compile-time name bound before the innermost run-time construct takes
+ * another compile-time value inside it: allowed (Python rebinds it) when
+ * the body ends with the value it had on entry, which
+ * ev_rt_check_restored checks; false when no construct is open. */
+bool ev_rt_note_rebind(Eval *E, const char *name, Value *entry, Span sp);
+void ev_rt_check_restored(Eval *E, RtFrame *f);
 /* An error for a shared tensor used after free_shared(). */
 void ev_check_not_freed(Eval *E, const IrTensor *t, Span sp);
 /* t[idx] = v for a register tensor used element by element. */

@@ -76,6 +76,13 @@ static Value *capture_ref(Eval *E, const char *name, Value *v, Span sp) {
   return r;
 }
 
+/* A number known at compile time (rebinding one inside a run-time body
+ * is checked by ev_rt_note_rebind). */
+static bool is_ct_number(const Value *v) {
+  int64_t c;
+  return v_is_number(v) || (v->kind == V_EXPR && ir_is_const(v->x, &c));
+}
+
 /* Binds v to slot s (see the rules at the top of the file). ann is the
  * run-time dtype of an annotation, DT_VOID for none. */
 void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
@@ -129,7 +136,8 @@ void ev_bind_slot(Eval *E, Slot *s, Value *v, DType ann, Span sp) {
              "'%s' holds a run-time value computed outside this loop "
              "or branch; annotate it (%s: int32 = ...)",
              s->name, s->name);
-  if (inner)
+  if (inner &&
+      !(is_ct_number(v) && is_ct_number(s->val) && ev_rt_note_rebind(E, s->name, s->val, sp)))
     ev_error(E, sp,
              "'%s' holds a compile-time value and cannot be assigned "
              "in a run-time loop or branch; annotate it (%s: int32 = "
@@ -473,6 +481,7 @@ static void rt_if(Eval *E, Node *s, Value *cond, bool in_chain) {
   E->nest++;
   E->cur = &st->body;
   ev_exec_block(E, &s->list);
+  ev_rt_check_restored(E, &frame);
   Dict thn = dict_copy(E, scope);
   *scope = dict_copy(E, &before);
   E->cur = &st->orelse;
@@ -482,6 +491,7 @@ static void rt_if(Eval *E, Node *s, Value *cond, bool in_chain) {
   } else {
     ev_exec_block(E, &s->list2);
   }
+  ev_rt_check_restored(E, &frame);
   E->cur = saved;
   E->rt_depth--;
   E->nest--;
@@ -592,6 +602,7 @@ static void rt_for(Eval *E, Node *s, Value *rng) {
   E->rt_loops++;
   E->loop_kind = 2;
   ev_exec_block(E, &s->list);
+  ev_rt_check_restored(E, &frame);
   E->loop_kind = saved_kind;
   E->rt_depth--;
   E->nest--;

@@ -422,8 +422,41 @@ void ev_free_shared(Eval *E, IrTensor *t, Span sp) {
 }
 
 void ev_rt_enter(Eval *E, RtFrame *f, bool loop) {
-  *f = (RtFrame){E->rt_frames, loop, E->k ? E->k->ntensors : 0, NULL, 0};
+  *f = (RtFrame){E->rt_frames, loop, E->k ? E->k->ntensors : 0, NULL, 0, NULL, 0};
   E->rt_frames = f;
+}
+
+bool ev_rt_note_rebind(Eval *E, const char *name, Value *entry, Span sp) {
+  RtFrame *f = E->rt_frames;
+  if (!f) return false;
+  for (int i = 0; i < f->nrestores; i++)
+    if (!strcmp(f->restores[i].name, name)) return true;
+  int n = f->nrestores;
+  if ((n & (n - 1)) == 0) { /* 0, 1, 2, 4 ...: full, double it */
+    Restore *r = arena_alloc(E->ar, sizeof(Restore) * (size_t)(2 * n + 1));
+    if (n) memcpy(r, f->restores, sizeof(Restore) * (size_t)n);
+    f->restores = r;
+  }
+  f->restores[f->nrestores++] = (Restore){name, entry, sp};
+  return true;
+}
+
+/* The body is evaluated once for every trip (or for the branch): that is
+ * faithful only if each compile-time name it rebinds ends as it began, so
+ * that every trip starts alike and the value after the construct does not
+ * depend on how many trips ran. */
+void ev_rt_check_restored(Eval *E, RtFrame *f) {
+  for (int i = 0; i < f->nrestores; i++) {
+    Restore *r = &f->restores[i];
+    Slot *s = ev_dict_find(ev_cur_scope(E), r->name);
+    if (!s || s->var || !s->val || !v_same(E, s->val, r->entry, r->at))
+      ev_error(E, r->at,
+               "'%s' holds a compile-time value and cannot be assigned "
+               "in a run-time loop or branch unless it ends with the value it had "
+               "before; annotate it (%s: int32 = ...)",
+               r->name, r->name);
+  }
+  f->nrestores = 0;
 }
 
 void ev_rt_leave(Eval *E, RtFrame *f) {
