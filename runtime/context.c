@@ -64,6 +64,7 @@ tls_status tls_init(int device, tls_context **out) {
 
 void tls_context_free(tls_context *ctx) {
   if (!ctx) return;
+  if (ctx->order_event) ctx->api.cuEventDestroy(ctx->order_event);
   if (ctx->cuctx) ctx->api.cuDevicePrimaryCtxRelease(ctx->dev);
   cuda_api_close(&ctx->api);
   free(ctx->buffers);
@@ -87,7 +88,7 @@ tls_status rt_need_online(tls_context *ctx, const char *what) {
 }
 
 tls_status tls_mem_alloc(tls_context *ctx, uint64_t *dptr, size_t bytes) {
-  tls_status st = rt_need_online(ctx, "tls_mem_alloc");
+  tls_status st = rt_need_current(ctx, "tls_mem_alloc");
   if (st) return st;
   CUdeviceptr p = 0;
   CUresult r = ctx->api.cuMemAlloc(&p, bytes);
@@ -97,7 +98,7 @@ tls_status tls_mem_alloc(tls_context *ctx, uint64_t *dptr, size_t bytes) {
 }
 
 tls_status tls_mem_free(tls_context *ctx, uint64_t dptr) {
-  tls_status st = rt_need_online(ctx, "tls_mem_free");
+  tls_status st = rt_need_current(ctx, "tls_mem_free");
   if (st || !dptr) return st;
   rt_buffer_remove(ctx, dptr);
   CUresult r = ctx->api.cuMemFree(dptr);
@@ -105,28 +106,50 @@ tls_status tls_mem_free(tls_context *ctx, uint64_t dptr) {
 }
 
 tls_status tls_mem_upload(tls_context *ctx, uint64_t dst, const void *src, size_t bytes) {
-  tls_status st = rt_need_online(ctx, "tls_mem_upload");
+  tls_status st = rt_need_current(ctx, "tls_mem_upload");
   if (st) return st;
   CUresult r = ctx->api.cuMemcpyHtoD(dst, src, bytes);
   return r ? rt_cuda_error(ctx, r, "cuMemcpyHtoD") : TLS_OK;
 }
 
 tls_status tls_mem_download(tls_context *ctx, void *dst, uint64_t src, size_t bytes) {
-  tls_status st = rt_need_online(ctx, "tls_mem_download");
+  tls_status st = rt_need_current(ctx, "tls_mem_download");
   if (st) return st;
   CUresult r = ctx->api.cuMemcpyDtoH(dst, src, bytes);
   return r ? rt_cuda_error(ctx, r, "cuMemcpyDtoH") : TLS_OK;
 }
 
 tls_status tls_mem_set8(tls_context *ctx, uint64_t dst, uint8_t value, size_t bytes) {
-  tls_status st = rt_need_online(ctx, "tls_mem_set8");
+  tls_status st = rt_need_current(ctx, "tls_mem_set8");
   if (st) return st;
   CUresult r = ctx->api.cuMemsetD8(dst, value, bytes);
   return r ? rt_cuda_error(ctx, r, "cuMemsetD8") : TLS_OK;
 }
 
+tls_status rt_need_current(tls_context *ctx, const char *what) {
+  tls_status st = rt_need_online(ctx, what);
+  if (st) return st;
+  CUcontext cur = NULL;
+  CUresult r = ctx->api.cuCtxGetCurrent(&cur);
+  if (!r && cur != ctx->cuctx) r = ctx->api.cuCtxSetCurrent(ctx->cuctx);
+  return r ? rt_cuda_error(ctx, r, "cuCtxSetCurrent") : TLS_OK;
+}
+
+tls_status tls_stream_wait(tls_context *ctx, void *stream, void *on) {
+  tls_status st = rt_need_current(ctx, "tls_stream_wait");
+  if (st || stream == on) return st;
+  CudaApi *cu = &ctx->api;
+  CUresult r = 0;
+  if (!ctx->order_event && (r = cu->cuEventCreate(&ctx->order_event, 0x2 /* no timing */)))
+    return rt_cuda_error(ctx, r, "cuEventCreate");
+  if ((r = cu->cuEventRecord(ctx->order_event, (CUstream)on)))
+    return rt_cuda_error(ctx, r, "cuEventRecord");
+  r = cu->cuStreamWaitEvent((CUstream)stream, ctx->order_event, 0);
+  return r ? rt_cuda_error(ctx, r, "cuStreamWaitEvent") : TLS_OK;
+}
+
 tls_status tls_synchronize(tls_context *ctx) {
-  tls_status st = rt_need_online(ctx, "tls_synchronize");
+  tls_status st = rt_need_current(ctx, "tls_synchronize");
   if (st) return st;
   CUresult r = ctx->api.cuCtxSynchronize();
   return r ? rt_cuda_error(ctx, r, "cuCtxSynchronize (a kernel failed?)") : TLS_OK;

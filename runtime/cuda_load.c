@@ -41,6 +41,7 @@ int cuda_api_open(CudaApi *api, char *msg, size_t msglen) {
   R(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL);
   R(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
   R(cuCtxSetCurrent, "cuCtxSetCurrent", NULL);
+  R(cuCtxGetCurrent, "cuCtxGetCurrent", NULL);
   R(cuCtxSynchronize, "cuCtxSynchronize", NULL);
   R(cuModuleLoadData, "cuModuleLoadData", NULL);
   R(cuModuleLoadDataEx, "cuModuleLoadDataEx", NULL);
@@ -65,6 +66,7 @@ int cuda_api_open(CudaApi *api, char *msg, size_t msglen) {
   R(cuEventRecord, "cuEventRecord", NULL);
   R(cuEventSynchronize, "cuEventSynchronize", NULL);
   R(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+  R(cuStreamWaitEvent, "cuStreamWaitEvent", NULL);
   R(cuGetErrorName, "cuGetErrorName", NULL);
   R(cuGetErrorString, "cuGetErrorString", NULL);
   return 0;

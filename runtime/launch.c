@@ -105,6 +105,7 @@ tls_status tls_launch(const tls_kernel *kernel, const tls_arg *args, int nargs, 
   if (!ctx->online || !k->fn)
     return rt_error(ctx, TLS_ERR_NO_DEVICE, "launch of '%s' refused: the context has no GPU",
                     k->name);
+  if ((st = rt_need_current(ctx, "tls_launch"))) return st; /* from any thread */
   uint64_t ws[TLS_MAX_WORKSPACES];
   if (k->nws && (st = workspaces_for(k, &plan, (CUstream)stream, ws))) return st;
   /* the user's arguments, then the hidden ones: divisors, workspaces */

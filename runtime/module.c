@@ -24,6 +24,7 @@ void tls_module_free(tls_module *mod) {
 static tls_status module_finish(tls_module *mod, tls_module **out) {
   tls_context *ctx = mod->ctx;
   tls_status st = meta_parse(mod, ctx->err, sizeof ctx->err);
+  if (!st && ctx->online) st = rt_need_current(ctx, "tls_module_load");
   if (!st && ctx->online) st = compile_module(mod);
   for (int i = 0; !st && ctx->online && i < mod->nkernels; i++) {
     tls_kernel *k = &mod->kernels[i];

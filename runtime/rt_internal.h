@@ -199,7 +199,8 @@ struct tls_context {
   int smem_optin;
   tls_compile_mode mode;
   char err[4096];
-  RtBuffer *buffers; /* from tls_mem_alloc and tls_mem_register */
+  RtBuffer *buffers;   /* from tls_mem_alloc and tls_mem_register */
+  CUevent order_event; /* tls_stream_wait's, made on first use */
   int nbuffers, cap_buffers;
 };
 
@@ -209,6 +210,9 @@ tls_status rt_error(tls_context *ctx, tls_status status, const char *fmt, ...)
 /* TLS_OK on a context with a GPU; else TLS_ERR_INVALID (NULL) or
  * TLS_ERR_NO_DEVICE with "WHAT: the context has no GPU". */
 tls_status rt_need_online(tls_context *ctx, const char *what);
+/* rt_need_online, then the context made current in the calling thread (a
+ * thread other than tls_init's has none, or another library's). */
+tls_status rt_need_current(tls_context *ctx, const char *what);
 /* Turns a failed driver call into TLS_ERR_CUDA with its name and string. */
 tls_status rt_cuda_error(tls_context *ctx, CUresult r, const char *call);
 

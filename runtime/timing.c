@@ -12,7 +12,7 @@ struct tls_timer {
 };
 
 tls_status tls_stream_create(tls_context *ctx, void **stream) {
-  tls_status st = rt_need_online(ctx, "tls_stream_create");
+  tls_status st = rt_need_current(ctx, "tls_stream_create");
   if (st) return st;
   if (!stream) return rt_error(ctx, TLS_ERR_INVALID, "tls_stream_create: NULL stream pointer");
   *stream = NULL;
@@ -26,7 +26,7 @@ tls_status tls_stream_create(tls_context *ctx, void **stream) {
 tls_status tls_stream_destroy(tls_context *ctx, void *stream) {
   if (!ctx) return TLS_ERR_INVALID;
   if (!stream) return TLS_OK; /* the default stream */
-  tls_status st = rt_need_online(ctx, "tls_stream_destroy");
+  tls_status st = rt_need_current(ctx, "tls_stream_destroy");
   if (st) return st;
   CUresult r = ctx->api.cuStreamDestroy((CUstream)stream);
   return r ? rt_cuda_error(ctx, r, "cuStreamDestroy") : TLS_OK;
@@ -34,14 +34,14 @@ tls_status tls_stream_destroy(tls_context *ctx, void *stream) {
 
 tls_status tls_mem_set8_async(tls_context *ctx, uint64_t dst, uint8_t value, size_t bytes,
                               void *stream) {
-  tls_status st = rt_need_online(ctx, "tls_mem_set8_async");
+  tls_status st = rt_need_current(ctx, "tls_mem_set8_async");
   if (st) return st;
   CUresult r = ctx->api.cuMemsetD8Async(dst, value, bytes, (CUstream)stream);
   return r ? rt_cuda_error(ctx, r, "cuMemsetD8Async") : TLS_OK;
 }
 
 tls_status tls_timer_create(tls_context *ctx, tls_timer **out) {
-  tls_status st = rt_need_online(ctx, "tls_timer_create");
+  tls_status st = rt_need_current(ctx, "tls_timer_create");
   if (st) return st;
   if (!out) return rt_error(ctx, TLS_ERR_INVALID, "tls_timer_create: NULL timer pointer");
   *out = NULL;
@@ -62,7 +62,7 @@ tls_status tls_timer_create(tls_context *ctx, tls_timer **out) {
 tls_status tls_timer_start(tls_timer *timer, void *stream) {
   if (!timer) return TLS_ERR_INVALID;
   tls_context *ctx = timer->ctx;
-  tls_status st = rt_need_online(ctx, "tls_timer_start");
+  tls_status st = rt_need_current(ctx, "tls_timer_start");
   if (st) return st;
   timer->started = false;
   CUresult r = ctx->api.cuEventRecord(timer->start, (CUstream)stream);
@@ -74,7 +74,7 @@ tls_status tls_timer_start(tls_timer *timer, void *stream) {
 tls_status tls_timer_stop(tls_timer *timer, void *stream, float *ms) {
   if (!timer) return TLS_ERR_INVALID;
   tls_context *ctx = timer->ctx;
-  tls_status st = rt_need_online(ctx, "tls_timer_stop");
+  tls_status st = rt_need_current(ctx, "tls_timer_stop");
   if (st) return st;
   if (!ms) return rt_error(ctx, TLS_ERR_INVALID, "tls_timer_stop: NULL result pointer");
   if (!timer->started)

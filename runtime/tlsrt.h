@@ -75,6 +75,12 @@ tls_status tls_mem_upload(tls_context *ctx, uint64_t dst, const void *src, size_
 tls_status tls_mem_download(tls_context *ctx, void *dst, uint64_t src, size_t bytes);
 tls_status tls_mem_set8(tls_context *ctx, uint64_t dst, uint8_t value, size_t bytes);
 tls_status tls_synchronize(tls_context *ctx);
+/* Makes the work queued on `stream` from now on wait until the work
+ * queued so far on `on` is done, without blocking the host (an event
+ * recorded on `on`, waited for on `stream`): how a caller honours the
+ * stream a producer names (__cuda_array_interface__'s "stream"). NULL is
+ * the default stream; the same stream twice does nothing. */
+tls_status tls_stream_wait(tls_context *ctx, void *stream, void *on);
 /* Buffers of known size: tls_mem_alloc records each, and a caller may
  * declare others (from cudaMalloc, or any address offline). A launch whose
  * tensor map would read or write past the end of a known buffer is refused

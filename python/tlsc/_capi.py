@@ -57,6 +57,7 @@ _SIGNATURES = {
     "tls_context_arch": (_cp, [_vp]),
     "tls_context_device_name": (_cp, [_vp]),
     "tls_synchronize": (_i, [_vp]),
+    "tls_stream_wait": (_i, [_vp, _vp, _vp]),
     "tls_mem_register": (_i, [_vp, _u64, _sz]),
     "tls_mem_unregister": (None, [_vp, _u64]),
     "tls_module_load_file": (_i, [_vp, _cp, C.POINTER(_vp)]),

@@ -62,13 +62,14 @@ class _Pointer:
     described only when a message needs it: formatting a dtype and a device
     costs more than the rest of a launch's checks."""
     __slots__ = ("ptr", "dtype", "cuda", "device", "contiguous", "nbytes", "keep", "_what",
-                 "array")
+                 "array", "stream")
 
     def __init__(self, ptr, dtype=None, cuda=True, device=None, contiguous=True, nbytes=0,
                  keep=None, what="", array=False):
         self.ptr, self.dtype, self.cuda, self.device = ptr, dtype, cuda, device
         self.contiguous, self.nbytes, self.keep, self._what = contiguous, nbytes, keep, what
         self.array = array  # a tensor or a CUDA array (it has an element type)
+        self.stream = None  # the stream a __cuda_array_interface__ producer names
 
     @property
     def what(self):
@@ -123,10 +124,14 @@ def _pointer(value):
         numel = 1
         for d in shape:
             numel *= d
-        return _Pointer(ptr, dt, True, None, contiguous,
-                        numel * itemsize if contiguous else 0, array=True,
-                        what=f"a CUDA array of {typestr} {list(shape)}" +
-                        ("" if strides is None else f" strides {list(strides)}"))
+        p = _Pointer(ptr, dt, True, None, contiguous,
+                     numel * itemsize if contiguous else 0, array=True,
+                     what=f"a CUDA array of {typestr} {list(shape)}" +
+                     ("" if strides is None else f" strides {list(strides)}"))
+        # version 3: work on "stream" (an int handle; 1 and 2 the legacy and
+        # per-thread default streams) may still be writing the array
+        p.stream = cai.get("stream")
+        return p
     if hasattr(value, "__dlpack__"):
         dev = getattr(value, "__dlpack_device__", None)
         if dev is not None and dev()[0] not in _DLPACK_CUDA:
@@ -372,6 +377,15 @@ def _stream_handle(stream, device):
     return None
 
 
+def _order_after(ctx, stream, producers):
+    """Makes the work next queued on ``stream`` wait for what is queued on
+    each producer's stream (``__cuda_array_interface__``'s "stream"), on
+    the device, without blocking the host."""
+    for producer in producers:
+        if producer != (stream or 0):
+            ctx.check(ctx.lib.tls_stream_wait(ctx.handle, stream, producer))
+
+
 # ------------------------------------------------------------------ kernels
 
 
@@ -461,10 +475,10 @@ class Kernel:
 
     def _convert(self, values):
         """(the tls_arg array, [(ptr, nbytes)] to declare for the launch,
-        objects to keep alive)."""
+        objects to keep alive, the streams a launch must wait for)."""
         n = len(values)
         arr = (Arg * n)()
-        extents, keep = [], []
+        extents, keep, waits = [], [], []
         device = self.module.ctx.device if self.module.ctx.online else None
         for i, value in enumerate(values):
             # a wrong count: kinds by the values, and libtlsrt refuses the count
@@ -509,6 +523,12 @@ class Kernel:
                     extents.append((p.ptr, p.nbytes))
                 if p.keep is not None:
                     keep.append(p.keep)
+                if p.stream is not None:
+                    if p.stream == 0:  # the protocol forbids 0: it is ambiguous
+                        self._refuse(ArgValueError, ERR_ARG_VALUE, i, param.name,
+                                     f"is {p.what} whose __cuda_array_interface__ names "
+                                     f"stream 0, which the protocol disallows")
+                    waits.append(int(p.stream))
                 a.kind, a.v.ptr = ARG_PTR, p.ptr
             elif param.scalar is not None:
                 kind, member, conv = param.scalar
@@ -529,7 +549,7 @@ class Kernel:
             else:
                 self._refuse(ArgTypeError, ERR_ARG_TYPE, i, param.name,
                              f"has type {param.type}, which this package cannot pass")
-        return arr, extents, keep
+        return arr, extents, keep, waits
 
     def _with_extents(self, extents, fn):
         ctx = self.module.ctx
@@ -553,10 +573,11 @@ class Kernel:
     def __call__(self, *args, stream=None, **kwargs):
         """Launches on ``stream`` (default: torch's current stream when torch
         is imported, else the default stream). Asynchronous."""
-        arr, extents, keep = self._convert(self._order(args, kwargs))
+        arr, extents, keep, waits = self._convert(self._order(args, kwargs))
         ctx = self.module.ctx
         s = _stream_handle(stream, ctx.device if ctx.online else None)
         lib = ctx.lib
+        _order_after(ctx, s, waits)
         if extents:
             def run():
                 st = lib.tls_launch(self.handle, arr, len(arr), s)
@@ -585,7 +606,7 @@ class Kernel:
     def prepare(self, *args, **kwargs):
         """Checks a launch without running it (``tls_prepare_launch``; works
         offline) and returns its :class:`LaunchPlan`."""
-        arr, extents, keep = self._convert(self._order(args, kwargs))
+        arr, extents, keep, _ = self._convert(self._order(args, kwargs))
         ctx = self.module.ctx
         plan = _capi.LaunchPlanC()
 
@@ -603,7 +624,7 @@ class Kernel:
     def resolve(self, *args, **kwargs):
         """The :class:`Kernel` a launch with these arguments runs
         (``tls_kernel_resolve``: this entry or a specialised sibling)."""
-        arr, _, _ = self._convert(self._order(args, kwargs))
+        arr, _, _, _ = self._convert(self._order(args, kwargs))
         ctx = self.module.ctx
         with ctx.lock:
             ran = ctx.lib.tls_kernel_resolve(self.handle, arr, len(arr))
@@ -760,10 +781,11 @@ class Module:
         return out
 
     def _autotune(self, script, kernel, args, kwargs, stream, reps):
-        arr, extents, keep = kernel._convert(kernel._order(args, kwargs))
+        arr, extents, keep, waits = kernel._convert(kernel._order(args, kwargs))
         ctx = self.ctx
         best, ms = C.c_void_p(), C.c_float()
         s = _stream_handle(stream, ctx.device if ctx.online else None)
+        _order_after(ctx, s, waits)
 
         def run():
             st = ctx.lib.tls_autotune(self._handle, script.encode(), arr, len(arr), s, reps,

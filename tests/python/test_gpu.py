@@ -6,6 +6,7 @@ Run by ctest with TLSC, TLSC_LIB and TLSC_SOURCE_DIR set.
 import os
 import sys
 import tempfile
+import threading
 
 try:
     import torch
@@ -52,6 +53,56 @@ for n in (1000003, 1 << 20):
         vadd.VectorAdd(n, a_ptr=a, b_ptr=b, c_ptr=c)
     s.synchronize()
     check(f"vector_add n={n} keywords, torch stream", torch.equal(c, a + b))
+
+
+
+class ProducedOn:
+    """A tensor as another library hands it over: __cuda_array_interface__
+    version 3, naming the stream that may still be writing it."""
+
+    def __init__(self, tensor, stream):
+        self.tensor = tensor
+        self.__cuda_array_interface__ = dict(tensor.__cuda_array_interface__, version=3,
+                                             stream=stream)
+
+
+# The producer's stream is busy for a while before it writes a; the launch,
+# on another stream, must wait for it (tls_stream_wait), not read zeros.
+n = 1 << 22
+a = torch.zeros(n, device="cuda")
+b = torch.ones(n, device="cuda")
+c = torch.full_like(a, float("nan"))
+producer, consumer = torch.cuda.Stream(), torch.cuda.Stream()
+torch.cuda.synchronize()
+with torch.cuda.stream(producer):
+    torch.cuda._sleep(100_000_000)  # about 50 ms of GPU time
+    a.fill_(2.0)
+with torch.cuda.stream(consumer):
+    vadd.VectorAdd(n, ProducedOn(a, producer.cuda_stream), b, c)
+torch.cuda.synchronize()
+check("waits for the producer's stream", bool((c == 3.0).all()),
+      f"{int((c == 3.0).sum())} of {n} right")
+
+# A launch from a thread that never touched CUDA (libtlsrt makes its
+# context current there).
+result = {}
+
+
+def launch_in_thread():
+    try:
+        cc = torch.full_like(a, float("nan"))
+        vadd.VectorAdd(n, a, b, cc, stream=0)
+        vadd.ctx.synchronize()
+        result["c"] = cc
+    except Exception as err:  # noqa: BLE001 - reported by the check below
+        result["err"] = err
+
+
+worker = threading.Thread(target=launch_in_thread)
+worker.start()
+worker.join()
+check("launch from another thread", "c" in result and bool((result["c"] == 3.0).all()),
+      repr(result.get("err", "")))
 
 try:
     vadd.VectorAdd(10, torch.zeros(10, device="cuda", dtype=torch.float16),
@@ -103,5 +154,12 @@ torch.cuda.synchronize()
 check("torch_op", rel_err(c, a.double() @ b.double().T) < 2e-3)
 meta = op(a.to("meta"), b.to("meta"))
 check("torch_op fake", tuple(meta.shape) == (512, 384) and meta.dtype == torch.float16)
+try:  # the custom op inside a compiled graph, without a graph break
+    compiled = torch.compile(lambda x, y: op(x, y) * 2.0, fullgraph=True)
+    c2 = compiled(a, b)
+    torch.cuda.synchronize()
+    check("torch_op in torch.compile", rel_err(c2, 2.0 * (a.double() @ b.double().T)) < 2e-3)
+except Exception as err:  # noqa: BLE001 - a refusal is a failure, with its message
+    check("torch_op in torch.compile", False, f"{type(err).__name__}: {err}")
 
 sys.exit(1 if failures else 0)

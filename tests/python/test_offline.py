@@ -296,6 +296,24 @@ class TestModule(unittest.TestCase):
         self.assertRefused(tlsc.ArgCountError, _errors.ERR_ARG_COUNT, "got 5",
                            self.mm.MatmulWGMMAV5, *matmul_args()[:5])
 
+    def test_producer_stream(self):
+        # __cuda_array_interface__ v3 names the stream that may still write
+        # the array: stream 0 is refused (the protocol disallows it); another
+        # orders the launch after it (tls_stream_wait, offline: no GPU)
+        args = matmul_args()
+        args[3].__cuda_array_interface__["stream"] = 0
+        self.assertRefused(tlsc.ArgValueError, _errors.ERR_ARG_VALUE,
+                           "names stream 0, which the protocol disallows",
+                           self.mm.MatmulWGMMAV5, *args)
+        args[3].__cuda_array_interface__["stream"] = 2
+        self.assertRefused(tlsc.NoDeviceError, _errors.ERR_NO_DEVICE,
+                           "tls_stream_wait: the context has no GPU",
+                           self.mm.MatmulWGMMAV5, *args, stream=0)
+        args[3].__cuda_array_interface__["stream"] = None  # nothing to wait for
+        self.assertRefused(tlsc.NoDeviceError, _errors.ERR_NO_DEVICE,
+                           "launch of 'MatmulWGMMAV5' refused: the context has no GPU",
+                           self.mm.MatmulWGMMAV5, *args, stream=0)
+
     def test_autotune_offline(self):
         n = 4096
         args = [n, Fake((n,)), Fake((n,), ptr=2 << 20), Fake((n,), ptr=3 << 20)]

@@ -572,6 +572,11 @@ static void test_timing_offline(tls_context *ctx) {
   CHECK(tls_timer_create(NULL, &timer) == TLS_ERR_INVALID, "timer_create without a context");
   CHECK(tls_mem_set8_async(NULL, A, 0, 16, NULL) == TLS_ERR_INVALID,
         "set8_async without a context");
+  st = tls_stream_wait(ctx, NULL, (void *)0x1000);
+  CHECK(st == TLS_ERR_NO_DEVICE &&
+            strstr(tls_last_error(ctx), "tls_stream_wait: the context has no GPU"),
+        "stream_wait offline: %s / %s", tls_error_string(st), tls_last_error(ctx));
+  CHECK(tls_stream_wait(NULL, NULL, NULL) == TLS_ERR_INVALID, "stream_wait without a context");
   /* The synchronous helpers name themselves too. */
   CHECK(tls_mem_set8(ctx, A, 0, 16) == TLS_ERR_NO_DEVICE &&
             strstr(tls_last_error(ctx), "tls_mem_set8: the context has no GPU"),
