@@ -249,26 +249,7 @@ static bool emit_tmap(FILE *out, const IrKernel *k, const IrTmap *tm, Diag *d) {
   return ok;
 }
 
-enum { REQUIRE_MAX = 16, REQUIRE_MAX_CODE = 64, REQUIRE_MAX_MESSAGE = 1024 };
-
-/* The instructions the runtime compiles x's printed form to
- * (runtime/expr.c): one per integer, name and operator, two per && and ||,
- * a select's condition twice; past REQUIRE_MAX_CODE, any larger count. */
-static int code_size(const IrExpr *x) {
-  if (x->nodes > 4 * REQUIRE_MAX_CODE) return REQUIRE_MAX_CODE + 1;
-  switch (x->kind) {
-  case X_CAST:
-    return code_size(x->a) + (x->type == DT_BOOL ? 2 : 0);
-  case X_UNARY:
-    return code_size(x->a) + 1;
-  case X_BINARY:
-    return code_size(x->a) + code_size(x->b) + (x->op == OP_LAND || x->op == OP_LOR ? 2 : 1);
-  case X_SELECT:
-    return 2 * code_size(x->a) + code_size(x->b) + code_size(x->c) + 6;
-  default:
-    return 1;
-  }
-}
+enum { REQUIRE_MAX = 16, REQUIRE_MAX_CODE = IR_META_MAX_CODE, REQUIRE_MAX_MESSAGE = 1024 };
 
 /* The message, on one line: control characters become spaces, and a long
  * one is cut (at a UTF-8 character boundary) to what a metadata line holds. */
@@ -296,7 +277,7 @@ static bool emit_requires(FILE *out, const IrKernel *k, Diag *d) {
   }
   for (int i = 0; i < k->nreqs; i++) {
     const IrRequire *r = &k->reqs[i];
-    if (code_size(r->cond) > REQUIRE_MAX_CODE) {
+    if (ir_meta_code_size(r->cond) > REQUIRE_MAX_CODE) {
       diag_error(d, r->span,
                  "this static_assert() condition is too long for the launch check (at most %d "
                  "operations): split it into several static_assert() calls",
@@ -328,7 +309,7 @@ static bool emit_workspaces(FILE *out, const IrKernel *k, Diag *d) {
     const IrTensor *t = w->tensor;
     fprintf(out, "//@tls workspace %s dtype=%s dims=", w->param->name, meta_dtype(t->dtype));
     for (int j = 0; j < t->rank; j++) {
-      if (code_size(t->gshape[j]) > REQUIRE_MAX_CODE || !print_expr(out, t->gshape[j])) {
+      if (ir_meta_code_size(t->gshape[j]) > REQUIRE_MAX_CODE || !print_expr(out, t->gshape[j])) {
         fputc('\n', out);
         diag_error(d, t->span,
                    "not supported by the PTX backend yet: a global_tensor() shape that is not an "
@@ -350,7 +331,7 @@ static bool emit_divisors(FILE *out, const IrKernel *k, Diag *d) {
   for (int i = 0; i < k->ndivs; i++) {
     const IrDivisor *dv = &k->divs[i];
     fprintf(out, "//@tls divisor %s ", dv->param->name);
-    if (code_size(dv->value) > REQUIRE_MAX_CODE || !print_expr(out, dv->value)) {
+    if (ir_meta_code_size(dv->value) > REQUIRE_MAX_CODE || !print_expr(out, dv->value)) {
       fputc('\n', out); /* ir_plan_divisors takes only what prints */
       diag_error(d, k->span,
                  "internal error: the divisor of hidden parameter '%s' is not an expression "

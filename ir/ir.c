@@ -341,6 +341,23 @@ int64_t ir_gcd(int64_t a, int64_t b) {
   return (int64_t)x;
 }
 
+int ir_meta_code_size(const IrExpr *x) {
+  if (x->nodes > 4 * IR_META_MAX_CODE) return IR_META_MAX_CODE + 1;
+  switch (x->kind) {
+  case X_CAST:
+    return ir_meta_code_size(x->a) + (x->type == DT_BOOL ? 2 : 0);
+  case X_UNARY:
+    return ir_meta_code_size(x->a) + 1;
+  case X_BINARY:
+    return ir_meta_code_size(x->a) + ir_meta_code_size(x->b) +
+           (x->op == OP_LAND || x->op == OP_LOR ? 2 : 1);
+  case X_SELECT:
+    return 2 * ir_meta_code_size(x->a) + ir_meta_code_size(x->b) + ir_meta_code_size(x->c) + 6;
+  default:
+    return 1;
+  }
+}
+
 IrExpr *ir_load(Arena *ar, DType mem, IrExpr *addr) {
   bool half = mem == DT_FLOAT16 || mem == DT_BFLOAT16 || dtype_is_fp8(mem);
   DType t = half ? DT_FLOAT32 : dtype_is_storage(mem) ? DT_INT32 : mem;

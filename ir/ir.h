@@ -202,6 +202,13 @@ IrExpr *ir_cast(Arena *ar, DType t, IrExpr *a);
 /* The greatest common divisor of |a| and |b| (0 with 0; gcd(INT64_MIN, 0)
  * is INT64_MIN, which callers that can meet it check). */
 int64_t ir_gcd(int64_t a, int64_t b);
+/* The instructions the runtime compiles x's printed metadata form to
+ * (runtime/expr.c): one per integer, name and operator, two per && and ||,
+ * a select's condition twice; past IR_META_MAX_CODE, any larger count. A
+ * divisor, a requirement or a tensor-map extent the runtime evaluates must
+ * stay within it. */
+enum { IR_META_MAX_CODE = 64 };
+int ir_meta_code_size(const IrExpr *x);
 IrExpr *ir_load(Arena *ar, DType mem, IrExpr *addr); /* X_LOAD */
 /* X_MATH of fn (an IrMathFn), a converted to float32; folded on a constant */
 IrExpr *ir_math(Arena *ar, int fn, IrExpr *a);

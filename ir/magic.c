@@ -36,9 +36,9 @@
 #include "ir/ir.h"
 
 enum {
-  DIV_MAX_CODE = 64,   /* the runtime's instructions per expression */
-  DIV_MAX_NODES = 256, /* beyond, not looked at */
-  DIV_MAX_DEPTH = 64   /* variables resolved through variables */
+  DIV_MAX_CODE = IR_META_MAX_CODE, /* the runtime's instructions per expression */
+  DIV_MAX_NODES = 256,             /* beyond, not looked at */
+  DIV_MAX_DEPTH = 64               /* variables resolved through variables */
 };
 
 typedef struct Writes {
@@ -169,24 +169,6 @@ static IrExpr *resolve(Magic *M, const IrVar *v) {
 
 /* ------------------------------------------------------------ divisions */
 
-/* The instructions the runtime compiles x's metadata form to (as
- * emit_meta.c counts them). */
-static int code_size(const IrExpr *x) {
-  if (x->nodes > DIV_MAX_NODES) return DIV_MAX_CODE + 1;
-  switch (x->kind) {
-  case X_CAST:
-    return code_size(x->a) + (x->type == DT_BOOL ? 2 : 0);
-  case X_UNARY:
-    return code_size(x->a) + 1;
-  case X_BINARY:
-    return code_size(x->a) + code_size(x->b) + (x->op == OP_LAND || x->op == OP_LOR ? 2 : 1);
-  case X_SELECT:
-    return 2 * code_size(x->a) + code_size(x->b) + code_size(x->c) + 6;
-  default:
-    return 1;
-  }
-}
-
 static bool same_expr(const IrExpr *a, const IrExpr *b) {
   if (a == b) return true;
   char *x = expr_text(a), *y = expr_text(b);
@@ -259,7 +241,7 @@ static void division(Magic *M, const IrExpr *x) {
     return;
   IrExpr *d = substitute(M, x->b);
   if (d) d = shorten(M->ar, d);
-  if (!d || ir_is_const(d, &c) || code_size(d) > DIV_MAX_CODE) return;
+  if (!d || ir_is_const(d, &c) || ir_meta_code_size(d) > DIV_MAX_CODE) return;
   int i = divisor_index(M, d);
   if (i >= 0) add_site(M, x, i);
 }
