@@ -482,6 +482,19 @@ class StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
+def split_top(text):
+    """'a=1,b=(16,16)' -> ['a=1', 'b=(16,16)']: commas inside brackets stay."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
+
+
 def load_tilus(spec):
     """FILE:Class[:name=value,...] from a Tilus script, imported with
     stand-ins for the host modules it may import but not need here; the
@@ -490,7 +503,7 @@ def load_tilus(spec):
     parts = spec.split(":")
     if len(parts) > 2 and "=" in parts[-1]:
         import tilus
-        for kv in parts.pop().split(","):
+        for kv in split_top(parts.pop()):
             key, text = kv.split("=", 1)
             kwargs[key] = getattr(tilus, text) if hasattr(tilus, text) else ast.literal_eval(text)
     path, cls = ":".join(parts[:-1]), parts[-1]
