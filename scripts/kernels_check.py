@@ -179,6 +179,34 @@ def matmul_case(m, n, k):
                 tilus_args=[m, n, k, a, b, c])
 
 
+def matmul_bf16_case(m, n, k):
+    """C = A B^T in bf16 (examples/matmul_bf16.tls), against torch.matmul."""
+    a = ((torch.rand(m, k, device="cuda") - 0.5) / k**0.5).to(torch.bfloat16)
+    b = ((torch.rand(n, k, device="cuda") - 0.5) / k**0.5).to(torch.bfloat16)
+    c = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    return dict(args=[m, n, k, a, b, c], out=c, ref=a.double() @ b.double().T, tol=1e-2,
+                flops=2 * m * n * k, torch=lambda: torch.matmul(a, b.T), tilus_args=None)
+
+
+def matmul_fp8_case(m, n, k, a_scale=0.75, b_scale=1.5):
+    """C = (a_scale A)(b_scale B)^T with e4m3 A [m, k] and B [n, k], bf16 C
+    (examples/matmul_fp8.tls), against torch._scaled_mm (cuBLASLt's fp8
+    GEMM) with and without fast accumulation."""
+    a = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    b = (torch.randn(n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    c = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    sa = torch.tensor(a_scale, device="cuda")
+    sb = torch.tensor(b_scale, device="cuda")
+    ref = (a.double() * a_scale) @ (b.double() * b_scale).T
+
+    def scaled_mm(fast):
+        return lambda: torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb,
+                                        out_dtype=torch.bfloat16, use_fast_accum=fast)
+    return dict(args=[m, n, k, a, b, c, a_scale, b_scale], out=c, ref=ref, tol=1e-2,
+                flops=2 * m * n * k, torch=scaled_mm(False),
+                baselines={"torch_fast_accum": scaled_mm(True)}, tilus_args=None)
+
+
 def matmul_kn_case(m, n, k):
     """C = A B with B stored [k, n] (Tilus's Ampere matmul examples)."""
     a = (torch.rand(m, k, dtype=torch.float16, device="cuda") - 0.5) / k**0.5
@@ -413,6 +441,9 @@ CASES = {"softmax": (softmax_case, ROWS_CHECK, ROWS_BENCH),
          "row_sum": (row_sum_case, ROWS_CHECK, ROWS_BENCH),
          "matmul": (matmul_case, MM_CHECK, MM_BENCH),
          "matmul_kn": (matmul_kn_case, MM_CHECK, MM_BENCH),
+         "matmul_bf16": (matmul_bf16_case, MM_CHECK, MM_BENCH + [(4096, 4096, 14336)]),
+         "matmul_fp8": (matmul_fp8_case, [(1000, 1016, 1040), (128, 256, 128), (4096, 4096, 4096)],
+                        MM_BENCH + [(4096, 4096, 14336)]),
          "attention": (attention_case, [(1, 64), (2, 200), (1, 1024)], [(4, 4096)]),
          "attention_kv": (attention_kv_case, [(1, 64), (2, 200), (1, 1024)], [(4, 4096)]),
          "kvcache": (kvcache_case, [(1, 128, 1000), (2, 1, 700), (1, 1024, 4096)],
@@ -588,6 +619,7 @@ def main():
             runs = {"tlsc": lambda: rt.launch(best, arr)}
             if case["torch"]:
                 runs["torch"] = case["torch"]
+            runs.update(case.get("baselines", {}))
             if name in tilus and case["tilus_args"]:
                 # Tilus compiles (and tunes) per size on its first call: its
                 # result is checked here, at the bench sizes only
