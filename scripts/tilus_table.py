@@ -25,6 +25,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 FA_D = ["-D", "dtype=float16", "-D", "num_heads=32", "-D", "num_heads_kv=8", "-D", "head_size=128"]
 FA_INIT = "dtype=float16,num_heads=32,num_heads_kv=8,head_size=128"
+A16_D = ["-D", "weight_tile=(16,16)", "-D", "a_dtype=float16", "-D", "b_dtype=int4b",
+         "-D", "group_size=128"]
+A16_INIT = "weight_tile=(16,16),a_dtype=float16,b_dtype=int4b,group_size=128"
 
 # name: (file under examples/, case kind, class, tlsc -D args, Tilus __init__
 #        arguments, check sizes, bench size, extra kernels_check options)
@@ -66,6 +69,12 @@ CASES = {
     "attention_with_kvcache": ("attention_with_kvcache/attention_v1.py", "kvcache",
                                "AttentionWithKVCache", ["-D", "head_size=128"], "head_size=128",
                                "1x128x1000,2x1x700", "1x4096x4096", []),
+    "per_token_cast": ("quantization/per_token_cast.py", "per_token_cast", "PerTokenCast", [],
+                       "", "1x128,257x4096", "8192x7168", []),
+    "swiglu_cast": ("quantization/swiglu_forward_and_per_token_cast.py", "swiglu_cast",
+                    "SwiGLUForwardAndPerTokenCast", [], "", "1x128,257x4096", "8192x7168", []),
+    "matmul_a16wx": ("quantization/matmul_a16wx.py", "a16wx", "QuantizedMatmul", A16_D, A16_INIT,
+                     "257x1040x1152", "4096x12288x4096", []),
 }
 
 BENCH = re.compile(r"^bench \S+ \S+ \[(?P<entry>[^\]]*)\]: tlsc (?P<tlsc>[0-9.]+) us")
