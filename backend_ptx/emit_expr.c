@@ -501,20 +501,21 @@ static Val emit_load(Emitter *e, const IrExpr *x) {
   DType mem = (DType)x->ival;
   Val addr = val_to_reg(e, val_convert(e, emit_expr(e, x->a), DT_UINT64));
   Val r = new_reg(e, x->type);
+  const char *nc = emit_nc(e, x->a);
   if (mem == DT_FLOAT16 || mem == DT_BFLOAT16) {
     Val h = new_reg(e, mem);
-    emit(e, "ld.global.b16 %s, [%s];", h.s, addr.s);
+    emit(e, "ld.global%s.b16 %s, [%s];", nc, h.s, addr.s);
     emit(e, "cvt.f32.%s %s, %s;", mem == DT_FLOAT16 ? "f16" : "bf16", r.s, h.s);
   } else if (dtype_is_fp8(mem)) {
     Val b = new_reg(e, mem);
-    emit(e, "ld.global.u8 %s, [%s];", b.s, addr.s);
+    emit(e, "ld.global%s.u8 %s, [%s];", nc, b.s, addr.s);
     emit(e, "cvt.f32.f16 %s, %s;", r.s, fp8_to_f16(e, b).s);
   } else if (mem == DT_BOOL) {
     Val b = new_reg(e, DT_UINT32);
-    emit(e, "ld.global.u8 %s, [%s];", b.s, addr.s);
+    emit(e, "ld.global%s.u8 %s, [%s];", nc, b.s, addr.s);
     emit(e, "setp.ne.u32 %s, %s, 0;", r.s, b.s);
   } else {
-    emit(e, "ld.global%s %s, [%s];", ptx_type(mem), r.s, addr.s);
+    emit(e, "ld.global%s%s %s, [%s];", nc, ptx_type(mem), r.s, addr.s);
   }
   return r;
 }

@@ -56,6 +56,11 @@ typedef struct Emitter {
   /* by tensor id: the 16-bit tensor is written by ldmatrix alone, which
    * also keeps it in pairs (%tp<id>_<pair>, what mma.sync reads) */
   bool *ldm_pairs;
+  /* by parameter index: nothing in the kernel writes through it (Tilus's
+   * pointers are __restrict__), so loads through it are ld.global.nc,
+   * which ptxas may move above stores and branches (spread_plan) */
+  bool *ro_params;
+  struct Prov *prov;       /* the provenance of 64-bit variables (emit_spread.c) */
   const char *guard;       /* inside a predicated single_thread(): the
                               predicate register of the thread that runs it;
                               its side effects are emitted under @guard */
@@ -212,6 +217,9 @@ bool emit_invariant(const IrExpr *x);
 /* Marks the tensors that ldmatrix alone writes (e->ldm_pairs) and
  * declares their pair registers into out. */
 void spread_plan(Emitter *e);
+/* ".nc" when global address addr (u64) points only into buffers the kernel
+ * never writes (Emitter.ro_params), else "" */
+const char *emit_nc(const Emitter *e, const IrExpr *addr);
 void spread_pair_decls(Emitter *e, FILE *out);
 /* Every register of a spread tensor = 0. */
 void emit_spread_zero(Emitter *e, const IrTensor *t);

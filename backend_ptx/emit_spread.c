@@ -127,6 +127,7 @@ typedef struct GAccess {
   Val origin[IR_MAX_RANK]; /* offset + thread part, per global dimension */
   Val store_ok;            /* stores: the first replica (empty: all) */
   bool load;
+  const char *nc;        /* loads: ".nc" from a buffer the kernel never writes */
   int tdim[IR_MAX_RANK]; /* per global dimension: the tile's over it, or -1 */
 } GAccess;
 
@@ -206,9 +207,9 @@ static void subbyte_access(Emitter *e, const GAccess *a, const Val *coords, int6
   emit(e, "and.b32 %s, %s, 7;", sh.s, sh.s);
   emit(e, "mov.b32 %s, 0;", lo.s);
   emit(e, "mov.b32 %s, 0;", hi.s);
-  emit(e, "@%s ld.global.u8 %s, [%s];", inb.s, lo.s, addr.s);
+  emit(e, "@%s ld.global%s.u8 %s, [%s];", inb.s, a->nc, lo.s, addr.s);
   emit(e, "setp.gt.and.u32 %s, %s, %d, %s;", cross.s, sh.s, 8 - n, inb.s);
-  emit(e, "@%s ld.global.u8 %s, [%s+1];", cross.s, hi.s, addr.s);
+  emit(e, "@%s ld.global%s.u8 %s, [%s+1];", cross.s, a->nc, hi.s, addr.s);
   emit(e, "shl.b32 %s, %s, 8;", hi.s, hi.s);
   emit(e, "or.b32 %s, %s, %s;", lo.s, lo.s, hi.s);
   emit(e, "bfe.%s %s, %s, %s, %d;", dtype_is_signed(a->t->dtype) ? "s32" : "u32",
@@ -230,7 +231,7 @@ static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
     Val r = tensor_slot_reg(a->t, slot);
     if (a->load) {
       emit(e, "mov%s %s, %s;", ptx_btype(a->t->dtype), r.s, zero_of(a->t->dtype));
-      emit(e, "@%s ld.global%s %s, [%s];", inb.s, mem_type(a->t->dtype), r.s, addr.s);
+      emit(e, "@%s ld.global%s%s %s, [%s];", inb.s, a->nc, mem_type(a->t->dtype), r.s, addr.s);
     } else {
       emit(e, "@%s st.global%s [%s], %s;", inb.s, mem_type(a->t->dtype), addr.s, r.s);
     }
@@ -238,7 +239,68 @@ static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
   }
   char at[64];
   snprintf(at, sizeof at, "[%s]", addr.s);
-  vector_access(e, a->t, slot, n, "global", at, a->load, inb.s);
+  vector_access(e, a->t, slot, n, a->nc[0] ? "global.nc" : "global", at, a->load, inb.s);
+}
+
+/* Slots [slot, slot + n), consecutive along the innermost global
+ * dimension, one element at a time: one address and one test of the outer
+ * dimensions for the run, then per element a test of its column and an
+ * immediate offset (rather than an address and every dimension's test per
+ * element: fewer instructions and registers in the unaligned copy). */
+static void access_elems(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
+  if (n == 1 || dtype_is_subbyte(a->t->dtype)) {
+    for (int64_t i = 0; i < n; i++) access_run(e, a, slot + i, 1);
+    return;
+  }
+  Val coords[IR_MAX_RANK], rows = {.s = ""};
+  access_coords(e, a, slot, coords);
+  const GView *g = &a->g;
+  int last = g->rank - 1;
+  Val lin = new_reg(e, DT_INT64);
+  emit(e, "mov.b64 %s, 0;", lin.s);
+  for (int d = 0; d <= last; d++) {
+    if (d < last) {
+      Val p = new_reg(e, DT_BOOL);
+      emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
+      if (rows.s[0]) emit(e, "and.pred %s, %s, %s;", p.s, p.s, rows.s);
+      rows = p;
+    }
+    Val dim = val_convert(e, g->dims[d], DT_INT64), c = val_convert(e, coords[d], DT_INT64);
+    emit(e, "mul.lo.s64 %s, %s, %s;", lin.s, lin.s, dim.s);
+    emit(e, "add.s64 %s, %s, %s;", lin.s, lin.s, c.s);
+  }
+  Val addr = new_reg(e, DT_UINT64);
+  emit(e, "mad.lo.s64 %s, %s, %d, %s;", addr.s, lin.s, g->bytes, g->base.s);
+  if (!a->load && a->store_ok.s[0]) {
+    if (rows.s[0]) {
+      Val p = new_reg(e, DT_BOOL);
+      emit(e, "and.pred %s, %s, %s;", p.s, rows.s, a->store_ok.s);
+      rows = p;
+    } else {
+      rows = a->store_ok;
+    }
+  }
+  for (int64_t j = 0; j < n; j++) {
+    Val c = coords[last], p = new_reg(e, DT_BOOL);
+    if (j) {
+      c = new_reg(e, DT_INT32);
+      emit(e, "add.s32 %s, %s, %" PRId64 ";", c.s, coords[last].s, j);
+    }
+    if (rows.s[0])
+      emit(e, "setp.lt.and.u32 %s, %s, %s, %s;", p.s, c.s, g->dims[last].s, rows.s);
+    else
+      emit(e, "setp.lt.u32 %s, %s, %s;", p.s, c.s, g->dims[last].s);
+    Val r = tensor_slot_reg(a->t, slot + j);
+    int64_t off = j * g->bytes;
+    if (a->load) {
+      emit(e, "mov%s %s, %s;", ptx_btype(a->t->dtype), r.s, zero_of(a->t->dtype));
+      emit(e, "@%s ld.global%s%s %s, [%s+%" PRId64 "];", p.s, a->nc, mem_type(a->t->dtype), r.s,
+           addr.s, off);
+    } else {
+      emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p.s, mem_type(a->t->dtype), addr.s, off,
+           r.s);
+    }
+  }
 }
 
 /* Elements per vector access: the innermost slot digit when it runs along
@@ -361,6 +423,7 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
     return;
   }
   GAccess a = {.s = s, .t = t, .L = layout_of(t), .load = load};
+  a.nc = load ? emit_nc(e, g->gptr) : "";
   for (int d = 0; d < g->rank; d++) a.tdim[d] = ir_gcopy_tile_dim(&s->gmem, d);
   a.g = global_view(e, g);
   Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
@@ -378,8 +441,11 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
   a.store_ok = load ? (Val){.s = ""} : first_replica(e, a.L, tid);
   int64_t n = vector_elems(&a), slots = a.L->nslots;
   if (n > 1 && e->aligned_copy && versionable(e, s, n)) { /* the body's copy decides */
-    for (int64_t i = 0; i < slots; i += e->aligned_copy == 1 ? n : 1)
-      access_run(e, &a, i, e->aligned_copy == 1 ? n : 1);
+    for (int64_t i = 0; i < slots; i += n)
+      if (e->aligned_copy == 1)
+        access_run(e, &a, i, n);
+      else
+        access_elems(e, &a, i, n);
     return;
   }
   if (n == 1) {
@@ -393,7 +459,7 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
   for (int64_t i = 0; i < slots; i += n) access_run(e, &a, i, n);
   emit(e, "bra.uni $L%d;", done);
   emit_label(e, scalar);
-  for (int64_t i = 0; i < slots; i++) access_run(e, &a, i, 1);
+  for (int64_t i = 0; i < slots; i += n) access_elems(e, &a, i, n);
   emit_label(e, done);
 }
 
@@ -1239,7 +1305,112 @@ static void scan_writers(Emitter *e, const IrBlock *b, char *writers) {
   }
 }
 
+/* Read-only buffers. The provenance of a 64-bit address is the parameters
+ * it is computed from, through the variables it reads (every value each
+ * is assigned); 32-bit parts (indices) are offsets, not provenance, and a
+ * 64-bit value loaded from memory is of unknown provenance (slot np). */
+#define PROV_MAX_PARAMS 64
+typedef struct Prov {
+  int np, nv;
+  unsigned char *row; /* nv rows of np + 1 */
+  bool changed;
+} Prov;
+
+static bool wide(DType t) { return t == DT_UINT64 || t == DT_INT64; }
+
+static void expr_prov(const Prov *p, const IrExpr *x, unsigned char *out) {
+  if (!x || !wide(x->type)) return;
+  switch (x->kind) {
+  case X_PARAM:
+    out[x->param->index < p->np ? x->param->index : p->np] = 1;
+    return;
+  case X_VAR:
+    for (int i = 0; i <= p->np; i++) out[i] |= p->row[(size_t)x->var->id * (p->np + 1) + i];
+    return;
+  case X_LOAD:
+    out[p->np] = 1;
+    return;
+  default:
+    expr_prov(p, x->a, out);
+    expr_prov(p, x->b, out);
+    expr_prov(p, x->c, out);
+  }
+}
+
+static void assign_prov(Prov *p, const IrBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    assign_prov(p, &s->body);
+    assign_prov(p, &s->orelse);
+    if (s->kind != S_ASSIGN || !wide(s->assign.var->type) || s->assign.var->id >= p->nv) continue;
+    unsigned char *row = p->row + (size_t)s->assign.var->id * (p->np + 1);
+    unsigned char add[PROV_MAX_PARAMS + 1] = {0};
+    expr_prov(p, s->assign.value, add);
+    for (int j = 0; j <= p->np; j++)
+      if (add[j] && !row[j]) row[j] = 1, p->changed = true;
+  }
+}
+
+/* Marks in written[] the provenance of every global write. */
+static void write_prov(const Prov *p, const IrBlock *b, unsigned char *written) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    write_prov(p, &s->body, written);
+    write_prov(p, &s->orelse, written);
+    const IrExpr *addr = NULL;
+    if (s->kind == S_STORE_GLOBAL && s->gmem.global)
+      addr = s->gmem.global->gptr;
+    else if (s->kind == S_TMA_STORE && s->tma.global)
+      addr = s->tma.global->gptr;
+    else if (s->kind == S_SEM_RELEASE)
+      addr = s->sem.addr;
+    else
+      continue;
+    unsigned char w[PROV_MAX_PARAMS + 1] = {0};
+    expr_prov(p, addr, w);
+    bool any = false;
+    for (int j = 0; j < p->np; j++) any |= w[j];
+    if (!any) w[p->np] = 1; /* written through an address of no known buffer */
+    for (int j = 0; j <= p->np; j++) written[j] |= w[j];
+  }
+}
+
+static void plan_readonly(Emitter *e) {
+  const IrKernel *k = e->k;
+  e->ro_params = arena_alloc(e->m->ar, sizeof(bool) * ((size_t)k->nparams + 1));
+  if (k->nparams > PROV_MAX_PARAMS) return; /* none: every load coherent */
+  int nv = 0;
+  for (int i = 0; i < k->nvars; i++)
+    if (k->vars[i]->id + 1 > nv) nv = k->vars[i]->id + 1;
+  Prov p = {.np = k->nparams, .nv = nv};
+  p.row = arena_alloc(e->m->ar, (size_t)nv * (size_t)(p.np + 1) + 1);
+  do {
+    p.changed = false;
+    assign_prov(&p, &k->body);
+  } while (p.changed);
+  unsigned char written[PROV_MAX_PARAMS + 1] = {0};
+  write_prov(&p, &k->body, written);
+  if (written[p.np]) return;
+  for (int i = 0; i < k->nparams; i++) e->ro_params[i] = k->params[i]->is_ptr && !written[i];
+  e->prov = arena_alloc(e->m->ar, sizeof p);
+  *e->prov = p;
+}
+
+const char *emit_nc(const Emitter *e, const IrExpr *addr) {
+  if (!e->prov || !addr) return "";
+  const Prov *p = e->prov;
+  unsigned char w[PROV_MAX_PARAMS + 1] = {0};
+  expr_prov(p, addr, w);
+  bool any = false;
+  for (int j = 0; j < p->np; j++) {
+    if (w[j] && !e->ro_params[j]) return "";
+    any |= w[j];
+  }
+  return any && !w[p->np] ? ".nc" : "";
+}
+
 void spread_plan(Emitter *e) {
+  plan_readonly(e);
   int n = e->k->ntensors;
   char *writers = arena_alloc(e->m->ar, (size_t)n + 1);
   e->ldm_pairs = arena_alloc(e->m->ar, sizeof(bool) * ((size_t)n + 1));
