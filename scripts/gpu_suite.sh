@@ -8,6 +8,10 @@
 #   3. tlsrun --check on matmul_v5 at 4096^3, 8192^3, 1000x1016x1032 and
 #      128x256x64 with another seed
 #   4. compute-sanitizer memcheck, racecheck and synccheck on a small matmul
+#   5. the bf16 and fp8 examples against torch (scripts/kernels_check.py),
+#      and, with TILUS_EXAMPLES=DIR (Tilus's examples folder, carried),
+#      every entry of its decode and quantization kernels against torch
+#      (scripts/decode_check.py, kernels_check.py); skipped without torch
 # Logs go to $OUT (default out/gpu): suite.log, sanitizer.log, ctest.log and
 # the compiled PTX. Exit status: the number of failed steps (0 = all passed).
 set -u
@@ -47,7 +51,7 @@ done
 step "libtlsrt fixtures" "$build/tests/gpu/test_gpu_runtime" tests/gpu/fixtures/fixtures.ptx
 
 say "== ctest gpu_*"
-ctest --test-dir "$build" -R "^gpu_" --timeout "${CTEST_TIMEOUT:-120}" --output-on-failure >"$out/ctest.log" 2>&1
+ctest --test-dir "$build" -R "^gpu_|^python_gpu" --timeout "${CTEST_TIMEOUT:-120}" --output-on-failure >"$out/ctest.log" 2>&1
 rc=$?
 grep -E "tests passed|Passed|Failed|Skipped|\*\*\*" "$out/ctest.log" | tee -a "$log"
 [ "$rc" = 0 ] || { say "-- ctest: FAILED"; fails=$((fails + 1)); }
@@ -69,6 +73,37 @@ if [ -f "$out/matmul_v5.ptx" ]; then
 else
   say "-- no matmul_v5.ptx: skipped the checks and the sanitizers"
   fails=$((fails + 1))
+fi
+
+# Correctness against torch of the kernels tlsrun does not know (exit 3:
+# no torch or no GPU, a skip).
+pycheck() { # pycheck NAME SCRIPT ARGS...
+  local name=$1; shift
+  say "== $name"
+  python3 "$@" >>"$log" 2>&1
+  local rc=$?
+  case $rc in
+  0) say "-- $name: ok" ;;
+  3) say "-- $name: skipped (no torch or no GPU)" ;;
+  *) say "-- $name: FAILED (exit $rc)"; fails=$((fails + 1)) ;;
+  esac
+}
+lib=$build/runtime/libtlsrt.so
+pycheck "bf16 and fp8 matmuls against torch" scripts/kernels_check.py --lib "$lib" \
+  --case "matmul_bf16:$out/matmul_bf16.ptx:MatmulBF16" --case "matmul_fp8:$out/matmul_fp8.ptx:MatmulFP8"
+if [ -n "${TILUS_EXAMPLES:-}" ]; then
+  tx=$TILUS_EXAMPLES
+  step "tlsc decode" "$tlsc" "$tx/flash_attention_decode/tilus_kernel.py" -D K=128 -D V=128 -o "$out/decode.ptx"
+  step "tlsc per_token_cast" "$tlsc" "$tx/quantization/per_token_cast.py" -o "$out/ptc.ptx"
+  step "tlsc swiglu" "$tlsc" "$tx/quantization/swiglu_forward_and_per_token_cast.py" -o "$out/swiglu.ptx"
+  step "tlsc a16wx" "$tlsc" "$tx/quantization/matmul_a16wx.py" -D "weight_tile=(16,16)" -D a_dtype=float16 \
+    -D b_dtype=int4b -D group_size=128 -D num_stages=3 -o "$out/a16wx.ptx"
+  pycheck "decode kernels against torch" scripts/decode_check.py --lib "$lib" --ptx "$out/decode.ptx" \
+    --example "$tx/flash_attention_decode"
+  pycheck "quantization kernels against torch" scripts/kernels_check.py --lib "$lib" \
+    --case "per_token_cast:$out/ptc.ptx:PerTokenCast" \
+    --case "swiglu_cast:$out/swiglu.ptx:SwiGLUForwardAndPerTokenCast" \
+    --case "a16wx:$out/a16wx.ptx:QuantizedMatmul"
 fi
 
 say "== done: $fails failed step(s)"
