@@ -131,8 +131,10 @@ tls_status rt_need_current(tls_context *ctx, const char *what) {
   if (st) return st;
   CUcontext cur = NULL;
   CUresult r = ctx->api.cuCtxGetCurrent(&cur);
-  if (!r && cur != ctx->cuctx) r = ctx->api.cuCtxSetCurrent(ctx->cuctx);
-  return r ? rt_cuda_error(ctx, r, "cuCtxSetCurrent") : TLS_OK;
+  if (r) return rt_cuda_error(ctx, r, "cuCtxGetCurrent");
+  if (cur != ctx->cuctx && (r = ctx->api.cuCtxSetCurrent(ctx->cuctx)))
+    return rt_cuda_error(ctx, r, "cuCtxSetCurrent");
+  return TLS_OK;
 }
 
 tls_status tls_stream_wait(tls_context *ctx, void *stream, void *on) {

@@ -18,7 +18,9 @@
  *
  * Every call returns a tls_status; the context keeps the last error's
  * message with details (file:line for metadata, the argument for a refused
- * launch). A context is not thread-safe: use one per thread.
+ * launch). A context is not thread-safe: calls on one context must not
+ * overlap (use one per thread, or a lock, as the Python package does); any
+ * thread may make them, each makes the context's CUDA context current.
  */
 #ifndef TLSRT_H
 #define TLSRT_H

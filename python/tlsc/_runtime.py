@@ -380,10 +380,13 @@ def _stream_handle(stream, device):
 def _order_after(ctx, stream, producers):
     """Makes the work next queued on ``stream`` wait for what is queued on
     each producer's stream (``__cuda_array_interface__``'s "stream"), on
-    the device, without blocking the host."""
-    for producer in producers:
-        if producer != (stream or 0):
-            ctx.check(ctx.lib.tls_stream_wait(ctx.handle, stream, producer))
+    the device, without blocking the host. Under the context's lock:
+    libtlsrt records and waits on one event per context, which another
+    thread's record in between would replace."""
+    with ctx.lock:
+        for producer in producers:
+            if producer != (stream or 0):
+                ctx.check(ctx.lib.tls_stream_wait(ctx.handle, stream, producer))
 
 
 # ------------------------------------------------------------------ kernels
