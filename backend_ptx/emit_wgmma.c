@@ -139,15 +139,6 @@ static const char *ab_type(DType t) {
   }
 }
 
-static bool is_fp8(DType t) { return t == DT_FLOAT8_E4M3 || t == DT_FLOAT8_E5M2; }
-
-/* Operand dtypes the instruction takes: a float16 or bfloat16 pair, or two
- * fp8 types (e4m3 and e5m2 may mix). */
-static bool ab_pair_ok(DType a, DType b) {
-  if (is_fp8(a) || is_fp8(b)) return is_fp8(a) && is_fp8(b);
-  return a == b && ab_type(a);
-}
-
 /* The accumulator register list of one fragment, "{%t3_0, ..., %t3_127}"
  * (count registers from the first), built once per fragment (every k16
  * step repeats it). */
@@ -162,7 +153,7 @@ static void acc_list(const IrTensor *acc, int64_t first, int64_t count, char *bu
  * f16 and fp8 operands (the ISA has no f16 accumulation of bf16 inputs). */
 static const char *acc_type(DType acc, DType ab) {
   if (acc == DT_FLOAT32) return ".f32";
-  return acc == DT_FLOAT16 && (ab == DT_FLOAT16 || is_fp8(ab)) ? ".f16" : NULL;
+  return acc == DT_FLOAT16 && (ab == DT_FLOAT16 || dtype_is_fp8(ab)) ? ".f16" : NULL;
 }
 
 static void emit_mma(Emitter *e, const IrStmt *s) {
@@ -176,7 +167,7 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   }
   if (!operand_ok(e, a, 1, "A") || !operand_ok(e, b, 0, "B")) return;
   int64_t m = acc->shape[0], n = acc->shape[1], k = ir_ref_dim(a, 1);
-  if (!ab_pair_ok(a->t->dtype, b->t->dtype)) {
+  if (!dtype_wgmma_inputs_ok(a->t->dtype, b->t->dtype)) {
     unsupported(e,
                 "wgmma operands of dtypes %s and %s (float16 or bfloat16 pairs, or fp8 are "
                 "supported)",
@@ -191,7 +182,7 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   }
   /* one instruction covers 32 bytes of K: k16 for 2-byte types, k32 for
    * fp8 */
-  bool fp8 = is_fp8(a->t->dtype);
+  bool fp8 = dtype_is_fp8(a->t->dtype);
   int64_t kstep = fp8 ? 32 : 16;
   if (ir_ref_dim(a, 0) != m || ir_ref_dim(b, 1) != n || ir_ref_dim(b, 0) != k || m % 64 || n % 8 ||
       n < 8 || n > 256 || k % kstep) {

@@ -1264,15 +1264,6 @@ static Value *p_sync(Eval *E, Args *a, Span sp) {
 
 /* ---------------------------------------------------------------- WGMMA */
 
-static bool wgmma_fp8(DType t) { return t == DT_FLOAT8_E4M3 || t == DT_FLOAT8_E5M2; }
-
-/* float16 or bfloat16 pairs (k16), or any two fp8 types (k32, e4m3 and e5m2
- * mixed as the ISA allows). */
-static bool wgmma_inputs(DType a, DType b) {
-  if (wgmma_fp8(a) || wgmma_fp8(b)) return wgmma_fp8(a) && wgmma_fp8(b);
-  return a == b && (a == DT_FLOAT16 || a == DT_BFLOAT16);
-}
-
 /* self.wgmma.mma(a, b, acc): acc[M, N] += a[M, K] @ b[K, N]. */
 /* A WGMMA accumulator made outside the warp group that first uses it (at
  * block scope, as Tilus's hopper matmul v3 and v4 do) and only filled so
@@ -1334,12 +1325,12 @@ static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
              "[%lld, %lld], acc is [%lld, %lld]",
              (long long)m, (long long)k, (long long)ir_ref_dim(&rb, 0), (long long)n,
              (long long)acc->shape[0], (long long)acc->shape[1]);
-  if (!wgmma_inputs(ra.t->dtype, rb.t->dtype))
+  if (!dtype_wgmma_inputs_ok(ra.t->dtype, rb.t->dtype))
     ev_error(E, sp,
              "WGMMA has no shape for %s x %s inputs (float16 or "
              "bfloat16, both the same, or float8_e4m3/float8_e5m2 in any pair)",
              dtype_name(ra.t->dtype), dtype_name(rb.t->dtype));
-  bool fp8 = wgmma_fp8(ra.t->dtype);
+  bool fp8 = dtype_is_fp8(ra.t->dtype);
   if (acc->dtype != DT_FLOAT32 && !(acc->dtype == DT_FLOAT16 && (ra.t->dtype == DT_FLOAT16 || fp8)))
     ev_error(E, sp,
              "WGMMA accumulates in float32 (or float16 for float16 or fp8 "

@@ -402,14 +402,6 @@ static bool check_cp_async(Verifier *v, const IrStmt *s, const bool *assigned) {
   return true;
 }
 
-static bool is_wgmma_fp8(DType t) { return t == DT_FLOAT8_E4M3 || t == DT_FLOAT8_E5M2; }
-
-/* float16 or bfloat16 pairs, or two fp8 types (mixed allowed). */
-static bool wgmma_inputs_ok(DType a, DType b) {
-  if (is_wgmma_fp8(a) || is_wgmma_fp8(b)) return is_wgmma_fp8(a) && is_wgmma_fp8(b);
-  return a == b && (a == DT_FLOAT16 || a == DT_BFLOAT16);
-}
-
 /* acc[M, N] += A[M, K] @ B[K, N]: shapes, dtypes and instruction limits. */
 static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
   const IrRef *a = &s->wgmma.a, *b = &s->wgmma.b;
@@ -432,9 +424,9 @@ static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
   }
   /* float16 and fp8 inputs may also accumulate in float16 (.f16), as the
    * evaluator allows. */
-  bool fp8 = is_wgmma_fp8(a->t->dtype);
+  bool fp8 = dtype_is_fp8(a->t->dtype);
   bool f16_acc = acc->dtype == DT_FLOAT16 && (a->t->dtype == DT_FLOAT16 || fp8);
-  if (!wgmma_inputs_ok(a->t->dtype, b->t->dtype) || (acc->dtype != DT_FLOAT32 && !f16_acc)) {
+  if (!dtype_wgmma_inputs_ok(a->t->dtype, b->t->dtype) || (acc->dtype != DT_FLOAT32 && !f16_acc)) {
     diag_error(v->d, s->span,
                "wgmma.mma supports float16/bfloat16 pairs and fp8 (e4m3/e5m2) inputs "
                "with a float32 accumulator (or float16 for float16 and fp8 inputs), "

@@ -109,6 +109,11 @@ bool dtype_is_signed(DType t) {
 
 bool dtype_is_fp8(DType t) { return t == DT_FLOAT8_E4M3 || t == DT_FLOAT8_E5M2; }
 
+bool dtype_wgmma_inputs_ok(DType a, DType b) {
+  if (dtype_is_fp8(a) || dtype_is_fp8(b)) return dtype_is_fp8(a) && dtype_is_fp8(b);
+  return a == b && (a == DT_FLOAT16 || a == DT_BFLOAT16);
+}
+
 bool dtype_is_storage(DType t) {
   return t == DT_INT8 || t == DT_UINT8 || t == DT_INT16 || t == DT_UINT16 || dtype_is_fp8(t) ||
          dtype_is_subbyte(t);

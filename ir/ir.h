@@ -83,6 +83,9 @@ const char *dtype_name(DType t); /* "float16", "int32", ... */
 bool dtype_is_float(DType t);
 bool dtype_is_signed(DType t); /* int8/int16/int32/int64, int1b..int7b */
 bool dtype_is_fp8(DType t);    /* float8_e4m3, float8_e5m2 */
+/* Operand dtypes WGMMA takes: a float16 or bfloat16 pair (k16), or any two
+ * fp8 types (k32; e4m3 and e5m2 may mix, as the ISA allows). */
+bool dtype_wgmma_inputs_ok(DType a, DType b);
 /* 8- and 16-bit integers and fp8: tlsc loads, stores and converts them but
  * does no arithmetic in them (Tilus computes in float32 and casts). */
 bool dtype_is_storage(DType t);
