@@ -460,11 +460,16 @@ def sizes(text):
     return [tuple(int(x) for x in s.split("x")) for s in text.split(",")]
 
 
-def poison(case):
-    """Every output of a case set to all-ones bytes (NaN in every float
-    type, fp8 included) so that an element left unwritten counts as wrong."""
-    for t in case.get("poison", [case["out"]]):
+def poison_tensors(*tensors):
+    """Each tensor set to all-ones bytes (NaN in every float type, fp8
+    included) so that an element left unwritten counts as wrong."""
+    for t in tensors:
         t.view(torch.uint8).fill_(0xFF)
+
+
+def poison(case):
+    """Every output of a case poisoned (poison_tensors)."""
+    poison_tensors(*case.get("poison", [case["out"]]))
 
 
 def rel_err(out, ref):
