@@ -245,6 +245,7 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   free(globals);
   free(hoisted);
   free(e.hoisted);
+  free(e.streams);
   free(regs);
   return !e.failed;
 }

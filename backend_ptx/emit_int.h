@@ -31,6 +31,14 @@ typedef struct Group {
   bool single;
 } Group;
 
+/* emit_stream.c: a dot whose operand op (0: a, 1: b) ldmatrix reads
+ * from shared memory k step by k step, in place of load[op] (and of
+ * transpose[op], which only renames its registers); NULL where the
+ * operand is emitted as the script says. */
+typedef struct StreamedDot {
+  const IrStmt *dot, *load[2], *transpose[2];
+} StreamedDot;
+
 typedef struct Emitter {
   FILE *out; /* the kernel body buffer */
   const IrModule *m;
@@ -56,6 +64,8 @@ typedef struct Emitter {
   /* by tensor id: the 16-bit tensor is written by ldmatrix alone, which
    * also keeps it in pairs (%tp<id>_<pair>, what mma.sync reads) */
   bool *ldm_pairs;
+  StreamedDot *streams; /* emit_stream.c */
+  int nstreams, streams_cap;
   /* by parameter index: nothing in the kernel writes through it (Tilus's
    * pointers are __restrict__), so loads through it are ld.global.nc,
    * which ptxas may move above stores and branches (spread_plan) */
@@ -221,6 +231,16 @@ void spread_plan(Emitter *e);
  * never writes (Emitter.ro_params), else "" */
 const char *emit_nc(const Emitter *e, const IrExpr *addr);
 void spread_pair_decls(Emitter *e, FILE *out);
+/* Whether ldmatrix can read shared view ref into mma operand tensor t. */
+bool spread_ldmatrix_fits(const Emitter *e, const IrRef *ref, const IrTensor *t);
+
+/* ---- emit_stream.c: dot operands read from shared memory per k step */
+/* Finds the dots whose operands may be read where the dot runs instead of
+ * where the script loads them (Emitter.streams). */
+void stream_plan(Emitter *e);
+const StreamedDot *stream_of_dot(const Emitter *e, const IrStmt *dot);
+/* Whether s is a load or transpose that a streamed dot emits instead. */
+bool stream_skips(const Emitter *e, const IrStmt *s);
 /* Every register of a spread tensor = 0. */
 void emit_spread_zero(Emitter *e, const IrTensor *t);
 

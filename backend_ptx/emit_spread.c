@@ -470,7 +470,7 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
 /* Whether a shared view can feed ldmatrix into mma.sync operand t: 16-bit
  * elements, a rank-2 view of whole 16-byte rows of 8 elements each at a
  * 16-byte aligned start. */
-static bool ldmatrix_fits(const Emitter *e, const IrRef *ref, const IrTensor *t) {
+bool spread_ldmatrix_fits(const Emitter *e, const IrRef *ref, const IrTensor *t) {
   const IrRegLayout *L = layout_of(t);
   if ((L->mma != MMA_A && L->mma != MMA_B) || dtype_bytes(t->dtype) != 2 || ir_ref_rank(ref) != 2 ||
       (L->mma == MMA_A && L->mma_transposed))
@@ -620,56 +620,78 @@ static void ldmatrix_x4(Emitter *e, LdTile *lt, int64_t r0, int64_t c0, LdSteps 
          tensor_slot_reg(lt->t, dst[i] + 1).s, r[i].s);
 }
 
-/* An mma.sync operand from shared memory with ldmatrix (slot orders of
- * ir_reglayout_mma). A [M, K] stored row-major: per 16 x 16 atom the
- * matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) are a0a1, a2a3, a4a5, a6a7.
- * B [K, N] stored row-major needs pairs along k: .trans, two n-tiles of 8
- * per ldmatrix; B stored [N, K] (a transposed view) needs no .trans. */
-static void ldmatrix_load(Emitter *e, const IrStmt *s) {
+/* Where ldmatrix reads an mma.sync operand (the register tensor of
+ * load_shared statement s) from. */
+static void ldm_tile_init(Emitter *e, LdTile *lt, const IrStmt *s) {
   const IrRef *ref = &s->smem.shared;
   const IrTensor *t = s->smem.reg;
-  const IrRegLayout *L = layout_of(t);
-  LdTile lt = {.sh = ref->t, .t = t};
-  lt.swz = tensor_swizzle(ref->t);
-  lt.period = swizzle_period(lt.swz);
-  lt.voff = ir_ref_byte_offset(e->m->ar, ref);
-  lt.vimm = ir_is_const(lt.voff, &lt.vconst) && lt.vconst >= 0;
-  if (!lt.vimm) {
-    lt.view = val_to_reg(e, val_convert(e, emit_expr(e, lt.voff), DT_UINT32));
-    lt.vmult = ir_expr_multiple(lt.voff, e->multiples);
+  *lt = (LdTile){.sh = ref->t, .t = t};
+  lt->swz = tensor_swizzle(ref->t);
+  lt->period = swizzle_period(lt->swz);
+  lt->voff = ir_ref_byte_offset(e->m->ar, ref);
+  lt->vimm = ir_is_const(lt->voff, &lt->vconst) && lt->vconst >= 0;
+  if (!lt->vimm) {
+    lt->view = val_to_reg(e, val_convert(e, emit_expr(e, lt->voff), DT_UINT32));
+    lt->vmult = ir_expr_multiple(lt->voff, e->multiples);
   }
-  lt.cols = ref->transposed ? ir_ref_dim(ref, 0) : ir_ref_dim(ref, 1);
+  lt->cols = ref->transposed ? ir_ref_dim(ref, 0) : ir_ref_dim(ref, 1);
+  const IrRegLayout *L = layout_of(t);
+  lt->wdiv = L->mma_warps_n;
+  if (L->mma == MMA_A) { /* the warp's first row: (warp / wn) * m / wm */
+    lt->warp_div = true, lt->wsize = L->shape[0] / L->mma_warps_m, lt->warp_row = true;
+    return;
+  }
+  /* the warp's first column: (warp % wn) * n / wn */
+  int64_t n = L->shape[!L->mma_transposed];
+  lt->warp_div = false, lt->wsize = n / L->mma_warps_n;
+  lt->trans = ref->transposed == L->mma_transposed; /* stored [K, N] */
+  lt->warp_row = !lt->trans;
+}
+
+/* The k16 steps [k0, k1) of an mma.sync operand from shared memory with
+ * ldmatrix (slot orders of ir_reglayout_mma). A [M, K] stored row-major:
+ * per 16 x 16 atom the matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) are
+ * a0a1, a2a3, a4a5, a6a7. B [K, N] stored row-major needs pairs along k:
+ * .trans, two n-tiles of 8 per ldmatrix; B stored [N, K] (a transposed
+ * view) needs no .trans. b.transpose() of a register tensor loaded
+ * [N, K]: its layout is B's transposed, the tile as the register tensor
+ * sees it is [N, K]. */
+static void ldm_steps(Emitter *e, LdTile *lt, int64_t k0, int64_t k1) {
+  const IrRegLayout *L = layout_of(lt->t);
   int64_t wm = L->mma_warps_m, wn = L->mma_warps_n;
   if (L->mma == MMA_A) {
-    int64_t m = L->shape[0], k = L->shape[1], rm = m / (16 * wm), rk = k / 16;
-    /* the warp's first row: (warp / wn) * m / wm */
-    lt.warp_div = true, lt.wdiv = wn, lt.wsize = m / wm, lt.warp_row = true;
+    int64_t rm = L->shape[0] / (16 * wm), rk = L->shape[1] / 16;
     for (int64_t im = 0; im < rm; im++)
-      for (int64_t ik = 0; ik < rk; ik++) {
+      for (int64_t ik = k0; ik < k1; ik++) {
         int64_t b = (im * rk + ik) * 8, dst[4] = {b, b + 2, b + 4, b + 6};
-        ldmatrix_x4(e, &lt, im * 16, ik * 16, (LdSteps){8, 0, 0, 8}, dst);
+        ldmatrix_x4(e, lt, im * 16, ik * 16, (LdSteps){8, 0, 0, 8}, dst);
       }
     return;
   }
-  /* b.transpose() of a register tensor loaded [N, K]: its layout is B's
-   * transposed, the tile as the register tensor sees it is [N, K] */
-  int64_t k = L->shape[L->mma_transposed], n = L->shape[!L->mma_transposed];
-  int64_t rn = n / (8 * wn), rk = k / 16;
-  /* the warp's first column: (warp % wn) * n / wn */
-  lt.warp_div = false, lt.wdiv = wn, lt.wsize = n / wn;
-  lt.trans = ref->transposed == L->mma_transposed; /* stored [K, N] */
-  lt.warp_row = !lt.trans;
+  int64_t n = L->shape[!L->mma_transposed], rn = n / (8 * wn);
   for (int64_t in = 0; in < rn; in += 2) {
     bool two = in + 1 < rn; /* an odd last n-tile is loaded twice */
-    for (int64_t ik = 0; ik < rk; ik++) {
+    for (int64_t ik = k0; ik < k1; ik++) {
       int64_t b0 = (ik * rn + in) * 4, b1 = (ik * rn + in + two) * 4;
       int64_t dst[4] = {b0, b0 + 2, b1, b1 + 2};
-      if (lt.trans) /* stored [K, N]: rows k, columns n */
-        ldmatrix_x4(e, &lt, ik * 16, in * 8, (LdSteps){8, 0, 0, two ? 8 : 0}, dst);
+      if (lt->trans) /* stored [K, N]: rows k, columns n */
+        ldmatrix_x4(e, lt, ik * 16, in * 8, (LdSteps){8, 0, 0, two ? 8 : 0}, dst);
       else /* stored [N, K]: rows n, columns k */
-        ldmatrix_x4(e, &lt, in * 8, ik * 16, (LdSteps){0, 8, two ? 8 : 0, 0}, dst);
+        ldmatrix_x4(e, lt, in * 8, ik * 16, (LdSteps){0, 8, two ? 8 : 0, 0}, dst);
     }
   }
+}
+
+/* The k16 steps of an operand tensor's layout. */
+static int64_t operand_ksteps(const IrTensor *t) {
+  const IrRegLayout *L = layout_of(t);
+  return (L->mma == MMA_A ? L->shape[1] : L->shape[L->mma_transposed]) / 16;
+}
+
+static void ldmatrix_load(Emitter *e, const IrStmt *s) {
+  LdTile lt;
+  ldm_tile_init(e, &lt, s);
+  ldm_steps(e, &lt, 0, operand_ksteps(s->smem.reg));
 }
 
 /* Elements per vector access of a shared view (1: element by element):
@@ -707,7 +729,7 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
     unsupported(e, "shared load/store between tensors of different shapes or dtypes");
     return;
   }
-  if (load && ldmatrix_fits(e, ref, t)) {
+  if (load && spread_ldmatrix_fits(e, ref, t)) {
     ldmatrix_load(e, s);
     return;
   }
@@ -1151,54 +1173,78 @@ static Val pair(Emitter *e, const IrTensor *t, int64_t i, Val *cache) {
   return r;
 }
 
-/* dst = a @ b + c: for each m16n8 tile of a warp, the k16 steps chained on
- * the destination's registers (slot orders of ir_reglayout_mma). */
+/* One mma.sync: tile (im, in) of dst, k16 step ik, operands' pairs from
+ * A and B (d->a and d->b, or the tensors their streamed loads write: a
+ * transpose keeps slot numbers), caches ca and cb. */
+static void mma_step(Emitter *e, const IrDotStmt *d, const IrTensor *A, const IrTensor *B,
+                     int64_t im, int64_t in, int64_t ik, Val *ca, Val *cb) {
+  const IrTensor *o = d->dst;
+  int64_t rn = d->b->shape[1] / (8 * d->warps_n), rk = d->a->shape[1] / 16;
+  int64_t cs = (im * rn + in) * 4; /* c0..c3 of this tile */
+  int64_t as = (im * rk + ik) * 8, bs = (ik * rn + in) * 4;
+  const char *ab = d->a->dtype == DT_BFLOAT16 ? "bf16" : "f16";
+  Val a[4], b[2];
+  for (int j = 0; j < 4; j++) a[j] = pair(e, A, as + 2 * j, ca);
+  for (int j = 0; j < 2; j++) b[j] = pair(e, B, bs + 2 * j, cb);
+  const IrTensor *acc = ik == 0 && d->c ? d->c : o;
+  if (o->dtype == DT_FLOAT16) {
+    Val c0 = pair(e, acc, cs, NULL), c1 = pair(e, acc, cs + 2, NULL);
+    Val d0 = new_reg(e, DT_UINT32), d1 = new_reg(e, DT_UINT32);
+    emit(e,
+         "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%s, %s}, {%s, %s, %s, %s}, "
+         "{%s, %s}, {%s, %s};",
+         d0.s, d1.s, a[0].s, a[1].s, a[2].s, a[3].s, b[0].s, b[1].s, c0.s, c1.s);
+    emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(o, cs).s, tensor_slot_reg(o, cs + 1).s, d0.s);
+    emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(o, cs + 2).s, tensor_slot_reg(o, cs + 3).s,
+         d1.s);
+    return;
+  }
+  emit(e,
+       "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, "
+       "{%s, %s}, {%s, %s, %s, %s};",
+       ab, ab, tensor_slot_reg(o, cs).s, tensor_slot_reg(o, cs + 1).s, tensor_slot_reg(o, cs + 2).s,
+       tensor_slot_reg(o, cs + 3).s, a[0].s, a[1].s, a[2].s, a[3].s, b[0].s, b[1].s,
+       tensor_slot_reg(acc, cs).s, tensor_slot_reg(acc, cs + 1).s, tensor_slot_reg(acc, cs + 2).s,
+       tensor_slot_reg(acc, cs + 3).s);
+}
+
+/* dst = a @ b + c (slot orders of ir_reglayout_mma). With operands in
+ * registers: for each m16n8 tile of a warp, the k16 steps chained on the
+ * destination's registers. With an operand streamed from shared memory
+ * (emit_stream.c): k16 step by step, its ldmatrix then every tile's
+ * mma.sync, so that only one step of it is live. */
 static void spread_dot(Emitter *e, const IrStmt *s) {
   const IrDotStmt *d = &s->dot;
   const IrTensor *o = d->dst;
-  if (!owned_here(e, o) || !owned_here(e, d->a) || !owned_here(e, d->b) ||
-      (d->c && !owned_here(e, d->c)))
+  const StreamedDot *sd = stream_of_dot(e, s);
+  const IrStmt *la = sd ? sd->load[0] : NULL, *lb = sd ? sd->load[1] : NULL;
+  const IrTensor *A = la ? la->smem.reg : d->a, *B = lb ? lb->smem.reg : d->b;
+  if (!owned_here(e, o) || !owned_here(e, A) || !owned_here(e, B) || (d->c && !owned_here(e, d->c)))
     return;
   int64_t rm = d->a->shape[0] / (16 * d->warps_m), rn = d->b->shape[1] / (8 * d->warps_n);
   int64_t rk = d->a->shape[1] / 16;
-  bool f16acc = o->dtype == DT_FLOAT16;
-  const char *ab = d->a->dtype == DT_BFLOAT16 ? "bf16" : "f16";
   if (!d->c) emit_spread_zero(e, o);
-  Val *ca = xmalloc(sizeof(Val) * (size_t)(d->a->reg->nslots / 2 + 1));
-  Val *cb = xmalloc(sizeof(Val) * (size_t)(d->b->reg->nslots / 2 + 1));
-  for (int64_t i = 0; i <= d->a->reg->nslots / 2; i++) ca[i].s[0] = 0;
-  for (int64_t i = 0; i <= d->b->reg->nslots / 2; i++) cb[i].s[0] = 0;
-  for (int64_t im = 0; im < rm; im++)
-    for (int64_t in = 0; in < rn; in++) {
-      int64_t cs = (im * rn + in) * 4; /* c0..c3 of this tile */
-      for (int64_t ik = 0; ik < rk; ik++) {
-        int64_t as = (im * rk + ik) * 8, bs = (ik * rn + in) * 4;
-        Val a[4], b[2];
-        for (int j = 0; j < 4; j++) a[j] = pair(e, d->a, as + 2 * j, ca);
-        for (int j = 0; j < 2; j++) b[j] = pair(e, d->b, bs + 2 * j, cb);
-        const IrTensor *acc = ik == 0 && d->c ? d->c : o;
-        if (f16acc) {
-          Val c0 = pair(e, acc, cs, NULL), c1 = pair(e, acc, cs + 2, NULL);
-          Val d0 = new_reg(e, DT_UINT32), d1 = new_reg(e, DT_UINT32);
-          emit(e,
-               "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%s, %s}, {%s, %s, %s, %s}, "
-               "{%s, %s}, {%s, %s};",
-               d0.s, d1.s, a[0].s, a[1].s, a[2].s, a[3].s, b[0].s, b[1].s, c0.s, c1.s);
-          emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(o, cs).s, tensor_slot_reg(o, cs + 1).s,
-               d0.s);
-          emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(o, cs + 2).s,
-               tensor_slot_reg(o, cs + 3).s, d1.s);
-          continue;
-        }
-        emit(e,
-             "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, "
-             "{%s, %s}, {%s, %s, %s, %s};",
-             ab, ab, tensor_slot_reg(o, cs).s, tensor_slot_reg(o, cs + 1).s,
-             tensor_slot_reg(o, cs + 2).s, tensor_slot_reg(o, cs + 3).s, a[0].s, a[1].s, a[2].s,
-             a[3].s, b[0].s, b[1].s, tensor_slot_reg(acc, cs).s, tensor_slot_reg(acc, cs + 1).s,
-             tensor_slot_reg(acc, cs + 2).s, tensor_slot_reg(acc, cs + 3).s);
-      }
+  Val *ca = xmalloc(sizeof(Val) * (size_t)(A->reg->nslots / 2 + 1));
+  Val *cb = xmalloc(sizeof(Val) * (size_t)(B->reg->nslots / 2 + 1));
+  for (int64_t i = 0; i <= A->reg->nslots / 2; i++) ca[i].s[0] = 0;
+  for (int64_t i = 0; i <= B->reg->nslots / 2; i++) cb[i].s[0] = 0;
+  if (sd) {
+    emit(e, "// dot of line %d: %s%s%s read from shared memory k step by k step", s->span.line,
+         la ? "a" : "", la && lb ? " and " : "", lb ? "b" : "");
+    LdTile ta, tb;
+    if (la) ldm_tile_init(e, &ta, la);
+    if (lb) ldm_tile_init(e, &tb, lb);
+    for (int64_t ik = 0; ik < rk; ik++) {
+      if (la) ldm_steps(e, &ta, ik, ik + 1);
+      if (lb) ldm_steps(e, &tb, ik, ik + 1);
+      for (int64_t im = 0; im < rm; im++)
+        for (int64_t in = 0; in < rn; in++) mma_step(e, d, A, B, im, in, ik, ca, cb);
     }
+  } else {
+    for (int64_t im = 0; im < rm; im++)
+      for (int64_t in = 0; in < rn; in++)
+        for (int64_t ik = 0; ik < rk; ik++) mma_step(e, d, A, B, im, in, ik, ca, cb);
+  }
   free(ca);
   free(cb);
 }
@@ -1297,7 +1343,7 @@ static void scan_writers(Emitter *e, const IrBlock *b, char *writers) {
     const IrTensor *t = written(s);
     if (!t) continue;
     bool ldm = s->kind == S_LOAD_SHARED && t->layout == LAYOUT_SPATIAL && t->reg &&
-               ldmatrix_fits(e, &s->smem.shared, t);
+               spread_ldmatrix_fits(e, &s->smem.shared, t);
     if (!ldm)
       writers[t->id] = 2;
     else if (writers[t->id] == 0)
@@ -1411,6 +1457,7 @@ const char *emit_nc(const Emitter *e, const IrExpr *addr) {
 
 void spread_plan(Emitter *e) {
   plan_readonly(e);
+  stream_plan(e);
   int n = e->k->ntensors;
   char *writers = arena_alloc(e->m->ar, (size_t)n + 1);
   e->ldm_pairs = arena_alloc(e->m->ar, sizeof(bool) * ((size_t)n + 1));
@@ -1436,6 +1483,7 @@ void emit_spread_zero(Emitter *e, const IrTensor *t) {
 /* ------------------------------------------------------------ dispatch */
 
 void emit_spread_stmt(Emitter *e, const IrStmt *s) {
+  if (stream_skips(e, s)) return; /* the dot reading it emits the reads */
   switch (s->kind) {
   case S_LOAD_GLOBAL:
     spread_global(e, s, true);

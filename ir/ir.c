@@ -896,6 +896,58 @@ IrExpr *ir_ref_byte_offset(Arena *ar, const IrRef *r) {
 
 /* ---------------------------------------------------------- statements */
 
+/* ir_stmt_tensors: t[0] the written tensor (NULL if none), then the read
+ * ones (NULL where an optional operand is absent). */
+int ir_stmt_tensors(const IrStmt *s, const IrTensor **t) {
+  switch (s->kind) {
+  case S_FILL:
+    t[0] = s->fill.dst;
+    return 1;
+  case S_CAST:
+  case S_TRANSPOSE:
+  case S_RESHAPE:
+  case S_CONVERT:
+  case S_VIEW:
+    t[0] = s->cast.dst, t[1] = s->cast.src;
+    return 2;
+  case S_ELEMWISE:
+    t[0] = s->elemwise.dst, t[1] = s->elemwise.a, t[2] = s->elemwise.b;
+    return 3;
+  case S_UNARY:
+    t[0] = s->unary.dst, t[1] = s->unary.src;
+    return 2;
+  case S_REDUCE:
+    t[0] = s->reduce.dst, t[1] = s->reduce.src;
+    return 2;
+  case S_WHERE:
+    t[0] = s->where.dst, t[1] = s->where.cond, t[2] = s->where.a, t[3] = s->where.b;
+    return 4;
+  case S_DOT:
+    t[0] = s->dot.dst, t[1] = s->dot.a, t[2] = s->dot.b, t[3] = s->dot.c;
+    return 4;
+  case S_SLICE:
+    t[0] = s->slice.dst, t[1] = s->slice.src;
+    return 2;
+  case S_LOAD_GLOBAL:
+    t[0] = s->gmem.reg;
+    return 1;
+  case S_STORE_GLOBAL:
+    t[0] = NULL, t[1] = s->gmem.reg;
+    return 2;
+  case S_LOAD_SHARED:
+    t[0] = s->smem.reg;
+    return 1;
+  case S_STORE_SHARED:
+    t[0] = NULL, t[1] = s->smem.reg;
+    return 2;
+  case S_WGMMA_MMA: /* acc += a @ b */
+    t[0] = t[1] = s->wgmma.acc;
+    return 2;
+  default:
+    return 0;
+  }
+}
+
 IrStmt *ir_stmt_new(Arena *ar, SKind kind, Span span) {
   IrStmt *s = arena_alloc(ar, sizeof *s);
   s->kind = kind;

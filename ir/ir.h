@@ -788,6 +788,13 @@ struct IrStmt {
  * across warps); known once layouts are inferred. */
 int64_t ir_reduce_scratch_bytes(const IrStmt *s);
 
+/* The register tensors statement s itself names (not those of its nested
+ * blocks): t[0] the one it writes (NULL if none), then those it reads (NULL
+ * for an absent optional operand); returns how many t holds, at most
+ * IR_STMT_MAX_TENSORS. Global and shared views (IrRef) are not included. */
+#define IR_STMT_MAX_TENSORS 4
+int ir_stmt_tensors(const IrStmt *s, const IrTensor **t);
+
 /* A zeroed statement of that kind (tma.tmap = -1 for TMA copies). */
 IrStmt *ir_stmt_new(Arena *ar, SKind kind, Span span);
 void ir_block_push(Arena *ar, IrBlock *b, IrStmt *s);

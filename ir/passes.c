@@ -13,7 +13,8 @@
  * Unrolling and constant propagation come last, on checked and planned
  * IR: they only copy and simplify statements (the copies keep their
  * barrier IDs, tensor maps and layouts), and the check after them holds
- * them to the same rules. Then global loads move above the reductions,
+ * them to the same rules. Then a dot whose product is only added to
+ * another tensor accumulates into it (dotacc.c), and global loads move above the reductions,
  * conversions and branches before them that they do not depend on
  * (hoist.c), which also only moves statements. The simulator (--verify)
  * and the backend both see their result.
@@ -23,6 +24,8 @@
 /* hoist.c: global loads moved above the collectives and branches before
  * them in their block (after unrolling: the copies' loads move too). */
 void ir_hoist_loads(IrModule *m);
+/* dotacc.c: `x + dot(a, b)` as dot(a, b, c=x), one accumulator fewer. */
+void ir_fuse_dot_acc(IrModule *m);
 
 bool ir_run_passes(IrModule *m, Diag *d) {
   ir_assign_barriers(m); /* first: the checker reads what it assigns */
@@ -31,6 +34,7 @@ bool ir_run_passes(IrModule *m, Diag *d) {
   if (!(ir_check(m, d) && ir_plan_smem(m, d) && ir_check(m, d))) return false;
   ir_unroll_loops(m);
   ir_propagate_constants(m);
+  ir_fuse_dot_acc(m);
   ir_hoist_loads(m);
   ir_plan_divisors(m); /* magic.c: hidden parameters for launch-invariant divisors */
   return ir_check(m, d);

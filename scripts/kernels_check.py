@@ -562,6 +562,9 @@ def main():
     ap.add_argument("--case", action="append", required=True, help="NAME:PTX:SCRIPT")
     ap.add_argument("--tilus", action="append", default=[], help="NAME:FILE:CLASS[:k=v,...] (k=v: the class's __init__ arguments)")
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--compare", action="append", default=[], metavar="LABEL=PTX",
+                    help="--bench also times the fastest entry of the same script in PTX "
+                         "(another build of tlsc, say), as LABEL")
     ap.add_argument("--padded-ref", action="store_true",
                     help="softmax: the reference of a script whose ragged tiles' zeros join the "
                          "max and the sum (Tilus's softmax example)")
@@ -625,6 +628,11 @@ def main():
             if case["torch"]:
                 runs["torch"] = case["torch"]
             runs.update(case.get("baselines", {}))
+            for label, other in (spec.split("=", 1) for spec in opts.compare):
+                omod = rt.load(other)
+                obest, _ = rt.autotune(omod, script, rt.args(kernels[0], case["args"]))
+                runs[label] = (lambda k, a: lambda: rt.launch(k, a))(
+                    obest, rt.args(obest, case["args"]))
             if name in tilus and case["tilus_args"]:
                 # Tilus compiles (and tunes) per size on its first call: its
                 # result is checked here, at the bench sizes only
