@@ -330,7 +330,7 @@ static Val vector_ok(Emitter *e, const GAccess *a, int64_t n) {
   emit(e, "setp.eq.u64 %s, %s, 0;", p.s, t.s);
   int last = a->g.rank - 1;
   Val u = new_reg(e, DT_UINT32);
-  emit(e, "or.b32 %s, %s, %s;", u.s, a->origin[last].s, a->g.rank > 1 ? a->g.dims[last].s : "0");
+  emit(e, "or.b32 %s, %s, %s;", u.s, a->origin[last].s, a->g.dims[last].s);
   emit(e, "and.b32 %s, %s, %" PRId64 ";", u.s, u.s, n - 1);
   emit(e, "setp.eq.u32 %s, %s, 0;", q.s, u.s);
   emit(e, "and.pred %s, %s, %s;", p.s, p.s, q.s);
@@ -363,7 +363,7 @@ bool emit_invariant(const IrExpr *x) { return invariant(x); }
 static bool versionable(const Emitter *e, const IrStmt *s, int64_t n) {
   const IrTensor *g = s->gmem.global;
   int last = g->rank - 1;
-  if (!invariant(g->gptr) || (g->rank > 1 && !invariant(g->gshape[last]))) return false;
+  if (!invariant(g->gptr) || !invariant(g->gshape[last])) return false;
   if (last >= s->gmem.noffsets) return true;
   int64_t m = ir_expr_multiple(s->gmem.offsets[last], e->multiples);
   return m % n == 0;
@@ -389,13 +389,13 @@ static __attribute__((noinline)) void access_alignment(Emitter *e, const IrStmt 
   Val low = new_reg(e, DT_UINT64), p = new_reg(e, DT_BOOL);
   emit(e, "and.b64 %s, %s, %" PRId64 ";", low.s, base.s, vb - 1);
   emit(e, "setp.eq.u64 %s, %s, 0;", p.s, low.s);
-  if (g->rank > 1) {
-    Val row = val_to_reg(e, val_convert(e, emit_expr(e, g->gshape[g->rank - 1]), DT_UINT32));
-    Val r = new_reg(e, DT_UINT32), q = new_reg(e, DT_BOOL);
-    emit(e, "and.b32 %s, %s, %" PRId64 ";", r.s, row.s, n - 1);
-    emit(e, "setp.eq.u32 %s, %s, 0;", q.s, r.s);
-    emit(e, "and.pred %s, %s, %s;", p.s, p.s, q.s);
-  }
+  /* the innermost length too (a rank-1 tensor's whole length): a vector
+   * whose first element is in bounds then ends in bounds */
+  Val row = val_to_reg(e, val_convert(e, emit_expr(e, g->gshape[g->rank - 1]), DT_UINT32));
+  Val r = new_reg(e, DT_UINT32), q = new_reg(e, DT_BOOL);
+  emit(e, "and.b32 %s, %s, %" PRId64 ";", r.s, row.s, n - 1);
+  emit(e, "setp.eq.u32 %s, %s, 0;", q.s, r.s);
+  emit(e, "and.pred %s, %s, %s;", p.s, p.s, q.s);
   if (pred->s[0]) emit(e, "and.pred %s, %s, %s;", p.s, p.s, pred->s);
   *pred = p;
 }
