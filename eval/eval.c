@@ -66,6 +66,7 @@ static IrParam *make_param(Eval *E, Node *p, int index, Value **fixed) {
     if (d) {
       d->used = true;
       *fixed = v_int(E, d->value);
+      (*fixed)->from_param = true;
     }
     prm->type = DT_INT32;
     return prm;

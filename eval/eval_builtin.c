@@ -53,12 +53,14 @@ static Value *rt_range(Eval *E, Args *a, Span sp) {
 }
 
 /* range(stop) / range(start, stop[, step]): a list at compile time, a
- * run-time loop when a bound is a run-time value. */
+ * run-time loop when a bound is a run-time value or computed from an
+ * `int` kernel parameter fixed by -D or --specialize (Value.from_param). */
 static Value *b_range(Eval *E, Args *a, Span sp) {
   arg_count(E, a, sp, "range", 1, 3);
   int64_t v[3] = {0, 0, 1}, c;
   for (int i = 0; i < a->npos; i++)
-    if (a->pos[i]->kind == V_EXPR && !ir_is_const(a->pos[i]->x, &c)) return rt_range(E, a, sp);
+    if ((a->pos[i]->kind == V_EXPR && !ir_is_const(a->pos[i]->x, &c)) || a->pos[i]->from_param)
+      return rt_range(E, a, sp);
   for (int i = 0; i < a->npos; i++)
     v[a->npos == 1 ? 1 : i] = v_to_int(E, a->pos[i], a->pos_span[i], "range() argument");
   if (v[2] == 0) ev_error(E, sp, "range() arg 3 must not be zero");

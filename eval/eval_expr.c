@@ -471,8 +471,11 @@ static Value *binop_at(Eval *E, int op, Value *a, Value *b, Span sp, Span asp, S
   }
   if (a->kind == V_LAYOUT && b->kind == V_LAYOUT && op == '*')
     return ev_layout_product(E, a, b, sp);
-  if ((a->kind == V_INT || a->kind == V_BOOL) && (b->kind == V_INT || b->kind == V_BOOL))
-    return int_binop(E, op, a->i, b->i, a->kind == V_BOOL && b->kind == V_BOOL, sp);
+  if ((a->kind == V_INT || a->kind == V_BOOL) && (b->kind == V_INT || b->kind == V_BOOL)) {
+    Value *r = int_binop(E, op, a->i, b->i, a->kind == V_BOOL && b->kind == V_BOOL, sp);
+    if (a->from_param || b->from_param) r->from_param = true;
+    return r;
+  }
   if (v_is_number(a) && v_is_number(b)) return float_binop(E, op, num_f(a), num_f(b), sp);
   return seq_binop(E, op, a, b, sp);
 }
@@ -622,7 +625,9 @@ static Value *eval_unary(Eval *E, Node *n) {
   if (a->kind == V_INT || a->kind == V_BOOL) {
     if (n->op == '-' && a->i == INT64_MIN)
       ev_error(E, sp, "integer overflow in compile-time arithmetic");
-    return v_int(E, n->op == '-' ? -a->i : n->op == '~' ? ~a->i : a->i);
+    Value *r = v_int(E, n->op == '-' ? -a->i : n->op == '~' ? ~a->i : a->i);
+    r->from_param = a->from_param;
+    return r;
   }
   if (a->kind == V_FLOAT && n->op != '~') return v_float(E, n->op == '-' ? -a->f : a->f);
   if (a->kind == V_TENSOR && n->op == '-') return ev_tensor_binop(E, '*', a, v_int(E, -1), sp);

@@ -232,6 +232,11 @@ struct Value {
   Env *env;   /* V_FUNC defined in a function (or a lambda): its closure */
   bool owned; /* x is a variable of a finished call: the first binding may
                  adopt it instead of copying it */
+  /* a V_INT computed from an `int` kernel parameter that -D or
+   * --specialize fixes: range() over it is a run-time loop (with constant
+   * bounds), as in the entry that takes the parameter at run time and as
+   * in Tilus, not thousands of unrolled copies */
+  bool from_param;
 };
 
 typedef enum ClassKind { CK_USER, CK_SCRIPT_BASE, CK_CLASS_BASE } ClassKind;
