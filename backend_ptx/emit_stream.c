@@ -24,31 +24,6 @@
 
 #include "backend_ptx/emit_int.h"
 
-/* ------------------------------------------------------------ uses */
-
-/* Whether s names t as an operand. */
-static bool names(const IrStmt *s, const IrTensor *t) {
-  const IrTensor *ops[IR_STMT_MAX_TENSORS];
-  int n = ir_stmt_tensors(s, ops);
-  for (int i = 0; i < n; i++)
-    if (ops[i] == t) return true;
-  return false;
-}
-
-/* uses[id] += 1 for every operand naming register tensor id, nested
- * blocks included. */
-static void count_uses(const IrBlock *b, int *uses) {
-  for (int i = 0; i < b->len; i++) {
-    const IrStmt *s = b->items[i];
-    count_uses(&s->body, uses);
-    count_uses(&s->orelse, uses);
-    const IrTensor *ops[IR_STMT_MAX_TENSORS];
-    int n = ir_stmt_tensors(s, ops);
-    for (int j = 0; j < n; j++)
-      if (ops[j]) uses[ops[j]->id]++;
-  }
-}
-
 /* ------------------------------------------------------------ planning */
 
 /* Whether s, between an operand's load and its dot, leaves shared memory
@@ -81,7 +56,7 @@ static bool quiet(const IrStmt *s) {
  * if none. */
 static int last_use(const IrBlock *b, int before, const IrTensor *t) {
   int i = before - 1;
-  while (i >= 0 && !names(b->items[i], t)) i--;
+  while (i >= 0 && !ir_stmt_names(b->items[i], t)) i--;
   return i;
 }
 
@@ -105,7 +80,8 @@ static bool find_stream(Emitter *e, const IrBlock *b, int at, const IrTensor *x,
       !spread_ldmatrix_fits(e, &b->items[h]->smem.shared, t))
     return false;
   for (int j = h + 1; j < at; j++)
-    if (j != i && (!quiet(b->items[j]) || names(b->items[j], x) || names(b->items[j], t)))
+    if (j != i &&
+        (!quiet(b->items[j]) || ir_stmt_names(b->items[j], x) || ir_stmt_names(b->items[j], t)))
       return false;
   *load = b->items[h];
   return true;
@@ -160,7 +136,7 @@ void stream_plan(Emitter *e) {
   int *uses = xmalloc(sizeof *uses * n), *claimed = xmalloc(sizeof *claimed * n);
   memset(uses, 0, sizeof *uses * n);
   memset(claimed, 0, sizeof *claimed * n);
-  count_uses(&e->k->body, uses);
+  ir_count_tensor_uses(&e->k->body, uses);
   for (int i = 0; i < e->nstreams; i++)
     for (int op = 0; op < 2; op++) claim(&e->streams[i], op, claimed);
   int kept = 0;

@@ -24,27 +24,6 @@
 
 #include "ir/ir.h"
 
-/* Whether s names t. */
-static bool names(const IrStmt *s, const IrTensor *t) {
-  const IrTensor *ops[IR_STMT_MAX_TENSORS];
-  int n = ir_stmt_tensors(s, ops);
-  for (int i = 0; i < n; i++)
-    if (ops[i] == t) return true;
-  return false;
-}
-
-static void count_uses(const IrBlock *b, int *uses) {
-  for (int i = 0; i < b->len; i++) {
-    const IrStmt *s = b->items[i];
-    count_uses(&s->body, uses);
-    count_uses(&s->orelse, uses);
-    const IrTensor *ops[IR_STMT_MAX_TENSORS];
-    int n = ir_stmt_tensors(s, ops);
-    for (int j = 0; j < n; j++)
-      if (ops[j]) uses[ops[j]->id]++;
-  }
-}
-
 static bool alike(const IrTensor *x, const IrTensor *y) {
   if (x->dtype != y->dtype || x->rank != y->rank || !x->reg || !y->reg ||
       !ir_reglayout_equal(x->reg, y->reg))
@@ -70,7 +49,7 @@ static int fusable(const IrBlock *b, int i) {
   if (d->c) return -1;
   for (int j = i + 1; j < b->len; j++) {
     const IrStmt *s = b->items[j];
-    if (names(s, d->dst)) {
+    if (ir_stmt_names(s, d->dst)) {
       IrTensor *t = addend(s, d->dst), *x = s->elemwise.dst;
       return t && alike(t, d->dst) && alike(x, d->dst) && x != d->a && x != d->b ? j : -1;
     }
@@ -124,7 +103,7 @@ void ir_fuse_dot_acc(IrModule *m) {
     Pass p = {xmalloc(sizeof(int) * n), xmalloc(sizeof(int) * n), false};
     memset(p.uses, 0, sizeof(int) * n);
     memset(p.claimed, 0, sizeof(int) * n);
-    count_uses(&kn->body, p.uses);
+    ir_count_tensor_uses(&kn->body, p.uses);
     walk(&kn->body, &p);
     p.rewrite = true;
     walk(&kn->body, &p);

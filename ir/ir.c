@@ -948,6 +948,26 @@ int ir_stmt_tensors(const IrStmt *s, const IrTensor **t) {
   }
 }
 
+bool ir_stmt_names(const IrStmt *s, const IrTensor *t) {
+  const IrTensor *ops[IR_STMT_MAX_TENSORS];
+  int n = ir_stmt_tensors(s, ops);
+  for (int i = 0; i < n; i++)
+    if (ops[i] == t) return true;
+  return false;
+}
+
+void ir_count_tensor_uses(const IrBlock *b, int *uses) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    ir_count_tensor_uses(&s->body, uses);
+    ir_count_tensor_uses(&s->orelse, uses);
+    const IrTensor *ops[IR_STMT_MAX_TENSORS];
+    int n = ir_stmt_tensors(s, ops);
+    for (int j = 0; j < n; j++)
+      if (ops[j]) uses[ops[j]->id]++;
+  }
+}
+
 IrStmt *ir_stmt_new(Arena *ar, SKind kind, Span span) {
   IrStmt *s = arena_alloc(ar, sizeof *s);
   s->kind = kind;

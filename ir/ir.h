@@ -794,6 +794,11 @@ int64_t ir_reduce_scratch_bytes(const IrStmt *s);
  * IR_STMT_MAX_TENSORS. Global and shared views (IrRef) are not included. */
 #define IR_STMT_MAX_TENSORS 4
 int ir_stmt_tensors(const IrStmt *s, const IrTensor **t);
+/* Whether s itself names register tensor t (ir_stmt_tensors). */
+bool ir_stmt_names(const IrStmt *s, const IrTensor *t);
+/* uses[id] += 1 for every operand of a statement of b (nested blocks
+ * included) that names tensor id, read or written. */
+void ir_count_tensor_uses(const IrBlock *b, int *uses);
 
 /* A zeroed statement of that kind (tma.tmap = -1 for TMA copies). */
 IrStmt *ir_stmt_new(Arena *ar, SKind kind, Span span);
