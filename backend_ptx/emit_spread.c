@@ -1173,20 +1173,54 @@ static Val pair(Emitter *e, const IrTensor *t, int64_t i, Val *cache) {
   return r;
 }
 
+/* The 32-bit register of an 8-bit tensor's slots i .. i + 3 (slot i in
+ * the lowest byte, as mma.sync's .s8/.u8 operands want), packed once per
+ * statement (cache[i / 4]); each slot is a 32-bit register whose lowest
+ * byte is the element. */
+static Val quad(Emitter *e, const IrTensor *t, int64_t i, Val *cache) {
+  if (cache[i / 4].s[0]) return cache[i / 4];
+  Val lo = new_reg(e, DT_UINT32), hi = new_reg(e, DT_UINT32), r = new_reg(e, DT_UINT32);
+  emit(e, "prmt.b32 %s, %s, %s, 0x0040;", lo.s, tensor_slot_reg(t, i).s,
+       tensor_slot_reg(t, i + 1).s);
+  emit(e, "prmt.b32 %s, %s, %s, 0x0040;", hi.s, tensor_slot_reg(t, i + 2).s,
+       tensor_slot_reg(t, i + 3).s);
+  emit(e, "prmt.b32 %s, %s, %s, 0x5410;", r.s, lo.s, hi.s);
+  cache[i / 4] = r;
+  return r;
+}
+
+/* The 32-bit operand register of slots i .. of t (its elements per
+ * register: 2 or 4). */
+static Val operand_reg(Emitter *e, const IrTensor *t, int64_t i, Val *cache) {
+  return ir_mma_epr(t->dtype) == 4 ? quad(e, t, i, cache) : pair(e, t, i, cache);
+}
+
 /* One mma.sync: tile (im, in) of dst, k16 step ik, operands' pairs from
  * A and B (d->a and d->b, or the tensors their streamed loads write: a
  * transpose keeps slot numbers), caches ca and cb. */
 static void mma_step(Emitter *e, const IrDotStmt *d, const IrTensor *A, const IrTensor *B,
                      int64_t im, int64_t in, int64_t ik, Val *ca, Val *cb) {
   const IrTensor *o = d->dst;
-  int64_t rn = d->b->shape[1] / (8 * d->warps_n), rk = d->a->shape[1] / 16;
+  int epr = ir_mma_epr(d->a->dtype); /* operand elements per register */
+  int64_t rn = d->b->shape[1] / (8 * d->warps_n), rk = d->a->shape[1] / (8 * epr);
   int64_t cs = (im * rn + in) * 4; /* c0..c3 of this tile */
-  int64_t as = (im * rk + ik) * 8, bs = (ik * rn + in) * 4;
-  const char *ab = d->a->dtype == DT_BFLOAT16 ? "bf16" : "f16";
+  int64_t as = (im * rk + ik) * 4 * epr, bs = (ik * rn + in) * 2 * epr;
   Val a[4], b[2];
-  for (int j = 0; j < 4; j++) a[j] = pair(e, A, as + 2 * j, ca);
-  for (int j = 0; j < 2; j++) b[j] = pair(e, B, bs + 2 * j, cb);
+  for (int j = 0; j < 4; j++) a[j] = operand_reg(e, A, as + epr * j, ca);
+  for (int j = 0; j < 2; j++) b[j] = operand_reg(e, B, bs + epr * j, cb);
   const IrTensor *acc = ik == 0 && d->c ? d->c : o;
+  if (epr == 4) { /* m16n8k32 on 8-bit integers into int32 */
+    emit(e,
+         "mma.sync.aligned.m16n8k32.row.col.s32.%s.%s.s32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, "
+         "{%s, %s}, {%s, %s, %s, %s};",
+         d->a->dtype == DT_UINT8 ? "u8" : "s8", d->b->dtype == DT_UINT8 ? "u8" : "s8",
+         tensor_slot_reg(o, cs).s, tensor_slot_reg(o, cs + 1).s, tensor_slot_reg(o, cs + 2).s,
+         tensor_slot_reg(o, cs + 3).s, a[0].s, a[1].s, a[2].s, a[3].s, b[0].s, b[1].s,
+         tensor_slot_reg(acc, cs).s, tensor_slot_reg(acc, cs + 1).s, tensor_slot_reg(acc, cs + 2).s,
+         tensor_slot_reg(acc, cs + 3).s);
+    return;
+  }
+  const char *ab = d->a->dtype == DT_BFLOAT16 ? "bf16" : "f16";
   if (o->dtype == DT_FLOAT16) {
     Val c0 = pair(e, acc, cs, NULL), c1 = pair(e, acc, cs + 2, NULL);
     Val d0 = new_reg(e, DT_UINT32), d1 = new_reg(e, DT_UINT32);
@@ -1222,7 +1256,7 @@ static void spread_dot(Emitter *e, const IrStmt *s) {
   if (!owned_here(e, o) || !owned_here(e, A) || !owned_here(e, B) || (d->c && !owned_here(e, d->c)))
     return;
   int64_t rm = d->a->shape[0] / (16 * d->warps_m), rn = d->b->shape[1] / (8 * d->warps_n);
-  int64_t rk = d->a->shape[1] / 16;
+  int64_t rk = d->a->shape[1] / (8 * ir_mma_epr(d->a->dtype));
   if (!d->c) emit_spread_zero(e, o);
   Val *ca = xmalloc(sizeof(Val) * (size_t)(A->reg->nslots / 2 + 1));
   Val *cb = xmalloc(sizeof(Val) * (size_t)(B->reg->nslots / 2 + 1));

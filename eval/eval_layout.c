@@ -191,7 +191,7 @@ Value *ev_atomic_mma_attr(Eval *E, Value *obj, const char *name, Span sp) {
   if (name[0] == 'l' && name[1] >= 'a' && name[1] <= 'c' && !name[2]) {
     static const IrMmaRole roles[] = {MMA_A, MMA_B, MMA_C};
     int r = name[1] - 'a';
-    IrRegLayout *L = ir_reglayout_mma(E->ar, roles[r], r == 1 ? 16 : 16, r == 0 ? 16 : 8, 1, 1);
+    IrRegLayout *L = ir_reglayout_mma(E->ar, roles[r], r == 1 ? 16 : 16, r == 0 ? 16 : 8, 1, 1, 2);
     return layout_value(E, L, sp, name);
   }
   if (strcmp(name, "operand_type") == 0 || strcmp(name, "acc_type") == 0) {
@@ -223,12 +223,12 @@ static bool tilus_layouts_agree(Eval *E, IrRegLayout *const *ls, const int64_t *
   IrRegLayout *wa = ir_rl_reduce(ar, ir_rl_atom(ar, 3, a3, ra, true), 4, false);
   IrRegLayout *wb = ir_rl_reduce(ar, ir_rl_atom(ar, 3, b3, rb, true), 4, false);
   IrRegLayout *la = ir_rl_compose(ar, ir_rl_compose(ar, wa, ir_rl_atom(ar, 2, two, NULL, false)),
-                                  ir_reglayout_mma(ar, MMA_A, 16, 16, 1, 1));
+                                  ir_reglayout_mma(ar, MMA_A, 16, 16, 1, 1, 2));
   IrRegLayout *lb = ir_rl_compose(ar, ir_rl_compose(ar, wb, ir_rl_atom(ar, 2, bl, NULL, false)),
-                                  ir_reglayout_mma(ar, MMA_B, 16, 8, 1, 1));
+                                  ir_reglayout_mma(ar, MMA_B, 16, 8, 1, 1, 2));
   IrRegLayout *lc = ir_rl_compose(
       ar, ir_rl_compose(ar, ir_rl_atom(ar, 2, ws, NULL, true), ir_rl_atom(ar, 2, cl, NULL, false)),
-      ir_reglayout_mma(ar, MMA_C, 16, 8, 1, 1));
+      ir_reglayout_mma(ar, MMA_C, 16, 8, 1, 1, 2));
   return ir_reglayout_equal(la, ls[0]) && ir_reglayout_equal(lb, ls[1]) &&
          ir_reglayout_equal(lc, ls[2]);
 }
@@ -257,9 +257,9 @@ Value *ev_mma_dot_config(Eval *E, Args *a, Span sp) {
   cfg->bi = NS_DOTCFG;
   cfg->n = 3;
   cfg->items = arena_alloc(E->ar, sizeof(Value *) * 3);
-  IrRegLayout *ls[3] = {ir_reglayout_mma(E->ar, MMA_A, m, k, ws[0], ws[1]),
-                        ir_reglayout_mma(E->ar, MMA_B, k, n, ws[0], ws[1]),
-                        ir_reglayout_mma(E->ar, MMA_C, m, n, ws[0], ws[1])};
+  IrRegLayout *ls[3] = {ir_reglayout_mma(E->ar, MMA_A, m, k, ws[0], ws[1], 2),
+                        ir_reglayout_mma(E->ar, MMA_B, k, n, ws[0], ws[1], 2),
+                        ir_reglayout_mma(E->ar, MMA_C, m, n, ws[0], ws[1], 2)};
   if (!tilus_layouts_agree(E, ls, ws, wr))
     ev_error(E, sp, "internal error: mma_dot_config's layouts differ from Tilus's");
   for (int i = 0; i < 3; i++) cfg->items[i] = layout_value(E, ls[i], sp, "mma_dot_config");

@@ -214,8 +214,13 @@ static Value *dot(Eval *E, Args *a, Span sp) {
   IrTensor *c = v[2] && v[2]->kind != V_NONE ? reg_arg(E, v[2], sp, "dot") : NULL;
   if (x->rank != 2 || y->rank != 2 || x->shape[1] != y->shape[0])
     ev_error(E, sp, "dot() needs a [m, k] and a [k, n] tensor");
-  if (x->dtype != y->dtype || (x->dtype != DT_FLOAT16 && x->dtype != DT_BFLOAT16))
-    ev_error(E, sp, "dot(): tlsc multiplies float16 or bfloat16 tensors (mma.sync), not %s and %s",
+  bool ints = (x->dtype == DT_INT8 || x->dtype == DT_UINT8) &&
+              (y->dtype == DT_INT8 || y->dtype == DT_UINT8); /* s8 x u8 mixes */
+  if ((x->dtype != y->dtype && !ints) ||
+      (x->dtype != DT_FLOAT16 && x->dtype != DT_BFLOAT16 && !ints))
+    ev_error(E, sp,
+             "dot(): tlsc multiplies float16, bfloat16, int8 or uint8 tensors (mma.sync), not %s "
+             "and %s",
              dtype_name(x->dtype), dtype_name(y->dtype));
   DType acc = v[3] && v[3]->kind != V_NONE ? v_to_dtype(E, v[3], sp, "acc_dtype")
               : c                          ? c->dtype
@@ -223,19 +228,20 @@ static Value *dot(Eval *E, Args *a, Span sp) {
   if (acc == DT_VOID) ev_error(E, sp, "dot() needs c or acc_dtype");
   if (c && c->dtype != acc)
     ev_error(E, sp, "dot(): c is %s but acc_dtype is %s", dtype_name(c->dtype), dtype_name(acc));
-  if (acc != DT_FLOAT32 && !(acc == DT_FLOAT16 && x->dtype == DT_FLOAT16))
+  if (!ir_mma_operand_ok(x->dtype, acc))
     ev_error(E, sp,
              "dot(): accumulating %s into %s is not supported (float32, or float16 for "
-             "float16 operands)",
+             "float16 operands; int32 for int8 and uint8)",
              dtype_name(x->dtype), dtype_name(acc));
+  int64_t kstep = 8 * ir_mma_epr(x->dtype);
   int64_t m = x->shape[0], k = x->shape[1], n = y->shape[1], wm = 0, wn = 0;
   if (c && (c->rank != 2 || c->shape[0] != m || c->shape[1] != n))
     ev_error(E, sp, "dot(): c must be [%lld, %lld]", (long long)m, (long long)n);
-  if (x->nthreads % 32 || k % 16 || !dot_warps(x->nthreads / 32, m, n, &wm, &wn))
+  if (x->nthreads % 32 || k % kstep || !dot_warps(x->nthreads / 32, m, n, &wm, &wn))
     ev_error(E, sp,
              "dot() of [%lld, %lld] x [%lld, %lld] over %d threads: mma.sync needs k a multiple "
-             "of 16 and the [m, n] result in tiles of 16 x 8 spread over whole warps",
-             (long long)m, (long long)k, (long long)k, (long long)n, x->nthreads);
+             "of %lld and the [m, n] result in tiles of 16 x 8 spread over whole warps",
+             (long long)m, (long long)k, (long long)k, (long long)n, x->nthreads, (long long)kstep);
   IrStmt *s = ir_stmt_new(E->ar, S_DOT, sp);
   s->dot.a = x;
   s->dot.b = y;
@@ -259,12 +265,12 @@ Value *ev_resolve_dot_config(Eval *E, Args *a, Span sp) {
   Value *v[8] = {NULL};
   ev_bind_args(E, a, sp, "resolve_dot_config", names, 5, v);
   DType op = v_to_dtype(E, v[0], sp, "operand_dtype"), acc = v_to_dtype(E, v[1], sp, "acc_dtype");
-  if ((op != DT_FLOAT16 && op != DT_BFLOAT16) ||
-      (acc != DT_FLOAT32 && !(acc == DT_FLOAT16 && op == DT_FLOAT16)))
+  if (!ir_mma_operand_ok(op, acc))
     ev_error(E, sp,
              "resolve_dot_config: tlsc's mma.sync takes float16 or bfloat16 operands into "
-             "float32 (or float16 into float16), not %s into %s",
+             "float32 (or float16 into float16), int8 or uint8 into int32, not %s into %s",
              dtype_name(op), dtype_name(acc));
+  int64_t kstep = 8 * ir_mma_epr(op);
   int64_t m = v_to_int(E, v[2], sp, "m"), n = v_to_int(E, v[3], sp, "n"),
           k = v_to_int(E, v[4], sp, "k");
   int64_t wm_want = v[6] && v[6]->kind != V_NONE ? v_to_int(E, v[6], sp, "warp_m") : 0;
@@ -274,7 +280,7 @@ Value *ev_resolve_dot_config(Eval *E, Args *a, Span sp) {
                                                : 0;
   if (warps <= 0) ev_error(E, sp, "resolve_dot_config needs num_warps, or warp_m and warp_n");
   int64_t wm = 0, wn = 0, best = -1;
-  for (int64_t i = 1; i <= warps && k % 16 == 0; i++) {
+  for (int64_t i = 1; i <= warps && k % kstep == 0; i++) {
     int64_t j = warps / i;
     if (warps % i || m % (16 * i) || n % (8 * j) || (wm_want && i != wm_want) ||
         (wn_want && j != wn_want))
@@ -284,16 +290,17 @@ Value *ev_resolve_dot_config(Eval *E, Args *a, Span sp) {
   }
   if (best < 0)
     ev_error(E, sp,
-             "resolve_dot_config: no tiling of [%lld, %lld] x [%lld, %lld] in 16 x 8 x 16 "
+             "resolve_dot_config: no tiling of [%lld, %lld] x [%lld, %lld] in 16 x 8 x %lld "
              "mma.sync tiles over %lld warps fits",
-             (long long)m, (long long)k, (long long)k, (long long)n, (long long)warps);
+             (long long)m, (long long)k, (long long)k, (long long)n, (long long)kstep,
+             (long long)warps);
   Value *cfg = v_new(E, V_NS);
   cfg->bi = NS_DOTCFG;
   cfg->n = 3;
   cfg->items = arena_alloc(E->ar, sizeof(Value *) * 3);
-  IrRegLayout *ls[3] = {ir_reglayout_mma(E->ar, MMA_A, m, k, wm, wn),
-                        ir_reglayout_mma(E->ar, MMA_B, k, n, wm, wn),
-                        ir_reglayout_mma(E->ar, MMA_C, m, n, wm, wn)};
+  IrRegLayout *ls[3] = {ir_reglayout_mma(E->ar, MMA_A, m, k, wm, wn, ir_mma_epr(op)),
+                        ir_reglayout_mma(E->ar, MMA_B, k, n, wm, wn, ir_mma_epr(op)),
+                        ir_reglayout_mma(E->ar, MMA_C, m, n, wm, wn, 2)};
   for (int i = 0; i < 3; i++) {
     cfg->items[i] = v_new(E, V_LAYOUT);
     cfg->items[i]->layout = ls[i];

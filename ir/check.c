@@ -678,14 +678,15 @@ static bool check_dot(Verifier *v, const IrStmt *s, Region rg) {
       (d->c && !check_register(v, d->c, rg, s->span, "the accumulator")))
     return false;
   const IrTensor *a = d->a, *b = d->b, *o = d->dst;
+  int epr = ir_mma_epr(a->dtype);
   bool ok = a->rank == 2 && b->rank == 2 && o->rank == 2 && a->shape[1] == b->shape[0] &&
-            o->shape[0] == a->shape[0] && o->shape[1] == b->shape[1] && a->dtype == b->dtype &&
-            (a->dtype == DT_FLOAT16 || a->dtype == DT_BFLOAT16) &&
-            (o->dtype == DT_FLOAT32 || (o->dtype == DT_FLOAT16 && a->dtype == DT_FLOAT16)) &&
+            o->shape[0] == a->shape[0] && o->shape[1] == b->shape[1] &&
+            ir_mma_operand_ok(a->dtype, o->dtype) && ir_mma_operand_ok(b->dtype, o->dtype) &&
+            (a->dtype == b->dtype || epr == 4) && ir_mma_epr(b->dtype) == epr &&
             (!d->c || (d->c->dtype == o->dtype && same_tensor_shape(d->c, o))) && d->warps_m > 0 &&
             d->warps_n > 0 && d->warps_m * d->warps_n * 32 == o->nthreads &&
             a->shape[0] % (16 * d->warps_m) == 0 && b->shape[1] % (8 * d->warps_n) == 0 &&
-            a->shape[1] % 16 == 0;
+            a->shape[1] % (8 * epr) == 0;
   if (!ok) diag_error(v->d, s->span, "internal error: malformed dot into '%s' in the IR", o->name);
   return ok;
 }

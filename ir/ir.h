@@ -318,11 +318,19 @@ bool ir_shapes_reshapable(int ra, const int64_t *a, int rb, const int64_t *b);
  * 1 (keepdim), or removed. */
 IrRegLayout *ir_reglayout_reduce(Arena *ar, const IrRegLayout *src, int dim, bool keepdim);
 bool ir_reglayout_equal(const IrRegLayout *a, const IrRegLayout *b);
-/* The operand layouts of mma.sync m16n8k16 over warps_m x warps_n warps:
+/* The operand layouts of mma.sync m16n8kK over warps_m x warps_n warps:
  * A [rows=M, cols=K], B [rows=K, cols=N], C [rows=M, cols=N] (reglayout.c
- * has the fragments). M % (16 warps_m), N % (8 warps_n), K % 16 are 0. */
+ * has the fragments). epr is the operands' elements per 32-bit register
+ * (ir_mma_epr: 2 for m16n8k16 on 16-bit floats, 4 for m16n8k32 on 8-bit
+ * integers; C ignores it). M % (16 warps_m), N % (8 warps_n) and
+ * K % (8 epr) are 0. */
 IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t cols,
-                              int64_t warps_m, int64_t warps_n);
+                              int64_t warps_m, int64_t warps_n, int epr);
+/* The mma.sync operand types dot() multiplies: float16 and bfloat16 (into
+ * float32, or float16 for float16), int8 and uint8 (into int32). */
+bool ir_mma_operand_ok(DType operand, DType acc);
+/* Elements of an mma.sync operand of that type per 32-bit register. */
+int ir_mma_epr(DType operand);
 /* How a reduction over dimension dim of a tensor with layout src crosses
  * threads: a butterfly over the lane bits lane_mask (shfl.bfly), then,
  * when the dimension spreads over warps, `parts` partial results per

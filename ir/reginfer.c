@@ -121,9 +121,15 @@ static void flow(IrStmt *s, RegCtx *c) {
     const IrDotStmt *d = &s->dot;
     int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];
     if (!c->seed_dots && !dot_fixed(c, s)) break;
-    if (open_reg(d->a)) give(d->a, ir_reglayout_mma(c->ar, MMA_A, m, k, d->warps_m, d->warps_n), c);
-    if (open_reg(d->b)) give(d->b, ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n), c);
-    IrRegLayout *acc = ir_reglayout_mma(c->ar, MMA_C, m, n, d->warps_m, d->warps_n);
+    if (open_reg(d->a))
+      give(d->a,
+           ir_reglayout_mma(c->ar, MMA_A, m, k, d->warps_m, d->warps_n, ir_mma_epr(d->a->dtype)),
+           c);
+    if (open_reg(d->b))
+      give(d->b,
+           ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n, ir_mma_epr(d->b->dtype)),
+           c);
+    IrRegLayout *acc = ir_reglayout_mma(c->ar, MMA_C, m, n, d->warps_m, d->warps_n, 2);
     give(d->dst, acc, c);
     if (d->c) give(d->c, acc, c);
     break;
@@ -256,9 +262,13 @@ static void check(IrStmt *s, RegCtx *c) {
   case S_DOT: {
     IrDotStmt *d = &s->dot;
     int64_t m = d->a->shape[0], k = d->a->shape[1], n = d->b->shape[1];
-    operand_in(&d->a, ir_reglayout_mma(c->ar, MMA_A, m, k, d->warps_m, d->warps_n), c);
-    operand_in(&d->b, ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n), c);
-    IrRegLayout *acc = ir_reglayout_mma(c->ar, MMA_C, m, n, d->warps_m, d->warps_n);
+    operand_in(
+        &d->a,
+        ir_reglayout_mma(c->ar, MMA_A, m, k, d->warps_m, d->warps_n, ir_mma_epr(d->a->dtype)), c);
+    operand_in(
+        &d->b,
+        ir_reglayout_mma(c->ar, MMA_B, k, n, d->warps_m, d->warps_n, ir_mma_epr(d->b->dtype)), c);
+    IrRegLayout *acc = ir_reglayout_mma(c->ar, MMA_C, m, n, d->warps_m, d->warps_n, 2);
     operand_in(&d->c, acc, c);
     result_in(&d->dst, acc, c);
     break;

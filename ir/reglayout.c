@@ -318,8 +318,16 @@ static void push_local(IrRegLayout *L, int mode) {
  *               a6 a7 (g + 8, 2q + 8 + e);
  *   B [16, 8]:  b0 b1 (2q + e, g), b2 b3 (2q + 8 + e, g);
  *   C [16, 8]:  c0 c1 (g, 2q + e), c2 c3 (g + 8, 2q + e). */
+bool ir_mma_operand_ok(DType operand, DType acc) {
+  if (operand == DT_INT8 || operand == DT_UINT8) return acc == DT_INT32;
+  return (operand == DT_FLOAT16 || operand == DT_BFLOAT16) &&
+         (acc == DT_FLOAT32 || (acc == DT_FLOAT16 && operand == DT_FLOAT16));
+}
+
+int ir_mma_epr(DType operand) { return operand == DT_INT8 || operand == DT_UINT8 ? 4 : 2; }
+
 IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t cols,
-                              int64_t warps_m, int64_t warps_n) {
+                              int64_t warps_m, int64_t warps_n, int epr) {
   IrRegLayout *L = arena_alloc(ar, sizeof *L);
   L->rank = 2;
   L->shape[0] = rows;
@@ -328,8 +336,8 @@ IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t c
   L->mma_warps_m = warps_m;
   L->mma_warps_n = warps_n;
   if (role == MMA_B) { /* [K, N] */
-    int rk = add_mode(L, 0, rows / 16), kh = add_mode(L, 0, 2), q = add_mode(L, 0, 4),
-        e = add_mode(L, 0, 2);
+    int rk = add_mode(L, 0, rows / (8 * epr)), kh = add_mode(L, 0, 2), q = add_mode(L, 0, 4),
+        e = add_mode(L, 0, epr);
     int wn = add_mode(L, 1, warps_n), rn = add_mode(L, 1, cols / (8 * warps_n)),
         g = add_mode(L, 1, 8);
     push_thread(L, -1, warps_m);
@@ -347,8 +355,8 @@ IrRegLayout *ir_reglayout_mma(Arena *ar, IrMmaRole role, int64_t rows, int64_t c
   int wm = add_mode(L, 0, warps_m), rm = add_mode(L, 0, rows / (16 * warps_m)),
       h = add_mode(L, 0, 2), g = add_mode(L, 0, 8);
   if (role == MMA_A) {
-    int rk = add_mode(L, 1, cols / 16), kh = add_mode(L, 1, 2), q = add_mode(L, 1, 4),
-        e = add_mode(L, 1, 2);
+    int rk = add_mode(L, 1, cols / (8 * epr)), kh = add_mode(L, 1, 2), q = add_mode(L, 1, 4),
+        e = add_mode(L, 1, epr);
     push_thread(L, wm, 0);
     push_thread(L, -1, warps_n);
     push_thread(L, g, 0);

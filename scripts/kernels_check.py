@@ -207,6 +207,16 @@ def matmul_fp8_case(m, n, k, a_scale=0.75, b_scale=1.5):
                 baselines={"torch_fast_accum": scaled_mm(True)}, tilus_args=None)
 
 
+def matmul_i8_case(m, n, k):
+    """C = A B^T in int8 with int32 accumulation (B stored [n, k]): every
+    sum exact, so the check wants rel_err 0 against float64."""
+    a = torch.randint(-128, 128, (m, k), dtype=torch.int8, device="cuda")
+    b = torch.randint(-128, 128, (n, k), dtype=torch.int8, device="cuda")
+    c = torch.full((m, n), -1, dtype=torch.int32, device="cuda")
+    return dict(args=[m, n, k, a, b, c], out=c, ref=a.double() @ b.double().T, tol=0.0,
+                flops=2 * m * n * k, torch=lambda: torch._int_mm(a, b.t()), tilus_args=None)
+
+
 def matmul_kn_case(m, n, k):
     """C = A B with B stored [k, n] (Tilus's Ampere matmul examples)."""
     a = (torch.rand(m, k, dtype=torch.float16, device="cuda") - 0.5) / k**0.5
@@ -441,6 +451,7 @@ CASES = {"softmax": (softmax_case, ROWS_CHECK, ROWS_BENCH),
          "row_sum": (row_sum_case, ROWS_CHECK, ROWS_BENCH),
          "matmul": (matmul_case, MM_CHECK, MM_BENCH),
          "matmul_kn": (matmul_kn_case, MM_CHECK, MM_BENCH),
+         "matmul_i8": (matmul_i8_case, MM_CHECK, MM_BENCH),
          "matmul_bf16": (matmul_bf16_case, MM_CHECK, MM_BENCH + [(4096, 4096, 14336)]),
          "matmul_fp8": (matmul_fp8_case, [(1000, 1016, 1040), (128, 256, 128), (4096, 4096, 4096)],
                         MM_BENCH + [(4096, 4096, 14336)]),

@@ -872,7 +872,7 @@ static void test_reglayout_reshape(Arena *ar) {
   IrRegLayout *G = ir_reglayout_reshape(ar, L, 3, groups);
   if (G) check_reshape(ar, G, 2, tile); /* and merges back */
   int64_t a16[2] = {16, 16}, a256[2] = {4, 64}, a3[3] = {2, 8, 16};
-  IrRegLayout *A = ir_reglayout_mma(ar, MMA_A, 16, 16, 1, 1);
+  IrRegLayout *A = ir_reglayout_mma(ar, MMA_A, 16, 16, 1, 1, 2);
   check_reshape(ar, A, 2, a256);
   check_reshape(ar, A, 3, a3);
   check_reshape(ar, A, 2, a16);
@@ -889,9 +889,32 @@ static void test_reglayout_reshape(Arena *ar) {
   CHECK(!ir_shapes_reshapable(2, six4, 1, twelve));
 }
 
+/* The m16n8k32 fragments of 8-bit operands (PTX ISA, mma.m16n8k32 .s8):
+ * A's register r of lane t holds row t/4 (+8 for odd r), columns
+ * 4 (t%4) .. +3 (+16 for r >= 2); B's holds rows (k) 4 (t%4) .. +3 (+16
+ * for r = 1), column t/4. Four consecutive slots are one register. */
+static void test_reglayout_mma_int8(Arena *ar) {
+  IrRegLayout *A = ir_reglayout_mma(ar, MMA_A, 16, 32, 1, 1, 4);
+  IrRegLayout *B = ir_reglayout_mma(ar, MMA_B, 32, 8, 1, 1, 4);
+  CHECK(A->nslots == 16 && B->nslots == 8 && A->nthreads == 32 && B->nthreads == 32);
+  for (int64_t t = 0; t < 32; t++) {
+    for (int64_t j = 0; j < 16; j++) {
+      int64_t c[2], r = j / 4;
+      ir_reglayout_coords(A, t, j, c);
+      CHECK(c[0] == t / 4 + 8 * (r % 2) && c[1] == 4 * (t % 4) + j % 4 + 16 * (r / 2));
+    }
+    for (int64_t j = 0; j < 8; j++) {
+      int64_t c[2], r = j / 4;
+      ir_reglayout_coords(B, t, j, c);
+      CHECK(c[0] == 4 * (t % 4) + j % 4 + 16 * r && c[1] == t / 4);
+    }
+  }
+}
+
 static int run_unit(const Source *src) {
   Arena *ar = arena_new();
   test_folding(ar);
+  test_reglayout_mma_int8(ar);
   test_identities(ar);
   test_print_expr(ar);
   test_v5_passes(ar, src);
