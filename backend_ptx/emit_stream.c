@@ -12,6 +12,7 @@
  * Moving the shared-memory read from the load to the dot is exact when
  * nothing between them can change what it reads: the statements in
  * between (in the same block) only compute in registers or read memory,
+ * assign no variable the view's address reads,
  * and none of them lets another thread go on to write shared memory (no
  * barrier, no mbarrier arrival, no reduction through shared scratch). The
  * loaded tensor must have no other use: the dot (or the transpose feeding
@@ -79,10 +80,16 @@ static bool find_stream(Emitter *e, const IrBlock *b, int at, const IrTensor *x,
       t->layout != LAYOUT_SPATIAL || !t->reg ||
       !spread_ldmatrix_fits(e, &b->items[h]->smem.shared, t))
     return false;
-  for (int j = h + 1; j < at; j++)
-    if (j != i &&
-        (!quiet(b->items[j]) || ir_stmt_names(b->items[j], x) || ir_stmt_names(b->items[j], t)))
+  /* where the view is: the dot computes it again, so no variable it reads
+   * may change in between (`a = load_shared(sa[stage])`, then `stage =
+   * ...`) */
+  IrExpr *where = ir_ref_byte_offset(e->m->ar, &b->items[h]->smem.shared);
+  for (int j = h + 1; j < at; j++) {
+    const IrStmt *s = b->items[j];
+    if (j != i && (!quiet(s) || ir_stmt_names(s, x) || ir_stmt_names(s, t) ||
+                   (s->kind == S_ASSIGN && ir_expr_reads(where, s->assign.var))))
       return false;
+  }
   *load = b->items[h];
   return true;
 }
