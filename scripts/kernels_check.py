@@ -573,6 +573,8 @@ def main():
     ap.add_argument("--case", action="append", required=True, help="NAME:PTX:SCRIPT")
     ap.add_argument("--tilus", action="append", default=[], help="NAME:FILE:CLASS[:k=v,...] (k=v: the class's __init__ arguments)")
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--tilus-cache", metavar="DIR",
+                    help="Tilus's cache folder (its generated CUDA and cubins land there)")
     ap.add_argument("--compare", action="append", default=[], metavar="LABEL=PTX",
                     help="--bench also times the fastest entry of the same script in PTX "
                          "(another build of tlsc, say), as LABEL")
@@ -588,6 +590,9 @@ def main():
     rt = Runtime(opts.lib)
     A16WX["dtype"] = opts.a16wx_dtype
     tilus = {}
+    if opts.tilus and opts.tilus_cache:
+        import tilus as tilus_pkg
+        tilus_pkg.option.cache_dir(opts.tilus_cache)
     for spec in opts.tilus:
         name, rest = spec.split(":", 1)
         try:

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# tilus_sass.sh OUT KIND PTX CLASS TILUS_FILE[:init] SIZE [LIB]
+#
+# Side by side, for one script: the machine code tlsc and Tilus make of it
+# (issue 15: "diff the SASS of both"). On the GPU machine, with torch and
+# Tilus's wheels on PYTHONPATH (docs/performance.md says how):
+#   1. scripts/kernels_check.py checks tlsc's PTX against torch at SIZE and
+#      times its fastest entry against Tilus compiling TILUS_FILE, Tilus's
+#      cache in a fresh folder so that it holds this file's programs only;
+#   2. OUT/tlsc.sass and OUT/tlsc_regs.txt: the fastest entry's SASS and
+#      every entry's register use (ptxas, cuobjdump);
+#   3. OUT/tilus/<program>.cu, .sass, and tilus_regs.txt: each program Tilus
+#      built (its generated CUDA, SASS, registers), with its dispatch table
+#      (which program its tuning chose) in OUT/tilus/.
+# LIB defaults to build-rt/runtime/libtlsrt.so. Example:
+#   scripts/tilus_sass.sh out/v3 matmul_kn v3.ptx MatmulV3 \
+#       TILUS/examples/matmul/matmul_v3.py 4096x4096x4096
+set -eu
+if [ $# -lt 6 ]; then
+  sed -n '2,20p' "$0" >&2
+  exit 2
+fi
+out=$1 kind=$2 ptx=$3 cls=$4 tfile=$5 size=$6 lib=${7:-build-rt/runtime/libtlsrt.so}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out/tilus"
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"' EXIT
+init=""
+case $tfile in *:*) init=:${tfile#*:} tfile=${tfile%%:*} ;; esac
+python3 "$here/kernels_check.py" --lib "$lib" --case "$kind:$ptx:$cls" \
+  --tilus "$kind:$tfile:$cls$init" --tilus-cache "$cache" --check-sizes "$size" \
+  --bench --bench-sizes "$size" --rounds 5 | tee "$out/bench.log"
+best=$(sed -n 's/^bench [^[]*\[\([^]]*\)\].*/\1/p' "$out/bench.log" | head -1)
+ptxas -arch=sm_90a "$ptx" -o "$out/tlsc.cubin"
+cuobjdump -res-usage "$out/tlsc.cubin" >"$out/tlsc_regs.txt"
+if [ -n "$best" ]; then
+  cuobjdump -sass -fun "$best" "$out/tlsc.cubin" >"$out/tlsc.sass"
+fi
+: >"$out/tilus_regs.txt"
+for prog in "$cache"/programs/*/; do
+  name=$(basename "$prog")
+  [ -f "$prog/module/lib.so" ] || continue
+  cp "$prog/module/source.cu" "$out/tilus/$name.cu" 2>/dev/null || true
+  cuobjdump -sass "$prog/module/lib.so" >"$out/tilus/$name.sass"
+  echo "$name: $(cuobjdump -res-usage "$prog/module/lib.so" | grep -oE 'REG:[0-9]+ STACK:[0-9]+')" \
+    >>"$out/tilus_regs.txt"
+done
+find "$cache" -name 'dispatch_table.txt' -exec cp {} "$out/tilus/" \;
+echo "tlsc's fastest entry: ${best:-none} ($out/tlsc.sass); Tilus's programs: $out/tilus_regs.txt"
