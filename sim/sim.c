@@ -26,6 +26,14 @@
 
 enum { MAX_SAMPLES = 64 };
 
+/* The largest grid a kernel with semaphores is run whole in (blocks wait
+ * for each other through global memory, so one block alone cannot be
+ * run); larger ones run block by block, their waits passing at once. */
+enum { MAX_GRID_TOGETHER = 64 };
+
+/* Notes a deadlock report gives, past its error. */
+enum { MAX_DEADLOCK_NOTES = 12 };
+
 /* ------------------------------------------------------------- set-up */
 
 /* Zeroed memory for n objects of `size` bytes. */
@@ -138,6 +146,40 @@ static void free_block(Sim *S) {
   S->warps = NULL, S->wgs = NULL, S->bars = NULL, S->bar_base = NULL, S->copies = NULL;
   S->writes = NULL, S->cta = NULL, S->named = NULL, S->cta_block = NULL, S->cta_coord = NULL;
   S->nbars = S->ncopies = S->capcopies = S->nwrites = S->capwrites = 0;
+  free(S->sem_addr);
+  free(S->sem_val);
+  S->sem_addr = S->sem_val = NULL;
+  S->nsems = S->capsems = 0;
+}
+
+/* ------------------------------------------------------------ semaphores */
+
+int64_t sim_sem_value(const Sim *S, int64_t addr) {
+  for (int i = 0; i < S->nsems; i++)
+    if (S->sem_addr[i] == addr) return S->sem_val[i];
+  return 0;
+}
+
+void sim_sem_name(const Sim *S, int64_t addr, char *buf, size_t size) {
+  int64_t index = (addr >> 32) - 1, off = addr & 0xffffffffLL;
+  const IrKernel *k = S->k;
+  const char *what = "parameter", *name = "?";
+  if (index >= 0 && index < k->nparams) {
+    name = k->params[index]->name;
+    int w = (int)index - (k->nparams - k->nws);
+    if (w >= 0 && w < k->nws) what = "workspace", name = k->ws[w].tensor->name;
+  }
+  snprintf(buf, size, "%s '%s' + %" PRId64 " bytes", what, name, off);
+}
+
+/* Whether the kernel waits on semaphores (anywhere in its body). */
+static bool uses_semaphores(const IrBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    if (s->kind == S_SEM_WAIT || uses_semaphores(&s->body) || uses_semaphores(&s->orelse))
+      return true;
+  }
+  return false;
 }
 
 /* ------------------------------------------------------------ reports */
@@ -145,7 +187,9 @@ static void free_block(Sim *S) {
 /* Whether two warps wait at the same statement for the same thing. */
 static bool same_wait(const SimWarp *a, const SimWarp *b) {
   return a->wait == b->wait && a->wait_at == b->wait_at &&
-         (a->wait != WAIT_MBAR || (a->wait_bar == b->wait_bar && a->wait_parity == b->wait_parity));
+         (a->wait != WAIT_MBAR ||
+          (a->wait_bar == b->wait_bar && a->wait_parity == b->wait_parity)) &&
+         (a->wait != WAIT_SEM || (a->sem_addr == b->sem_addr && a->sem_want == b->sem_want));
 }
 
 /* In a deadlock no copy is in flight: a waited-on barrier that still
@@ -190,6 +234,7 @@ static void note_skipped_phases(Sim *S) {
  * other run of warps waiting alike. */
 static void report_deadlock(Sim *S) {
   bool first = true;
+  int notes = 0, unshown = 0; /* a grid of blocks: at most MAX_DEADLOCK_NOTES */
   for (int i = 0; i < S->nwarps;) {
     const SimWarp *w = &S->warps[i];
     if (w->exited) {
@@ -200,6 +245,11 @@ static void report_deadlock(Sim *S) {
     while (j + 1 < S->nwarps && !S->warps[j + 1].exited && S->warps[j + 1].cta == w->cta &&
            same_wait(w, &S->warps[j + 1]))
       j++;
+    if (!first && ++notes > MAX_DEADLOCK_NOTES) {
+      unshown++;
+      i = j + 1;
+      continue;
+    }
     char who[64], what[320];
     if (first) sim_enter(S, w->cta);
     sim_warps_name(S, i, j, who, sizeof who);
@@ -213,6 +263,9 @@ static void report_deadlock(Sim *S) {
     first = false;
     i = j + 1;
   }
+  if (unshown)
+    diag_note(S->d, S->k->span, "and %d more group%s of waiting warps in other blocks", unshown,
+              unshown == 1 ? "" : "s");
   note_missing_bytes(S);
   note_skipped_phases(S);
   S->failed = true;
@@ -417,6 +470,14 @@ static bool grid_fits_cluster(const Sim *S) {
 /* "verify: NAME: no problem in blocks ..." for a sound kernel. */
 static void print_summary(const Sim *S, const SimOptions *opt, const int64_t *blocks, int n) {
   if (!opt->summary) return;
+  if (S->grid) {
+    fprintf(opt->summary,
+            "verify: %s: no problem in the whole grid of %" PRId64
+            " blocks, run together for its semaphores (%d warps per block, %" PRId64
+            " statements)\n",
+            S->k->name, S->nblocks, S->k->warps, S->steps);
+    return;
+  }
   if (S->ncta > 1) {
     fprintf(opt->summary, "verify: %s: no problem in the cluster%s at block%s", S->k->name,
             n == 1 ? "" : "s", n == 1 ? "" : "s");
@@ -441,7 +502,18 @@ static SimStatus simulate_kernel(const IrKernel *k, const SimOptions *opt, Diag 
   int n = -1;
   if (bind_params(k, opt, values, d) && eval_grid(&S) && grid_fits_cluster(&S))
     n = pick_blocks(&S, opt, blocks, d);
-  if (n > 0 && S.ncta > 1) n = pick_clusters(&S, blocks, n);
+  if (n > 0 && S.ncta == 1 && uses_semaphores(&k->body)) {
+    if (S.nblocks <= MAX_GRID_TOGETHER) { /* the grid as one cluster */
+      S.grid = true, S.ncta = (int)S.nblocks, n = 1, blocks[0] = 0;
+      for (int i = 0; i < 3; i++) S.cdim[i] = S.nctaid[i];
+    } else if (opt->summary) {
+      fprintf(opt->summary,
+              "verify: %s: %" PRId64 " blocks are too many to run together (at most %d): "
+              "blocks run one at a time, semaphore waits passing at once\n",
+              k->name, S.nblocks, (int)MAX_GRID_TOGETHER);
+    }
+  }
+  if (n > 0 && S.ncta > 1 && !S.grid) n = pick_clusters(&S, blocks, n);
   SimStatus status = n < 0 ? (S.failed ? SIM_PROBLEM : SIM_USAGE) : SIM_OK;
   for (int i = 0; i < n && status == SIM_OK; i++)
     if (!run_block(&S, blocks[i])) status = SIM_PROBLEM;

@@ -125,7 +125,7 @@ typedef struct SimFrame {
   SimRegion saved;     /* the region to restore on leaving */
 } SimFrame;
 
-typedef enum SimWaitKind { WAIT_NONE, WAIT_MBAR, WAIT_MEET } SimWaitKind;
+typedef enum SimWaitKind { WAIT_NONE, WAIT_MBAR, WAIT_MEET, WAIT_SEM } SimWaitKind;
 
 typedef struct SimWarp {
   int id;       /* in the cluster's warps: cta * warps per CTA + lid */
@@ -140,13 +140,14 @@ typedef struct SimWarp {
   const IrStmt *wait_at;
   int wait_bar; /* WAIT_MBAR: barrier index */
   int64_t wait_parity;
-  int64_t wait_since;  /* WAIT_MBAR: the barrier's phase when it began */
-  int64_t meet_gen;    /* WAIT_MEET: generation it joined, -1 none */
-  const SimMeet *meet; /* WAIT_MEET: where it waits */
-  SimGroups bulk;      /* bulk stores it issued; retired ones stay
+  int64_t wait_since;         /* WAIT_MBAR: the barrier's phase when it began */
+  int64_t meet_gen;           /* WAIT_MEET: generation it joined, -1 none */
+  int64_t sem_addr, sem_want; /* WAIT_SEM: the semaphore and the value awaited */
+  const SimMeet *meet;        /* WAIT_MEET: where it waits */
+  SimGroups bulk;             /* bulk stores it issued; retired ones stay
                               until every warp is ordered after the wait */
-  SimGroups cpasync;   /* its cp.async copies (writes), likewise */
-  int64_t *clock;      /* what it knows of each warp (sim_order.c) */
+  SimGroups cpasync;          /* its cp.async copies (writes), likewise */
+  int64_t *clock;             /* what it knows of each warp (sim_order.c) */
 } SimWarp;
 
 typedef struct Sim {
@@ -177,6 +178,14 @@ typedef struct Sim {
   int ncopies, capcopies;
   SimWrite *writes; /* store_shared not yet ordered before everyone */
   int nwrites, capwrites;
+  /* Semaphores (lock_semaphore, release_semaphore): with `grid` set, the
+   * whole grid runs in one schedule (ncta = nblocks) and each semaphore
+   * word's value is kept here, by address (a pointer parameter's base is
+   * (index + 1) << 32, sim_expr.c), 0 until released (the workspaces they
+   * live in are clean); without it, waits pass at once. */
+  bool grid;
+  int64_t *sem_addr, *sem_val;
+  int nsems, capsems;
   int64_t steps; /* statements executed (a runaway guard) */
   bool failed;   /* a problem was reported: stop */
 } Sim;
@@ -232,6 +241,11 @@ void sim_cp_async_wait(Sim *S, SimWarp *w, const IrStmt *s);
 /* An access of v by warp w (statement s) against the live cp.async
  * copies of every warp; false after a report. */
 bool sim_cp_async_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s, bool writes);
+
+/* The value of the semaphore word at addr (0 before any release). */
+int64_t sim_sem_value(const Sim *S, int64_t addr);
+/* "workspace 'sems' at byte 4" for a semaphore address. */
+void sim_sem_name(const Sim *S, int64_t addr, char *buf, size_t size);
 
 /* sim_order.c */
 void sim_order_meet(Sim *S, const SimMeet *m, SimWarp *w);

@@ -236,6 +236,41 @@ static SimStep exec_assign(Sim *S, SimWarp *w, const IrStmt *s) {
   return S->failed ? STEP_FAILED : STEP_RAN;
 }
 
+/* lock_semaphore / release_semaphore by the thread of a single_thread()
+ * region. Run block by block, a wait passes at once (the block it waits
+ * for is not simulated); with the grid together (Sim.grid) it blocks
+ * until some block releases the value. */
+static SimStep exec_semaphore(Sim *S, SimWarp *w, const IrStmt *s) {
+  int64_t addr = sim_eval_int(S, w, s->sem.addr, s->span);
+  int64_t value = S->failed ? 0 : sim_eval_int(S, w, s->sem.value, s->span);
+  if (S->failed) return STEP_FAILED;
+  if (!S->grid) return STEP_RAN;
+  if (s->kind == S_SEM_WAIT) {
+    if (sim_sem_value(S, addr) == value) {
+      w->wait = WAIT_NONE;
+      return STEP_RAN;
+    }
+    w->wait = WAIT_SEM;
+    w->wait_at = s;
+    w->sem_addr = addr;
+    w->sem_want = value;
+    return STEP_BLOCKED;
+  }
+  int i = 0;
+  while (i < S->nsems && S->sem_addr[i] != addr) i++;
+  if (i == S->nsems) {
+    if (S->nsems == S->capsems) {
+      S->capsems = S->capsems ? 2 * S->capsems : 16;
+      S->sem_addr = realloc(S->sem_addr, sizeof *S->sem_addr * (size_t)S->capsems);
+      S->sem_val = realloc(S->sem_val, sizeof *S->sem_val * (size_t)S->capsems);
+      if (!S->sem_addr || !S->sem_val) abort();
+    }
+    S->sem_addr[S->nsems++] = addr;
+  }
+  S->sem_val[i] = value;
+  return STEP_RAN;
+}
+
 /* A bool result of the async layer as a step. */
 static SimStep ok_or_failed(bool ok) { return ok ? STEP_RAN : STEP_FAILED; }
 
@@ -350,6 +385,9 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
   case S_LOAD_SHARED:
   case S_STORE_SHARED:
     return exec_plain(S, w, s);
+  case S_SEM_WAIT:
+  case S_SEM_RELEASE:
+    return exec_semaphore(S, w, s);
   default:
     return STEP_RAN; /* register and global work: no synchronisation */
   }
@@ -379,6 +417,13 @@ void sim_describe_wait(Sim *S, const SimWarp *w, char *buf, size_t size) {
     meet_name(S, w->meet, what, sizeof what);
     snprintf(buf, size, "for the other warps of the %s (%d of %d arrived)", what, w->meet->arrived,
              w->meet->size);
+    return;
+  }
+  if (w->wait == WAIT_SEM) {
+    char name[160];
+    sim_sem_name(S, w->sem_addr, name, sizeof name);
+    snprintf(buf, size, "for the semaphore at %s to hold %" PRId64 "; it holds %" PRId64, name,
+             w->sem_want, sim_sem_value(S, w->sem_addr));
     return;
   }
   const SimBarrier *b = &S->bars[w->wait_bar];
