@@ -261,9 +261,8 @@ static SimStep exec_semaphore(Sim *S, SimWarp *w, const IrStmt *s) {
   if (i == S->nsems) {
     if (S->nsems == S->capsems) {
       S->capsems = S->capsems ? 2 * S->capsems : 16;
-      S->sem_addr = realloc(S->sem_addr, sizeof *S->sem_addr * (size_t)S->capsems);
-      S->sem_val = realloc(S->sem_val, sizeof *S->sem_val * (size_t)S->capsems);
-      if (!S->sem_addr || !S->sem_val) abort();
+      S->sem_addr = xrealloc(S->sem_addr, sizeof *S->sem_addr * (size_t)S->capsems);
+      S->sem_val = xrealloc(S->sem_val, sizeof *S->sem_val * (size_t)S->capsems);
     }
     S->sem_addr[S->nsems++] = addr;
   }
