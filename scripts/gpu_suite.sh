@@ -3,8 +3,9 @@
 # machine with a GPU, using a build folder configured and built elsewhere
 # (default build-rt; the GPU machine has no flex/bison, so carry it).
 #   1. compiles every example with the carried tlsc
-#   2. runs the libtlsrt fixture test, then ctest's gpu_* tests (libtlsrt fixtures, tlsrun vector adds,
-#      matmul_v5 against cuBLAS)
+#   2. runs the libtlsrt fixture test, then ctest's gpu_* and ptx_gpu_*
+#      tests (libtlsrt fixtures, tlsrun vector adds, matmul_v5 against
+#      cuBLAS, the PTX test kernels with guard regions)
 #   3. tlsrun --check on matmul_v5 at 4096^3, 8192^3, 1000x1016x1032 and
 #      128x256x64 with another seed
 #   4. compute-sanitizer memcheck, racecheck and synccheck on a small matmul
