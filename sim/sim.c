@@ -146,6 +146,7 @@ static void free_block(Sim *S) {
   S->warps = NULL, S->wgs = NULL, S->bars = NULL, S->bar_base = NULL, S->copies = NULL;
   S->writes = NULL, S->cta = NULL, S->named = NULL, S->cta_block = NULL, S->cta_coord = NULL;
   S->nbars = S->ncopies = S->capcopies = S->nwrites = S->capwrites = 0;
+  sim_plain_free(S);
   free(S->sem_addr);
   free(S->sem_val);
   S->sem_addr = S->sem_val = NULL;

@@ -281,7 +281,8 @@ static bool check_reads(Sim *S, const SimGroups *g, const SimView *v, const IrSt
 /* A read (wgmma operand, load_shared, TMA store source) of v now, by
  * warp w. */
 bool sim_shared_read(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
-  return check_copies(S, v, s, false) && sim_cp_async_check(S, w, v, s, false);
+  return check_copies(S, v, s, false) && sim_cp_async_check(S, w, v, s, false) &&
+         (s->kind != S_LOAD_SHARED || sim_plain_check(S, w, v, s));
 }
 
 /* Whether every warp still running is ordered after the retirement of
@@ -382,6 +383,7 @@ bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   for (int i = 0; i < S->nwarps; i++)
     if (!check_bulk(S, w, &S->warps[i].bulk, v, s)) return false;
   if (!sim_cp_async_check(S, w, v, s, true)) return false;
+  if (s->kind == S_STORE_SHARED && !sim_plain_check(S, w, v, s)) return false;
   if (s->kind == S_STORE_SHARED) remember_write(S, w, v, s);
   return true;
 }

@@ -85,6 +85,24 @@ typedef struct SimWrite {
   int64_t stamp; /* the writer's epoch at the write */
 } SimWrite;
 
+/* A run of bytes [lo, hi) of dynamic shared memory. */
+typedef struct SimSpan {
+  int64_t lo, hi;
+} SimSpan;
+
+/* A plain load_shared or store_shared by one warp, remembered until every
+ * running warp is ordered after it (sim_plain.c): the bytes its threads
+ * touch, as sorted runs. */
+typedef struct SimPlain {
+  SimView v;
+  const IrStmt *s;
+  int warp;
+  int64_t stamp; /* the warp's epoch at the access */
+  bool writes;
+  SimSpan *spans;
+  int nspans;
+} SimPlain;
+
 /* Commit groups of reads: WGMMA groups of a warp group, bulk groups of a
  * warp. Groups [retired, committed) are in flight. */
 typedef struct SimGroups {
@@ -178,6 +196,8 @@ typedef struct Sim {
   int ncopies, capcopies;
   SimWrite *writes; /* store_shared not yet ordered before everyone */
   int nwrites, capwrites;
+  SimPlain *plain; /* load/store_shared footprints not yet ordered before everyone */
+  int nplain, capplain;
   /* Semaphores (lock_semaphore, release_semaphore): with `grid` set, the
    * whole grid runs in one schedule (ncta = nblocks) and each semaphore
    * word's value is kept here, by address (a pointer parameter's base is
@@ -246,6 +266,12 @@ bool sim_cp_async_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s, b
 int64_t sim_sem_value(const Sim *S, int64_t addr);
 /* "workspace 'sems' at byte 4" for a semaphore address. */
 void sim_sem_name(const Sim *S, int64_t addr, char *buf, size_t size);
+
+/* sim_plain.c: a plain load_shared / store_shared s of v by warp w against
+ * the other warps' plain accesses not ordered before it; false after a
+ * report. Then remembers it. */
+bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s);
+void sim_plain_free(Sim *S);
 
 /* sim_order.c */
 void sim_order_meet(Sim *S, const SimMeet *m, SimWarp *w);

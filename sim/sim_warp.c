@@ -47,6 +47,8 @@ void sim_warp_start(Sim *S, SimWarp *w, int id) {
   w->ivals = sim_zalloc((size_t)S->k->nvars + 1, sizeof *w->ivals);
   w->fvals = sim_zalloc((size_t)S->k->nvars + 1, sizeof *w->fvals);
   w->clock = sim_zalloc((size_t)S->nwarps, sizeof *w->clock);
+  w->clock[id] = 1; /* its first epoch: what it does before any release is
+                       stamped 1, which no other warp knows (they hold 0) */
   push_frame(w, &S->k->body, NULL, 0, 0);
 }
 

@@ -1,0 +1,154 @@
+/* sim_plain.c: races between the plain shared-memory accesses of warps.
+ *
+ * A load_shared that reads bytes another warp stored with store_shared
+ * must be ordered after that store (a sync() both meet, an mbarrier phase
+ * the writer arrived on and the reader waited for); a store_shared over
+ * bytes another warp still reads or writes must be ordered after that
+ * access. The missing sync() between a tile's stores and its loads is the
+ * commonest bug of Ampere-style kernels.
+ *
+ * Whole views would make every pair of warps of a tile race: each warp
+ * touches only its own elements, which the register tensor's layout says.
+ * So an access of a register tensor with a spread layout has a footprint:
+ * the bytes its warp's threads read or write (for a store, only the
+ * first replica of a replicated element: the backend stores from it
+ * alone), as sorted runs. Two accesses race when they are of one tensor,
+ * by different warps, their footprints overlap, at least one writes, and
+ * the later warp's clock (sim_order.c) does not know the earlier access.
+ * Accesses of other layouts (WGMMA fragments) have no footprint and are
+ * not checked here. An access is forgotten once every running warp is
+ * ordered after it.
+ */
+#include "sim/sim_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int by_lo(const void *a, const void *b) {
+  int64_t x = ((const SimSpan *)a)->lo, y = ((const SimSpan *)b)->lo;
+  return (x > y) - (x < y);
+}
+
+/* Whether thread tid of layout L is the first of the threads holding its
+ * elements (every replicated thread digit 0). */
+static bool first_replica(const IrRegLayout *L, int64_t tid) {
+  for (int i = 0; i < L->nthread; i++)
+    if (L->thread_mode[i] < 0 && tid / ir_reglayout_thread_stride(L, i) % L->thread_size[i] != 0)
+      return false;
+  return true;
+}
+
+/* The byte of element coords (view dimensions) in the view at v->lo:
+ * row-major over the stored dimensions (a transposed view swaps them). */
+static int64_t element_byte(const IrStmt *s, const SimView *v, const int64_t *coords) {
+  const IrRef *r = &s->smem.shared;
+  const IrTensor *t = r->t;
+  int rank = t->rank - r->nidx;
+  int64_t c[IR_MAX_RANK], at = 0;
+  for (int d = 0; d < rank; d++) c[d] = coords[d];
+  if (r->transposed && rank == 2) c[0] = coords[1], c[1] = coords[0];
+  for (int d = 0; d < rank; d++) at = at * t->shape[r->nidx + d] + c[d];
+  return v->lo + at * dtype_bytes(t->dtype);
+}
+
+/* The footprint of warp w's part of s on v, merged runs; false when the
+ * register tensor's layout gives none. */
+static bool footprint(const Sim *S, const SimWarp *w, const IrStmt *s, const SimView *v,
+                      SimSpan **out, int *n) {
+  const IrTensor *t = s->smem.reg;
+  if (t->layout != LAYOUT_SPATIAL || !t->reg) return false;
+  const IrRegLayout *L = t->reg;
+  int64_t esz = dtype_bytes(t->dtype), cap = 32 * L->nslots;
+  SimSpan *sp = sim_zalloc((size_t)cap + 1, sizeof *sp);
+  int k = 0;
+  for (int lane = 0; lane < 32; lane++) {
+    int64_t thread = (int64_t)w->lid * 32 + lane, tid = thread - w->region.begin;
+    if (thread < w->region.begin || thread >= w->region.end || tid >= L->nthreads) continue;
+    if (s->kind == S_STORE_SHARED && !first_replica(L, tid)) continue;
+    for (int64_t slot = 0; slot < L->nslots; slot++) {
+      int64_t coords[IR_MAX_RANK];
+      ir_reglayout_coords(L, tid, slot, coords);
+      int64_t b = element_byte(s, v, coords);
+      sp[k++] = (SimSpan){b, b + esz};
+    }
+  }
+  qsort(sp, (size_t)k, sizeof *sp, by_lo);
+  int m = 0;
+  for (int i = 0; i < k; i++)
+    if (m > 0 && sp[i].lo <= sp[m - 1].hi) {
+      if (sp[i].hi > sp[m - 1].hi) sp[m - 1].hi = sp[i].hi;
+    } else {
+      sp[m++] = sp[i];
+    }
+  (void)S;
+  *out = sp;
+  *n = m;
+  return true;
+}
+
+static bool spans_overlap(const SimSpan *a, int na, const SimSpan *b, int nb) {
+  int i = 0, j = 0;
+  while (i < na && j < nb) {
+    if (a[i].hi <= b[j].lo)
+      i++;
+    else if (b[j].hi <= a[i].lo)
+      j++;
+    else
+      return true;
+  }
+  return false;
+}
+
+/* Whether every running warp is ordered after access p. */
+static bool known_to_all(const Sim *S, const SimPlain *p) {
+  for (int i = 0; i < S->nwarps; i++)
+    if (!S->warps[i].exited && S->warps[i].clock[p->warp] < p->stamp) return false;
+  return true;
+}
+
+/* Drops the accesses every running warp is ordered after. */
+static void prune(Sim *S) {
+  int n = 0;
+  for (int i = 0; i < S->nplain; i++)
+    if (known_to_all(S, &S->plain[i]))
+      free(S->plain[i].spans);
+    else
+      S->plain[n++] = S->plain[i];
+  S->nplain = n;
+}
+
+static void remember(Sim *S, SimWarp *w, const IrStmt *s, const SimView *v, SimSpan *sp, int n) {
+  if (S->nplain == S->capplain) {
+    S->capplain = S->capplain ? 2 * S->capplain : 16;
+    S->plain = xrealloc(S->plain, sizeof *S->plain * (size_t)S->capplain);
+  }
+  S->plain[S->nplain++] =
+      (SimPlain){*v, s, w->id, w->clock[w->id], s->kind == S_STORE_SHARED, sp, n};
+}
+
+bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
+  SimSpan *sp;
+  int n;
+  if (!footprint(S, w, s, v, &sp, &n)) return true;
+  bool writes = s->kind == S_STORE_SHARED;
+  prune(S);
+  for (int i = 0; i < S->nplain; i++) {
+    const SimPlain *p = &S->plain[i];
+    if (p->warp == w->id || p->v.t != v->t || p->v.cta != v->cta || (!writes && !p->writes) ||
+        w->clock[p->warp] >= p->stamp || !spans_overlap(sp, n, p->spans, p->nspans))
+      continue;
+    free(sp);
+    return sim_report_race(S, s, v, writes, p->s, &p->v, p->warp, p->warp,
+                           "is not ordered before this access: no sync() (nor an mbarrier "
+                           "phase) between them orders the two warps");
+  }
+  remember(S, w, s, v, sp, n);
+  return true;
+}
+
+void sim_plain_free(Sim *S) {
+  for (int i = 0; i < S->nplain; i++) free(S->plain[i].spans);
+  free(S->plain);
+  S->plain = NULL;
+  S->nplain = S->capplain = 0;
+}
