@@ -383,7 +383,8 @@ bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   for (int i = 0; i < S->nwarps; i++)
     if (!check_bulk(S, w, &S->warps[i].bulk, v, s)) return false;
   if (!sim_cp_async_check(S, w, v, s, true)) return false;
-  if (s->kind == S_STORE_SHARED && !sim_plain_check(S, w, v, s)) return false;
+  if ((s->kind == S_STORE_SHARED || s->kind == S_CP_ASYNC) && !sim_plain_check(S, w, v, s))
+    return false;
   if (s->kind == S_STORE_SHARED) remember_write(S, w, v, s);
   return true;
 }

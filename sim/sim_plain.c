@@ -16,7 +16,9 @@
  * by different warps, their footprints overlap, at least one writes, and
  * the later warp's clock (sim_order.c) does not know the earlier access.
  * Accesses of other layouts (WGMMA fragments) have no footprint and are
- * not checked here. An access is forgotten once every running warp is
+ * not checked here. A copy_async (a write whose chunks per warp are not
+ * followed) is checked with the whole view against the plain accesses
+ * remembered: the reads of a stage before the copy that refills it. An access is forgotten once every running warp is
  * ordered after it.
  */
 #include "sim/sim_int.h"
@@ -129,8 +131,16 @@ static void remember(Sim *S, SimWarp *w, const IrStmt *s, const SimView *v, SimS
 bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   SimSpan *sp;
   int n;
-  if (!footprint(S, w, s, v, &sp, &n)) return true;
-  bool writes = s->kind == S_STORE_SHARED;
+  bool copy = s->kind == S_CP_ASYNC; /* its warp's chunks are not followed:
+                                        the whole view */
+  if (copy) {
+    sp = sim_zalloc(1, sizeof *sp);
+    sp[0] = (SimSpan){v->lo, v->hi};
+    n = 1;
+  } else if (!footprint(S, w, s, v, &sp, &n)) {
+    return true;
+  }
+  bool writes = s->kind != S_LOAD_SHARED;
   prune(S);
   for (int i = 0; i < S->nplain; i++) {
     const SimPlain *p = &S->plain[i];
@@ -141,6 +151,10 @@ bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
     return sim_report_race(S, s, v, writes, p->s, &p->v, p->warp, p->warp,
                            "is not ordered before this access: no sync() (nor an mbarrier "
                            "phase) between them orders the two warps");
+  }
+  if (copy) { /* the copy itself is followed as a cp.async (sim_cpasync.c) */
+    free(sp);
+    return true;
   }
   remember(S, w, s, v, sp, n);
   return true;
