@@ -282,7 +282,7 @@ static bool check_reads(Sim *S, const SimGroups *g, const SimView *v, const IrSt
  * warp w. */
 bool sim_shared_read(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   return check_copies(S, v, s, false) && sim_cp_async_check(S, w, v, s, false) &&
-         (s->kind != S_LOAD_SHARED || sim_plain_check(S, w, v, s));
+         ((s->kind != S_LOAD_SHARED && s->kind != S_WGMMA_MMA) || sim_plain_check(S, w, v, s));
 }
 
 /* Whether every warp still running is ordered after the retirement of

@@ -18,7 +18,9 @@
  * Accesses of other layouts (WGMMA fragments) have no footprint and are
  * not checked here. A copy_async (a write whose chunks per warp are not
  * followed) is checked with the whole view against the plain accesses
- * remembered: the reads of a stage before the copy that refills it. An access is forgotten once every running warp is
+ * remembered: the reads of a stage before the copy that refills it; a
+ * WGMMA's operand likewise against the plain writes: a tile staged with
+ * store_shared needs a sync() before the warp group multiplies it. An access is forgotten once every running warp is
  * ordered after it.
  */
 #include "sim/sim_int.h"
@@ -131,8 +133,10 @@ static void remember(Sim *S, SimWarp *w, const IrStmt *s, const SimView *v, SimS
 bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   SimSpan *sp;
   int n;
-  bool copy = s->kind == S_CP_ASYNC; /* its warp's chunks are not followed:
-                                        the whole view */
+  /* a cp.async copy (its warp's chunks are not followed) or a WGMMA
+   * operand (the warp group reads the whole view): the whole view, checked
+   * and not remembered (sim_cpasync.c and the mma groups follow them) */
+  bool copy = s->kind == S_CP_ASYNC || s->kind == S_WGMMA_MMA;
   if (copy) {
     sp = sim_zalloc(1, sizeof *sp);
     sp[0] = (SimSpan){v->lo, v->hi};
@@ -140,7 +144,7 @@ bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   } else if (!footprint(S, w, s, v, &sp, &n)) {
     return true;
   }
-  bool writes = s->kind != S_LOAD_SHARED;
+  bool writes = s->kind == S_STORE_SHARED || s->kind == S_CP_ASYNC;
   prune(S);
   for (int i = 0; i < S->nplain; i++) {
     const SimPlain *p = &S->plain[i];
@@ -152,7 +156,7 @@ bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
                            "is not ordered before this access: no sync() (nor an mbarrier "
                            "phase) between them orders the two warps");
   }
-  if (copy) { /* the copy itself is followed as a cp.async (sim_cpasync.c) */
+  if (copy) {
     free(sp);
     return true;
   }
