@@ -15,7 +15,7 @@
 # LIB defaults to build-rt/runtime/libtlsrt.so. Example:
 #   scripts/tilus_sass.sh out/v3 matmul_kn v3.ptx MatmulV3 \
 #       TILUS/examples/matmul/matmul_v3.py 4096x4096x4096
-set -eu
+set -euo pipefail
 if [ $# -lt 6 ]; then
   sed -n '2,20p' "$0" >&2
   exit 2
