@@ -50,8 +50,10 @@ static int fusable(const IrBlock *b, int i) {
   for (int j = i + 1; j < b->len; j++) {
     const IrStmt *s = b->items[j];
     if (ir_stmt_names(s, d->dst)) {
-      IrTensor *t = addend(s, d->dst), *x = s->elemwise.dst;
-      return t && alike(t, d->dst) && alike(x, d->dst) && x != d->a && x != d->b ? j : -1;
+      IrTensor *t = addend(s, d->dst);
+      if (!t) return -1;
+      IrTensor *x = s->elemwise.dst;
+      return alike(t, d->dst) && alike(x, d->dst) && x != d->a && x != d->b ? j : -1;
     }
     const IrTensor *ops[IR_STMT_MAX_TENSORS];
     bool plain = s->body.len == 0 && s->orelse.len == 0 && s->kind != S_FOR && s->kind != S_IF;
