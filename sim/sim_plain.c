@@ -57,8 +57,7 @@ static int64_t element_byte(const IrStmt *s, const SimView *v, const int64_t *co
 
 /* The footprint of warp w's part of s on v, merged runs; false when the
  * register tensor's layout gives none. */
-static bool footprint(const Sim *S, const SimWarp *w, const IrStmt *s, const SimView *v,
-                      SimSpan **out, int *n) {
+static bool footprint(const SimWarp *w, const IrStmt *s, const SimView *v, SimSpan **out, int *n) {
   const IrTensor *t = s->smem.reg;
   if (t->layout != LAYOUT_SPATIAL || !t->reg) return false;
   const IrRegLayout *L = t->reg;
@@ -84,7 +83,6 @@ static bool footprint(const Sim *S, const SimWarp *w, const IrStmt *s, const Sim
     } else {
       sp[m++] = sp[i];
     }
-  (void)S;
   *out = sp;
   *n = m;
   return true;
@@ -141,7 +139,7 @@ bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
     sp = sim_zalloc(1, sizeof *sp);
     sp[0] = (SimSpan){v->lo, v->hi};
     n = 1;
-  } else if (!footprint(S, w, s, v, &sp, &n)) {
+  } else if (!footprint(w, s, v, &sp, &n)) {
     return true;
   }
   bool writes = s->kind == S_STORE_SHARED || s->kind == S_CP_ASYNC;
