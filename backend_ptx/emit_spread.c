@@ -1334,39 +1334,6 @@ static void spread_view(Emitter *e, const IrStmt *s) {
 
 /* ------------------------------------------------------------ planning */
 
-/* The register tensor statement s writes, if any. */
-static const IrTensor *written(const IrStmt *s) {
-  switch (s->kind) {
-  case S_FILL:
-    return s->fill.dst;
-  case S_CAST:
-    return s->cast.dst;
-  case S_ELEMWISE:
-    return s->elemwise.dst;
-  case S_UNARY:
-    return s->unary.dst;
-  case S_REDUCE:
-    return s->reduce.dst;
-  case S_WHERE:
-    return s->where.dst;
-  case S_DOT:
-    return s->dot.dst;
-  case S_SLICE:
-    return s->slice.dst;
-  case S_TRANSPOSE:
-  case S_RESHAPE:
-  case S_CONVERT:
-  case S_VIEW:
-    return s->cast.dst;
-  case S_LOAD_GLOBAL:
-    return s->gmem.reg;
-  case S_LOAD_SHARED:
-    return s->smem.reg;
-  default:
-    return NULL;
-  }
-}
-
 /* writers[id]: 1 while every writer seen is an ldmatrix load, 2 after any
  * other writer. */
 static void scan_writers(Emitter *e, const IrBlock *b, char *writers) {
@@ -1374,7 +1341,8 @@ static void scan_writers(Emitter *e, const IrBlock *b, char *writers) {
     const IrStmt *s = b->items[i];
     scan_writers(e, &s->body, writers);
     scan_writers(e, &s->orelse, writers);
-    const IrTensor *t = written(s);
+    const IrTensor *ops[IR_STMT_MAX_TENSORS];
+    const IrTensor *t = ir_stmt_tensors(s, ops) > 0 ? ops[0] : NULL; /* the one written */
     if (!t) continue;
     bool ldm = s->kind == S_LOAD_SHARED && t->layout == LAYOUT_SPATIAL && t->reg &&
                spread_ldmatrix_fits(e, &s->smem.shared, t);
