@@ -329,13 +329,6 @@ static bool check_bulk(Sim *S, SimWarp *w, SimGroups *g, const SimView *v, const
   return true;
 }
 
-/* Whether every running warp is ordered after plain write p. */
-static bool write_known_to_all(const Sim *S, const SimWrite *p) {
-  for (int i = 0; i < S->nwarps; i++)
-    if (!S->warps[i].exited && S->warps[i].clock[p->warp] < p->stamp) return false;
-  return true;
-}
-
 /* Remembers store_shared s of v by warp w (it replaces w's older write
  * of the same bytes: ordering the newer one orders both), and forgets
  * the writes every running warp is ordered after. */
@@ -344,7 +337,7 @@ static void remember_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s
   for (int i = 0; i < S->nwrites; i++) {
     const SimWrite *p = &S->writes[i];
     bool replaced = p->warp == w->id && p->v.lo == v->lo && p->v.hi == v->hi;
-    if (!replaced && !write_known_to_all(S, p)) S->writes[n++] = *p;
+    if (!replaced && !sim_order_all_know(S, p->warp, p->stamp)) S->writes[n++] = *p;
   }
   S->nwrites = n;
   if (S->nwrites == S->capwrites) {

@@ -279,6 +279,8 @@ void sim_order_arrive(Sim *S, SimWarp *w, SimBarrier *b);
 void sim_order_phase(Sim *S, SimBarrier *b);
 void sim_order_acquire(Sim *S, SimWarp *w, const SimBarrier *b);
 bool sim_order_knows(const SimWarp *x, const SimRead *r);
+/* Whether every running warp knows what warp `warp` did at epoch stamp. */
+bool sim_order_all_know(const Sim *S, int warp, int64_t stamp);
 
 /* sim_warp.c */
 typedef enum SimStep { STEP_RAN, STEP_BLOCKED, STEP_EXITED, STEP_FAILED } SimStep;

@@ -69,6 +69,12 @@ void sim_order_acquire(Sim *S, SimWarp *w, const SimBarrier *b) {
   join(w->clock, b->completed, S->nwarps);
 }
 
+bool sim_order_all_know(const Sim *S, int warp, int64_t stamp) {
+  for (int i = 0; i < S->nwarps; i++)
+    if (!S->warps[i].exited && S->warps[i].clock[warp] < stamp) return false;
+  return true;
+}
+
 /* Whether warp x is ordered after the retirement of read r (never, while
  * r is unretired). */
 bool sim_order_knows(const SimWarp *x, const SimRead *r) {

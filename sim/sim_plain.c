@@ -101,18 +101,11 @@ static bool spans_overlap(const SimSpan *a, int na, const SimSpan *b, int nb) {
   return false;
 }
 
-/* Whether every running warp is ordered after access p. */
-static bool known_to_all(const Sim *S, const SimPlain *p) {
-  for (int i = 0; i < S->nwarps; i++)
-    if (!S->warps[i].exited && S->warps[i].clock[p->warp] < p->stamp) return false;
-  return true;
-}
-
 /* Drops the accesses every running warp is ordered after. */
 static void prune(Sim *S) {
   int n = 0;
   for (int i = 0; i < S->nplain; i++)
-    if (known_to_all(S, &S->plain[i]))
+    if (sim_order_all_know(S, S->plain[i].warp, S->plain[i].stamp))
       free(S->plain[i].spans);
     else
       S->plain[n++] = S->plain[i];
