@@ -588,6 +588,9 @@ def main():
     ap.add_argument("--bench-sizes", type=sizes, help="AxB[xC],... instead of the case's")
     opts = ap.parse_args()
     rt = Runtime(opts.lib)
+    # --compare modules, loaded once (their fastest entry is tuned per size)
+    compare = [(label, rt.load(path)) for label, path in
+               (spec.split("=", 1) for spec in opts.compare)]
     A16WX["dtype"] = opts.a16wx_dtype
     tilus = {}
     if opts.tilus and opts.tilus_cache:
@@ -644,8 +647,7 @@ def main():
             if case["torch"]:
                 runs["torch"] = case["torch"]
             runs.update(case.get("baselines", {}))
-            for label, other in (spec.split("=", 1) for spec in opts.compare):
-                omod = rt.load(other)
+            for label, omod in compare:
                 obest, _ = rt.autotune(omod, script, rt.args(kernels[0], case["args"]))
                 runs[label] = (lambda k, a: lambda: rt.launch(k, a))(
                     obest, rt.args(obest, case["args"]))
