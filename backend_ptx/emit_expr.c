@@ -268,6 +268,8 @@ Val val_convert(Emitter *e, Val v, DType to) {
   if (dtype_is_fp8(to)) return to_fp8(e, v, to);
   v = val_to_reg(e, v);
   if (dtype_is_fp8(v.type)) return val_convert(e, fp8_to_f16(e, v), to);
+  if (is_int(v.type) && dtype_bytes(v.type) < 4 && dtype_is_float(to))
+    v.type = dtype_is_signed(v.type) ? DT_INT32 : DT_UINT32; /* extended in a 32-bit register */
   if (is_int(v.type) && is_int(to) && dtype_bytes(to) < dtype_bytes(v.type)) {
     Val r = new_reg(e, to);
     if (dtype_bytes(to) == 4)

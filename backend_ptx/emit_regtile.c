@@ -152,6 +152,46 @@ static void cast_from_fp8(Emitter *e, const IrTensor *d, const IrTensor *src) {
          val_convert(e, slot_reg(src, i), d->dtype).s);
 }
 
+/* Whether small integers of type `src` become `dst` through magic halves
+ * (cast_small_ints): a float16 holds every integer of [1024, 2048) with
+ * the integer's low bits as its mantissa, a bfloat16 every integer of
+ * [128, 256); an integer of b bits, offset by 2^(b-1) when signed, must
+ * fit the 1024 (128) values above that base. */
+static bool small_int_cast(DType src, DType dst) {
+  if (dtype_is_float(src) || dtype_is_fp8(src) || dtype_exp_bits(src)) return false;
+  int bits = dtype_bits(src);
+  if (dst == DT_FLOAT16) return bits <= 8;
+  return dst == DT_BFLOAT16 && bits <= 7;
+}
+
+/* Small integers to float16/bfloat16 two at a time, with no cvt (I2F, a
+ * quarter-rate instruction, was the bulk of a weight-dequantising loop):
+ * v = x + 2^(b-1) (x + 0 unsigned) is an integer in [0, 1024), and the
+ * half whose bits are 0x6400 + v is 1024 + v exactly (bfloat16: 0x4300 +
+ * v is 128 + v, v < 128). An integer add makes each half's bits, a prmt
+ * packs the pair, and one sub of (1024 + 2^(b-1)) in both halves leaves x:
+ * the difference is a small integer, so no rounding. The registers hold x
+ * sign- or zero-extended (ir.h), so x + 0x6400 + 2^(b-1) is the half's
+ * bits in the low 16. */
+static void cast_small_ints(Emitter *e, const IrTensor *d, const IrTensor *src) {
+  bool bf = d->dtype == DT_BFLOAT16;
+  int64_t bias = dtype_is_signed(src->dtype) ? (int64_t)1 << (dtype_bits(src->dtype) - 1) : 0;
+  int64_t base = (bf ? 0x4300 : 0x6400) + bias, n = nslots(d), i = 0;
+  Val magic = new_reg(e, DT_UINT32); /* base in both halves */
+  emit(e, "mov.b32 %s, 0x%08" PRIx64 ";", magic.s, base << 16 | base);
+  for (; i + 1 < n; i += 2) {
+    Val lo = new_reg(e, DT_UINT32), hi = new_reg(e, DT_UINT32), p = new_reg(e, DT_UINT32);
+    emit(e, "add.s32 %s, %s, %" PRId64 ";", lo.s, slot_reg(src, i).s, base);
+    emit(e, "add.s32 %s, %s, %" PRId64 ";", hi.s, slot_reg(src, i + 1).s, base);
+    emit(e, "prmt.b32 %s, %s, %s, 0x5410;", p.s, lo.s, hi.s);
+    emit(e, "sub.%s %s, %s, %s;", bf ? "rn.bf16x2" : "f16x2", p.s, p.s, magic.s);
+    emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, i).s, slot_reg(d, i + 1).s, p.s);
+  }
+  if (i < n)
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s,
+         val_convert(e, slot_reg(src, i), d->dtype).s);
+}
+
 static void emit_cast(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->cast.dst, *src = s->cast.src;
   if (!tensor_check_regs(e, src) || !same_layout(e, d, src)) return;
@@ -180,6 +220,10 @@ static void emit_cast(Emitter *e, const IrStmt *s) {
     }
     unsupported(e, "cast between %s and %s WGMMA fragments", dtype_name(src->dtype),
                 dtype_name(d->dtype));
+    return;
+  }
+  if (small_int_cast(src->dtype, d->dtype)) {
+    cast_small_ints(e, d, src);
     return;
   }
   for (int64_t i = 0; i < nslots(d); i++) {

@@ -303,6 +303,15 @@ static void access_elems(Emitter *e, const GAccess *a, int64_t slot, int64_t n) 
   }
 }
 
+/* The most elements of `bytes` each, out of a run of `run` consecutive
+ * ones, that one vector access moves: a power of two (PTX has .v2 and .v4
+ * of 32-bit words, no .v3) dividing the run, at most 16 bytes. */
+static int64_t vector_run(int64_t run, int bytes) {
+  int64_t n = 16 / bytes;
+  while (n > 1 && run % n) n /= 2;
+  return n;
+}
+
 /* Elements per vector access: the innermost slot digit when it runs along
  * the innermost tile dimension with stride 1, cut to 16 bytes; 1 when the
  * elements are not 8-, 16- or 32-bit. */
@@ -314,9 +323,7 @@ static int64_t vector_elems(const GAccess *a) {
   int m = L->local_mode[L->nlocal - 1];
   if (L->mode_dim[m] != L->rank - 1 || ir_reglayout_mode_stride(L, m) != 1) return 1;
   if (ir_gcopy_tile_dim(&a->s->gmem, a->s->gmem.global->rank - 1) != L->rank - 1) return 1;
-  int64_t n = L->mode_size[m];
-  while (n * bytes > 16) n /= 2;
-  while (n > 1 && (n * bytes < 4 || L->mode_size[m] % n)) n /= 2;
+  int64_t n = vector_run(L->mode_size[m], bytes);
   return n * bytes >= 4 ? n : 1;
 }
 
@@ -704,8 +711,7 @@ static int64_t shared_vector(const Emitter *e, const IrRef *ref, const IrTensor 
   if (ref->transposed || L->nlocal == 0 || bytes > 4 || t->dtype == DT_BOOL) return 1;
   int m = L->local_mode[L->nlocal - 1];
   if (L->mode_dim[m] != L->rank - 1 || ir_reglayout_mode_stride(L, m) != 1) return 1;
-  int64_t n = L->mode_size[m];
-  while (n * bytes > 16) n /= 2;
+  int64_t n = vector_run(L->mode_size[m], bytes);
   int64_t row = ir_ref_dim(ref, rank - 1) * bytes;
   IrExpr *off = ir_ref_byte_offset(e->m->ar, ref);
   while (n > 1 &&
@@ -812,6 +818,58 @@ static Val tensor_binop(Emitter *e, IrOp op, Val a, Val b, DType t) {
   return r;
 }
 
+/* Whether an element-wise op on 16-bit floats runs two elements per
+ * instruction (add/sub/mul/min/max.{f16,bf16}x2 round each half as the
+ * scalar instruction does). */
+static bool paired_half_op(const IrElemwiseStmt *w) {
+  DType t = w->dst->dtype;
+  if ((t != DT_FLOAT16 && t != DT_BFLOAT16) || w->a->dtype != t || (w->b && w->b->dtype != t))
+    return false;
+  return w->op == OP_ADD || w->op == OP_SUB || w->op == OP_MUL || w->op == OP_MIN ||
+         w->op == OP_MAX;
+}
+
+/* Two 16-bit registers as one pair register {lo, hi}. */
+static Val half_pair(Emitter *e, Val lo, Val hi) {
+  Val p = new_reg(e, DT_UINT32);
+  emit(e, "mov.b32 %s, {%s, %s};", p.s, lo.s, hi.s);
+  return p;
+}
+
+static const char *const pair_ops[] = {
+    [OP_ADD] = "add", [OP_SUB] = "sub", [OP_MUL] = "mul", [OP_MIN] = "min", [OP_MAX] = "max"};
+
+/* paired_half_op's statements: slots i and i + 1 in one instruction (the
+ * dequantising multiply of a weight tile by its scales, softmax's f16
+ * arithmetic), an odd last slot alone. */
+static void elemwise_pairs(Emitter *e, const IrElemwiseStmt *w, Val scalar) {
+  const IrTensor *d = w->dst, *a = w->a, *b = w->b;
+  const char *ty = d->dtype == DT_FLOAT16 ? "f16x2" : "bf16x2";
+  Val both = b ? scalar : half_pair(e, scalar, scalar);
+  int64_t i = 0;
+  for (; i + 1 < d->reg->nslots; i += 2) {
+    Val x = half_pair(e, tensor_slot_reg(a, operand_slot(d->reg, a, i)),
+                      tensor_slot_reg(a, operand_slot(d->reg, a, i + 1)));
+    Val y = b ? half_pair(e, tensor_slot_reg(b, operand_slot(d->reg, b, i)),
+                          tensor_slot_reg(b, operand_slot(d->reg, b, i + 1)))
+              : both;
+    if (w->scalar_first) {
+      Val z = x;
+      x = y, y = z;
+    }
+    Val r = new_reg(e, DT_UINT32);
+    emit(e, "%s.%s %s, %s, %s;", pair_ops[w->op], ty, r.s, x.s, y.s);
+    emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(d, i).s, tensor_slot_reg(d, i + 1).s, r.s);
+  }
+  if (i < d->reg->nslots) {
+    Val x = tensor_slot_reg(a, operand_slot(d->reg, a, i));
+    Val y = b ? tensor_slot_reg(b, operand_slot(d->reg, b, i)) : scalar;
+    Val r = w->scalar_first ? emit_binop(e, w->op, y, x, d->dtype)
+                            : emit_binop(e, w->op, x, y, d->dtype);
+    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), tensor_slot_reg(d, i).s, r.s);
+  }
+}
+
 static void spread_elemwise(Emitter *e, const IrStmt *s) {
   const IrElemwiseStmt *w = &s->elemwise;
   const IrTensor *d = w->dst, *a = w->a, *b = w->b;
@@ -819,6 +877,10 @@ static void spread_elemwise(Emitter *e, const IrStmt *s) {
   DType t = a->dtype;
   Val scalar = {.s = ""};
   if (!b) scalar = val_to_reg(e, val_convert(e, emit_expr(e, w->scalar), t));
+  if (paired_half_op(w)) {
+    elemwise_pairs(e, w, scalar);
+    return;
+  }
   for (int64_t i = 0; i < d->reg->nslots; i++) {
     Val x = tensor_slot_reg(a, operand_slot(d->reg, a, i));
     Val y = b ? tensor_slot_reg(b, operand_slot(d->reg, b, i)) : scalar;
@@ -1321,11 +1383,20 @@ static void spread_view(Emitter *e, const IrStmt *s) {
     unsupported(e, "view() between layouts with different bits per thread");
     return;
   }
+  int nx = dtype_bits(x->dtype);
+  const char *ext = dtype_is_signed(d->dtype) ? "s32" : "u32";
   for (int64_t j = 0; j < ld->nslots; j++) {
-    Val w = new_reg(e, DT_UINT32), r = tensor_slot_reg(d, j);
-    gather_bits(e, x, j * nd, nd, w);
+    Val r = tensor_slot_reg(d, j);
+    int64_t lo = j * nd;
+    if (nd < nx && lo / nx == (lo + nd - 1) / nx) { /* inside one source slot */
+      emit(e, "bfe.%s %s, %s, %" PRId64 ", %d;", ext, r.s, tensor_slot_reg(x, lo / nx).s, lo % nx,
+           nd);
+      continue;
+    }
+    Val w = new_reg(e, DT_UINT32);
+    gather_bits(e, x, lo, nd, w);
     if (nd < 32) {
-      emit(e, "bfe.%s %s, %s, 0, %d;", dtype_is_signed(d->dtype) ? "s32" : "u32", r.s, w.s, nd);
+      emit(e, "bfe.%s %s, %s, 0, %d;", ext, r.s, w.s, nd);
     } else {
       emit(e, "mov.b32 %s, %s;", r.s, w.s);
     }

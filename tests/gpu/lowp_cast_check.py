@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Runs tests/gpu/kernels/lowp_cast.tls (compiled by tlsc) on the GPU: each
+entry views random bytes as a small integer type (int1b ... uint8), casts
+the elements to float16 or bfloat16 and computes with them in pairs of
+halves. Checks, exactly, against the same steps in torch:
+
+    h = value of each element (bits [i*b, i*b+b) of the bytes, low first)
+    y = 3.0 - h * 0.5,   z = h * y        (rounded to the 16-bit type)
+
+    python3 tests/gpu/lowp_cast_check.py --lib build/runtime/libtlsrt.so \
+        --ptx lowp_cast.ptx
+
+Every byte value appears in every round (the first 256 bytes are 0..255,
+the rest random), outputs are poisoned (NaN) first. Exits 3 without torch
+or a GPU (a skip under tests/gpu/run_or_skip.sh), 1 when a check fails.
+"""
+import argparse
+import os
+import sys
+
+try:
+    import torch
+except ImportError:
+    print("lowp_cast_check: no torch here", file=sys.stderr)
+    sys.exit(3)
+
+BITS = {f"{s}int{b}b": b for s in ("", "u") for b in range(1, 8)}
+BITS.update(int8=8, uint8=8)
+
+
+def decode(raw, name):
+    """The elements of the byte stream raw (uint8) as `name`, in float64."""
+    bits = BITS[name]
+    planes = (raw.long()[:, None] >> torch.arange(8, device=raw.device)) & 1
+    planes = planes.reshape(-1, bits)
+    codes = (planes << torch.arange(bits, device=raw.device)).sum(1)
+    if not name.startswith("u"):
+        codes = torch.where(codes >= 1 << (bits - 1), codes - (1 << bits), codes)
+    return codes.double()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--ptx", required=True)
+    ap.add_argument("--rounds", type=int, default=2)
+    o = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("lowp_cast_check: no GPU", file=sys.stderr)
+        sys.exit(3)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "python"))
+    import tlsc
+
+    mod = tlsc.load(o.ptx, lib=o.lib)
+    blocks, ok, seen = 37, True, 0
+    for rnd in range(o.rounds):
+        torch.manual_seed(rnd)
+        raw = torch.randint(0, 256, (blocks * 384,), dtype=torch.uint8, device="cuda")
+        raw[:256] = torch.arange(256, dtype=torch.uint8, device="cuda")
+        for k in mod.kernels:
+            wname, oname = k.config["wdtype"], k.config["odtype"]
+            odt = getattr(torch, oname)
+            h = decode(raw, wname).to(odt)
+            y = 3.0 - h * 0.5
+            z = h * y
+            outs = [torch.full_like(h, float("nan")) for _ in range(3)]
+            k(blocks, raw, *outs)
+            torch.cuda.synchronize()
+            for label, got, ref in zip(("h", "y", "z"), outs, (h, y, z)):
+                bad = int((got != ref).sum().item())  # NaN (unwritten) counts too
+                if bad:
+                    print(f"round {rnd} {k.name} {label}: {bad} of {ref.numel()} differ, e.g. "
+                          f"{got[got != ref][:4].tolist()} for {ref[got != ref][:4].tolist()}")
+                    ok = False
+            seen += 1
+    print(f"{seen} entry runs, {'PASS' if ok else 'FAIL'}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
