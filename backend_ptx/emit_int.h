@@ -71,6 +71,7 @@ typedef struct Emitter {
    * which ptxas may move above stores and branches (spread_plan) */
   bool *ro_params;
   struct Prov *prov;       /* the provenance of 64-bit variables (emit_spread.c) */
+  const IrStmt *prev;      /* the statement emitted just before, in the same block */
   const char *guard;       /* inside a predicated single_thread(): the
                               predicate register of the thread that runs it;
                               its side effects are emitted under @guard */

@@ -9,7 +9,11 @@
 static void emit_stmt(Emitter *e, const IrStmt *s);
 
 void emit_block(Emitter *e, const IrBlock *b) {
-  for (int i = 0; i < b->len && !e->failed; i++) emit_stmt(e, b->items[i]);
+  for (int i = 0; i < b->len && !e->failed; i++) {
+    e->prev = i ? b->items[i - 1] : NULL;
+    emit_stmt(e, b->items[i]);
+  }
+  e->prev = NULL;
 }
 
 /* var = value */
