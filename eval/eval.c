@@ -440,6 +440,38 @@ static bool point_selected(Eval *E, int n, const char **names, Value *const *val
   return keep;
 }
 
+/* Tilus's `debug_schedule = dict(name=value, ...)` class attribute: when
+ * set (a non-empty dict, inherited like any attribute), Tilus compiles that
+ * one schedule instead of the autotune space, its values passed to
+ * __init__ by name. The decorators give way to one point of those names. */
+static void apply_debug_schedule(Eval *E, ClassDef *c) {
+  Value *ds = ev_find_member(c, "debug_schedule");
+  if (!ds || ds->kind == V_NONE || !v_truthy(E, ds, c->node->span)) return;
+  if (ds->kind != V_DICT)
+    ev_error(E, c->node->span,
+             "debug_schedule of '%s' must be a dict of __init__ arguments, not '%s'", c->name,
+             v_type_name(ds));
+  Autotune *at = arena_alloc(E->ar, sizeof(Autotune));
+  at->nnames = (int)ds->n;
+  at->names = arena_alloc(E->ar, sizeof(char *) * (size_t)(ds->n + 1));
+  at->npoints = 1;
+  at->points = arena_alloc(E->ar, sizeof(Value **));
+  at->points[0] = arena_alloc(E->ar, sizeof(Value *) * (size_t)(ds->n + 1));
+  for (int i = 0; i < ds->n; i++) {
+    Value *key = ds->items[2 * i];
+    if (key->kind != V_STR)
+      ev_error(E, c->node->span,
+               "debug_schedule of '%s': its keys must be strings (names of "
+               "__init__ parameters)",
+               c->name);
+    at->names[i] = key->s;
+    at->points[0][i] = ds->items[2 * i + 1];
+  }
+  c->tunes = arena_alloc(E->ar, sizeof(Autotune *));
+  c->tunes[0] = at;
+  c->ntunes = 1;
+}
+
 /* The cross product of the autotune decorators (outermost varies slowest),
  * filtered by -D; one kernel per point. When several points are selected,
  * each is tried first: those that do not compile are skipped (a note says
@@ -586,6 +618,7 @@ static void build_all(Eval *E, IrModule *m) {
   for (int i = 0; i < E->nclasses; i++) {
     ClassDef *c = E->classes[i];
     if (!buildable(E, c)) continue;
+    apply_debug_schedule(E, c);
     if (nscripts == 1) {
       build_script(E, m, c);
       continue;
