@@ -207,30 +207,28 @@ static const IrTensor *nibble_source(const Emitter *e, const IrTensor *d, const 
 
 /* 4-bit integers viewed from bytes, to float16: both nibbles of a byte in
  * one pair, from the byte itself (weight dequantisation's inner loop). The
- * byte copied to all four bytes of a word (prmt), the low nibble kept in
- * the low half and the high nibble, still 4 bits up, in the high half, each
- * under 0x6400 (lop3): halves 1024 + v and 1024 + 16 v, v the nibble (+ 8
- * when signed: the byte xor 0x88 first). One fma by (1, 1/16) plus
- * (-1024, -64) (minus 8 more when signed) leaves the two values; every
- * step is exact (powers of two, small integers). */
+ * byte copied to all four bytes of a word (prmt); one lop3 keeps the low
+ * nibble in the low half and the high nibble, still 4 bits up, in the high
+ * half, each under 0x6400, flipping the nibbles' top bits when signed:
+ * halves 1024 + v and 1024 + 16 v, v the nibble (+ 8 when signed, as
+ * x ^ 8 = x + 8 mod 16). lop3's function is "b ? a ^ c : c" bit by bit,
+ * with b the nibbles' mask and c 0x6400 outside it and the flips inside.
+ * One fma by (1, 1/16) plus (-1024, -64) (minus 8 more when signed)
+ * leaves the two values; every step is exact (powers of two, small
+ * integers). */
 static void cast_nibble_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
                               const IrTensor *bytes) {
   bool sgn = src->dtype == DT_INT4B;
   Val mask = new_reg(e, DT_UINT32), base = new_reg(e, DT_UINT32);
   Val mul = new_reg(e, DT_UINT32), add = new_reg(e, DT_UINT32);
   emit(e, "mov.b32 %s, 0x00F0000F;", mask.s);
-  emit(e, "mov.b32 %s, 0x64006400;", base.s);
+  emit(e, "mov.b32 %s, %s;", base.s, sgn ? "0x64806408" : "0x64006400");
   emit(e, "mov.b32 %s, 0x2C003C00;", mul.s);                            /* (hi 1/16, lo 1) */
   emit(e, "mov.b32 %s, %s;", add.s, sgn ? "0xD480E408" : "0xD400E400"); /* -72, -1032 */
   for (int64_t i = 0; i < nslots(bytes); i++) {
     Val b = slot_reg(bytes, i), p = new_reg(e, DT_UINT32);
-    if (sgn) {
-      Val t = new_reg(e, DT_UINT32);
-      emit(e, "xor.b32 %s, %s, 0x88;", t.s, b.s);
-      b = t;
-    }
     emit(e, "prmt.b32 %s, %s, %s, 0x0000;", p.s, b.s, b.s);
-    emit(e, "lop3.b32 %s, %s, %s, %s, 0xEA;", p.s, p.s, mask.s, base.s); /* (a & b) | c */
+    emit(e, "lop3.b32 %s, %s, %s, %s, 0x6A;", p.s, p.s, mask.s, base.s); /* b ? a ^ c : c */
     emit(e, "fma.rn.f16x2 %s, %s, %s, %s;", p.s, p.s, mul.s, add.s);
     emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, 2 * i).s, slot_reg(d, 2 * i + 1).s, p.s);
   }

@@ -13,7 +13,7 @@ awk '
   /^\.visible \.entry/ { flush(); name = $3; sub(/\(.*/, "", name); cvt = magic = nib = x2 = scalar = v3 = 0 }
   /cvt\.rn\.b?f16\.[su]32/ { cvt++ }
   /prmt\.b32 .*, 0x5410;/ { magic++ }
-  /lop3\.b32 .*, 0xEA;/ { nib++ }
+  /lop3\.b32 .*, 0x6A;/ { nib++ }
   /(mul|sub|add)\.(rn\.)?b?f16x2/ { x2++ }
   /(mul|sub|add)\.(rn\.)?b?f16 / { scalar++ }
   /\.v3\./ { v3++ }
