@@ -70,8 +70,19 @@ typedef struct Emitter {
    * pointers are __restrict__), so loads through it are ld.global.nc,
    * which ptxas may move above stores and branches (spread_plan) */
   bool *ro_params;
-  struct Prov *prov;       /* the provenance of 64-bit variables (emit_spread.c) */
-  const IrStmt *prev;      /* the statement emitted just before, in the same block */
+  struct Prov *prov;   /* the provenance of 64-bit variables (emit_spread.c) */
+  const IrStmt *cur;   /* the statement being emitted (emit_block) */
+  const IrStmt *prev;  /* the statement emitted just before, in the same block */
+  const IrStmt *prev2; /* and the one before that */
+  /* The bytes of an 8-bit tensor that statement `stmt` loaded as 32-bit
+   * words (unpack_word): slot i is byte byte[i] of register word[i], so a
+   * cast can take a byte straight from its word (emit_regtile.c). */
+  struct ByteWords {
+    const IrStmt *stmt;
+    const IrTensor *t;
+    Val *word;
+    int *byte;
+  } words;
   const char *guard;       /* inside a predicated single_thread(): the
                               predicate register of the thread that runs it;
                               its side effects are emitted under @guard */

@@ -18,6 +18,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend_ptx/emit_int.h"
 
@@ -205,31 +206,46 @@ static const IrTensor *nibble_source(const Emitter *e, const IrTensor *d, const 
   return bytes && x->reg && nslots(src) == 2 * nslots(x) ? x : NULL;
 }
 
+/* Byte slot i of `bytes` as a word and a byte index in it: the 32-bit
+ * word it was loaded in when the statement two before the cast loaded it
+ * (load, view, cast), else its own register (byte 0). */
+static Val byte_word(const Emitter *e, const IrTensor *bytes, int64_t i, int *byte) {
+  const struct ByteWords *bw = &e->words;
+  if (bw->stmt && bw->stmt == e->prev2 && bw->t == bytes && bw->byte[i] >= 0) {
+    *byte = bw->byte[i];
+    return bw->word[i];
+  }
+  *byte = 0;
+  return slot_reg(bytes, i);
+}
+
 /* 4-bit integers viewed from bytes, to float16: both nibbles of a byte in
- * one pair, from the byte itself (weight dequantisation's inner loop). The
- * byte copied to all four bytes of a word (prmt); one lop3 keeps the low
- * nibble in the low half and the high nibble, still 4 bits up, in the high
- * half, each under 0x6400, flipping the nibbles' top bits when signed:
- * halves 1024 + v and 1024 + 16 v, v the nibble (+ 8 when signed, as
- * x ^ 8 = x + 8 mod 16). lop3's function is "b ? a ^ c : c" bit by bit,
- * with b the nibbles' mask and c 0x6400 outside it and the flips inside.
- * One fma by (1, 1/16) plus (-1024, -64) (minus 8 more when signed)
- * leaves the two values; every step is exact (powers of two, small
- * integers). */
+ * one pair (weight dequantisation's inner loop). With w the word holding
+ * the byte (byte k) and w >> 4 beside it, one prmt puts byte k of w in the
+ * low half and of w >> 4 in the high half: the low and high nibbles, each
+ * in the low 4 bits of its half. One lop3 keeps those bits under 0x6400
+ * and flips their top bit when signed (x ^ 8 = x + 8 mod 16): halves
+ * 1024 + v (v = x + 8 signed, x unsigned); lop3's function is "b ? a ^ c :
+ * c" bit by bit, b the mask, c 0x6400 outside it and the flips inside. One
+ * sub.f16x2 of 1024 (+ 8 signed) leaves both values exactly; the constant
+ * is the lop3's c itself. */
 static void cast_nibble_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
                               const IrTensor *bytes) {
-  bool sgn = src->dtype == DT_INT4B;
-  Val mask = new_reg(e, DT_UINT32), base = new_reg(e, DT_UINT32);
-  Val mul = new_reg(e, DT_UINT32), add = new_reg(e, DT_UINT32);
-  emit(e, "mov.b32 %s, 0x00F0000F;", mask.s);
-  emit(e, "mov.b32 %s, %s;", base.s, sgn ? "0x64806408" : "0x64006400");
-  emit(e, "mov.b32 %s, 0x2C003C00;", mul.s);                            /* (hi 1/16, lo 1) */
-  emit(e, "mov.b32 %s, %s;", add.s, sgn ? "0xD480E408" : "0xD400E400"); /* -72, -1032 */
+  Val base = new_reg(e, DT_UINT32), mask = new_reg(e, DT_UINT32), shifted = {.s = ""},
+      last = {.s = ""};
+  emit(e, "mov.b32 %s, %s;", base.s, src->dtype == DT_INT4B ? "0x64086408" : "0x64006400");
+  emit(e, "mov.b32 %s, 0x000F000F;", mask.s);
   for (int64_t i = 0; i < nslots(bytes); i++) {
-    Val b = slot_reg(bytes, i), p = new_reg(e, DT_UINT32);
-    emit(e, "prmt.b32 %s, %s, %s, 0x0000;", p.s, b.s, b.s);
+    int k;
+    Val w = byte_word(e, bytes, i, &k), p = new_reg(e, DT_UINT32);
+    if (strcmp(last.s, w.s)) { /* once per word */
+      shifted = new_reg(e, DT_UINT32);
+      emit(e, "shr.u32 %s, %s, 4;", shifted.s, w.s);
+      last = w;
+    }
+    emit(e, "prmt.b32 %s, %s, %s, 0x%X%X%X%X;", p.s, w.s, shifted.s, 4 + k, 4 + k, k, k);
     emit(e, "lop3.b32 %s, %s, %s, %s, 0x6A;", p.s, p.s, mask.s, base.s); /* b ? a ^ c : c */
-    emit(e, "fma.rn.f16x2 %s, %s, %s, %s;", p.s, p.s, mul.s, add.s);
+    emit(e, "sub.f16x2 %s, %s, %s;", p.s, p.s, base.s);
     emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, 2 * i).s, slot_reg(d, 2 * i + 1).s, p.s);
   }
 }

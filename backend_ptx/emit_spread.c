@@ -108,11 +108,32 @@ static void pack_word(Emitter *e, const IrTensor *t, int64_t slot, int per, Val 
 }
 
 /* The inverse of pack_word: each element sign- or zero-extended. */
+/* Remembers that slot `slot` of the 8-bit tensor t is byte `byte` of
+ * register w, loaded by the statement being emitted (Emitter.words). */
+static void note_byte_word(Emitter *e, const IrTensor *t, int64_t slot, Val w, int byte) {
+  struct ByteWords *bw = &e->words;
+  const IrStmt *c = e->cur;
+  bool load = c && ((c->kind == S_LOAD_SHARED && c->smem.reg == t) ||
+                    (c->kind == S_LOAD_GLOBAL && c->gmem.reg == t));
+  if (!load) return; /* only a load statement's words: a cast two statements on reads them */
+  if (bw->stmt != e->cur || bw->t != t) {
+    int64_t n = t->reg->nslots;
+    *bw = (struct ByteWords){.stmt = e->cur, .t = t};
+    bw->word = arena_alloc(e->m->ar, sizeof(Val) * (size_t)(n + 1));
+    bw->byte = arena_alloc(e->m->ar, sizeof(int) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) bw->byte[i] = -1;
+  }
+  bw->word[slot] = w;
+  bw->byte[slot] = byte;
+}
+
 static void unpack_word(Emitter *e, const IrTensor *t, int64_t slot, int per, Val w) {
   int bits = 32 / per;
   const char *ext = dtype_is_signed(t->dtype) ? "s32" : "u32";
-  for (int j = 0; j < per; j++)
+  for (int j = 0; j < per; j++) {
     emit(e, "bfe.%s %s, %s, %d, %d;", ext, tensor_slot_reg(t, slot + j).s, w.s, j * bits, bits);
+    if (bits == 8) note_byte_word(e, t, slot + j, w, j);
+  }
 }
 
 /* ------------------------------------------------------------ global memory */

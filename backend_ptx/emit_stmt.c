@@ -11,9 +11,12 @@ static void emit_stmt(Emitter *e, const IrStmt *s);
 void emit_block(Emitter *e, const IrBlock *b) {
   for (int i = 0; i < b->len && !e->failed; i++) {
     e->prev = i ? b->items[i - 1] : NULL;
+    e->prev2 = i > 1 ? b->items[i - 2] : NULL;
+    e->cur = b->items[i];
+    if (e->words.stmt == e->cur) e->words.stmt = NULL; /* emitted again (the body's copies) */
     emit_stmt(e, b->items[i]);
   }
-  e->prev = NULL;
+  e->prev = e->prev2 = e->cur = NULL;
 }
 
 /* var = value */

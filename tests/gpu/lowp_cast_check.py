@@ -10,7 +10,9 @@ halves. Checks, exactly, against the same steps in torch:
     python3 tests/gpu/lowp_cast_check.py --lib build/runtime/libtlsrt.so \
         --ptx lowp_cast.ptx
 
-Every byte value appears in every round (the first 256 bytes are 0..255,
+Each entry's config gives its bytes per thread (nbytes: 3 or 4); each runs
+on an aligned source and on one a byte off (the kernel's unaligned copy,
+bytes loaded one by one). Every byte value appears in every round (the first 256 bytes are 0..255,
 the rest random), outputs are poisoned (NaN) first. Exits 3 without torch
 or a GPU (a skip under tests/gpu/run_or_skip.sh), 1 when a check fails.
 """
@@ -56,9 +58,11 @@ def main():
     blocks, ok, seen = 37, True, 0
     for rnd in range(o.rounds):
         torch.manual_seed(rnd)
-        raw = torch.randint(0, 256, (blocks * 384,), dtype=torch.uint8, device="cuda")
-        raw[:256] = torch.arange(256, dtype=torch.uint8, device="cuda")
-        for k in mod.kernels:
+        for k, shift in ((k, shift) for k in mod.kernels for shift in (0, 1)):
+            size = blocks * 128 * int(k.config["nbytes"])
+            buf = torch.randint(0, 256, (size + 1,), dtype=torch.uint8, device="cuda")
+            raw = buf[shift:shift + size]  # 1 byte off: the body's unaligned copy
+            raw[:256] = torch.arange(256, dtype=torch.uint8, device="cuda")
             wname, oname = k.config["wdtype"], k.config["odtype"]
             odt = getattr(torch, oname)
             h = decode(raw, wname).to(odt)
@@ -70,7 +74,7 @@ def main():
             for label, got, ref in zip(("h", "y", "z"), outs, (h, y, z)):
                 bad = int((got != ref).sum().item())  # NaN (unwritten) counts too
                 if bad:
-                    print(f"round {rnd} {k.name} {label}: {bad} of {ref.numel()} differ, e.g. "
+                    print(f"round {rnd} {k.name} (source {shift} byte off) {label}: {bad} of {ref.numel()} differ, e.g. "
                           f"{got[got != ref][:4].tolist()} for {ref[got != ref][:4].tolist()}")
                     ok = False
             seen += 1
