@@ -12,19 +12,16 @@ halves. Checks, exactly, against the same steps in torch:
 
 Each entry's config gives its bytes per thread (nbytes: 3 or 4); each runs
 on an aligned source and on one a byte off (the kernel's unaligned copy,
-bytes loaded one by one). Every byte value appears in every round (the first 256 bytes are 0..255,
-the rest random), outputs are poisoned (NaN) first. Exits 3 without torch
-or a GPU (a skip under tests/gpu/run_or_skip.sh), 1 when a check fails.
+bytes loaded one by one). Every byte value appears in every round (the
+first 256 bytes are 0..255, the rest random), outputs are poisoned (NaN)
+first. Exits 3 without torch or a GPU (a skip under
+tests/gpu/run_or_skip.sh), 1 when a check fails.
 """
-import argparse
-import os
 import sys
 
-try:
-    import torch
-except ImportError:
-    print("lowp_cast_check: no torch here", file=sys.stderr)
-    sys.exit(3)
+from gpu_check import setup
+
+torch = None  # imported by setup(), skipping without it
 
 BITS = {f"{s}int{b}b": b for s in ("", "u") for b in range(1, 8)}
 BITS.update(int8=8, uint8=8)
@@ -42,19 +39,8 @@ def decode(raw, name):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--ptx", required=True)
-    ap.add_argument("--rounds", type=int, default=2)
-    o = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("lowp_cast_check: no GPU", file=sys.stderr)
-        sys.exit(3)
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                    "python"))
-    import tlsc
-
-    mod = tlsc.load(o.ptx, lib=o.lib)
+    global torch
+    torch, o, mod = setup("lowp_cast_check", 2)
     blocks, ok, seen = 37, True, 0
     for rnd in range(o.rounds):
         torch.manual_seed(rnd)

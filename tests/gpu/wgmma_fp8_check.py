@@ -14,31 +14,16 @@ relative error ||c - ref|| / ||ref|| (below 1e-3 for f32, 1e-2 for the f16
 accumulator, no NaN). Exits 3 without torch or a GPU (a skip under
 tests/gpu/run_or_skip.sh), 1 when a check fails.
 """
-import argparse
-import os
 import sys
 
-try:
-    import torch
-except ImportError:
-    print("wgmma_fp8_check: no torch here", file=sys.stderr)
-    sys.exit(3)
+from gpu_check import setup
+
+torch = None  # imported by setup(), skipping without it
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--ptx", required=True)
-    ap.add_argument("--rounds", type=int, default=3)
-    o = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("wgmma_fp8_check: no GPU", file=sys.stderr)
-        sys.exit(3)
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                    "python"))
-    import tlsc
-
-    mod = tlsc.load(o.ptx, lib=o.lib)
+    global torch
+    torch, o, mod = setup("wgmma_fp8_check", 3)
     e4, e5 = torch.float8_e4m3fn, torch.float8_e5m2
     m = 128
     ok = True
