@@ -61,6 +61,7 @@ class Runtime:
             "tls_kernel_name": (cp, [vp]),
             "tls_kernel_script": (cp, [vp]),
             "tls_kernel_config": (cp, [vp]),
+            "tls_kernel_fixed": (cp, [vp]),
             "tls_kernel_num_params": (C.c_int, [vp]),
             "tls_kernel_param_type": (cp, [vp, C.c_int]),
             "tls_launch": (C.c_int, [vp, C.POINTER(Arg), C.c_int, vp]),
@@ -87,12 +88,16 @@ class Runtime:
         return mod
 
     def kernels(self, mod, script):
+        """The script's entries; beside generic ones, not those that fix
+        `int` parameters (--specialize): launching the generic entry runs
+        such a sibling when the arguments have its values."""
         out = []
         for i in range(self.lib.tls_module_num_kernels(mod)):
             k = self.lib.tls_module_kernel(mod, i)
             if self.lib.tls_kernel_script(k).decode() == script:
                 out.append(k)
-        return out
+        generic = [k for k in out if not self.lib.tls_kernel_fixed(k).decode()]
+        return generic or out
 
     def args(self, k, values):
         n = self.lib.tls_kernel_num_params(k)
