@@ -138,14 +138,13 @@ static void free_block(Sim *S) {
   free(S->bars);
   free(S->bar_base);
   free(S->copies);
-  free(S->writes);
   free(S->cta);
   free(S->named);
   free(S->cta_block);
   free(S->cta_coord);
   S->warps = NULL, S->wgs = NULL, S->bars = NULL, S->bar_base = NULL, S->copies = NULL;
-  S->writes = NULL, S->cta = NULL, S->named = NULL, S->cta_block = NULL, S->cta_coord = NULL;
-  S->nbars = S->ncopies = S->capcopies = S->nwrites = S->capwrites = 0;
+  S->cta = NULL, S->named = NULL, S->cta_block = NULL, S->cta_coord = NULL;
+  S->nbars = S->ncopies = S->capcopies = 0;
   sim_plain_free(S);
   free(S->sem_addr);
   free(S->sem_val);

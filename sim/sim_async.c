@@ -329,43 +329,6 @@ static bool check_bulk(Sim *S, SimWarp *w, SimGroups *g, const SimView *v, const
   return true;
 }
 
-/* Remembers store_shared s of v by warp w (it replaces w's older write
- * of the same bytes: ordering the newer one orders both), and forgets
- * the writes every running warp is ordered after. */
-static void remember_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
-  int n = 0;
-  for (int i = 0; i < S->nwrites; i++) {
-    const SimWrite *p = &S->writes[i];
-    bool replaced = p->warp == w->id && p->v.lo == v->lo && p->v.hi == v->hi;
-    if (!replaced && !sim_order_all_know(S, p->warp, p->stamp)) S->writes[n++] = *p;
-  }
-  S->nwrites = n;
-  if (S->nwrites == S->capwrites) {
-    S->capwrites = S->capwrites ? 2 * S->capwrites : 16;
-    S->writes = xrealloc(S->writes, sizeof *S->writes * (size_t)S->capwrites);
-  }
-  S->writes[S->nwrites++] = (SimWrite){*v, s, w->id, w->clock[w->id]};
-}
-
-/* A TMA store by warp w (statement s) reads v: another warp's
- * store_shared of those bytes must be ordered before it (a sync()
- * between them), or after the wait that retires it (checked at the
- * write). Reported as every write against a bulk store is: the error at
- * the write, the note at the store. */
-static bool check_unordered_writes(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
-  for (int i = 0; i < S->nwrites; i++) {
-    const SimWrite *p = &S->writes[i];
-    if (p->warp == w->id || !overlaps(v, &p->v) || w->clock[p->warp] >= p->stamp) continue;
-    char state[200];
-    snprintf(state, sizeof state,
-             "reads those bytes, and nothing orders this write by warp %d before the store or "
-             "after the wait that retires it",
-             p->warp % S->wpc);
-    return sim_report_race(S, p->s, &p->v, true, s, v, w->id, w->id, state);
-  }
-  return true;
-}
-
 /* A write (TMA load, store_shared) of v now, by warp w. */
 bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   if (!check_copies(S, v, s, true)) return false;
@@ -376,10 +339,7 @@ bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
   for (int i = 0; i < S->nwarps; i++)
     if (!check_bulk(S, w, &S->warps[i].bulk, v, s)) return false;
   if (!sim_cp_async_check(S, w, v, s, true)) return false;
-  if ((s->kind == S_STORE_SHARED || s->kind == S_CP_ASYNC) && !sim_plain_check(S, w, v, s))
-    return false;
-  if (s->kind == S_STORE_SHARED) remember_write(S, w, v, s);
-  return true;
+  return (s->kind != S_STORE_SHARED && s->kind != S_CP_ASYNC) || sim_plain_check(S, w, v, s);
 }
 
 /* ------------------------------------------------------- commit groups */
@@ -510,7 +470,7 @@ bool sim_complete_copy(Sim *S) {
 bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s) {
   SimView src;
   if (!sim_view(S, w, &s->tma.shared, s->span, &src) || !sim_shared_read(S, w, &src, s) ||
-      !check_unordered_writes(S, w, &src, s))
+      !sim_plain_bulk_read(S, w, &src, s))
     return false;
   sim_groups_push(&w->bulk, &src, s, w->id, w->id);
   return true;

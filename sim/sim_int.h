@@ -21,8 +21,8 @@
  *     warp's cp.async.bulk.wait_group.read retires their group, and for
  *     any other warp until it has synchronised with the issuer since
  *     (vector clocks, sim_order.c); store_shared writes are kept
- *     until every warp is ordered after them, for the bulk stores that
- *     read their bytes.
+ *     (sim_plain.c) until every warp is ordered after them, for the
+ *     bulk stores that read their bytes.
  * Every shared access is a byte range [lo, hi) of dynamic shared memory.
  */
 #ifndef TLSC_SIM_INT_H
@@ -76,15 +76,6 @@ typedef struct SimRead {
   int64_t coop_begin, coop_end; /* cp.async: the threads copying the tile */
 } SimRead;
 
-/* A store_shared by a warp, remembered until every running warp is
- * ordered after it: a TMA store of its bytes by another warp must be. */
-typedef struct SimWrite {
-  SimView v;
-  const IrStmt *s;
-  int warp;
-  int64_t stamp; /* the writer's epoch at the write */
-} SimWrite;
-
 /* A run of bytes [lo, hi) of dynamic shared memory. */
 typedef struct SimSpan {
   int64_t lo, hi;
@@ -92,13 +83,16 @@ typedef struct SimSpan {
 
 /* A plain load_shared or store_shared by one warp, remembered until every
  * running warp is ordered after it (sim_plain.c): the bytes its threads
- * touch, as sorted runs. */
+ * touch, as sorted runs. A store_shared of a WGMMA fragment has no
+ * footprint: it is kept whole, for the TMA stores that read its bytes,
+ * and not checked against other plain accesses. */
 typedef struct SimPlain {
   SimView v;
   const IrStmt *s;
   int warp;
   int64_t stamp; /* the warp's epoch at the access */
   bool writes;
+  bool whole; /* no footprint: spans is the whole view */
   SimSpan *spans;
   int nspans;
 } SimPlain;
@@ -194,8 +188,6 @@ typedef struct Sim {
   int *bar_base;   /* first barrier of each tensor, by tensor id */
   SimCopy *copies; /* TMA loads in flight, oldest first */
   int ncopies, capcopies;
-  SimWrite *writes; /* store_shared not yet ordered before everyone */
-  int nwrites, capwrites;
   SimPlain *plain; /* load/store_shared footprints not yet ordered before everyone */
   int nplain, capplain;
   /* Semaphores (lock_semaphore, release_semaphore): with `grid` set, the
@@ -271,6 +263,9 @@ void sim_sem_name(const Sim *S, int64_t addr, char *buf, size_t size);
  * the other warps' plain accesses not ordered before it; false after a
  * report. Then remembers it. */
 bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s);
+/* A TMA store s by warp w reads v: another warp's store_shared of those
+ * bytes must be ordered before it; false after a report. */
+bool sim_plain_bulk_read(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s);
 void sim_plain_free(Sim *S);
 
 /* sim_order.c */

@@ -20,11 +20,16 @@
  * followed) is checked with the whole view against the plain accesses
  * remembered: the reads of a stage before the copy that refills it; a
  * WGMMA's operand likewise against the plain writes: a tile staged with
- * store_shared needs a sync() before the warp group multiplies it. An access is forgotten once every running warp is
+ * store_shared needs a sync() before the warp group multiplies it. A TMA
+ * store reads its view against the plain writes remembered, a WGMMA
+ * fragment's store_shared (kept whole) included: the epilogue's staging
+ * tile needs a sync() (or a phase) between the consumers' stores and the
+ * store of the tile. An access is forgotten once every running warp is
  * ordered after it.
  */
 #include "sim/sim_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,13 +117,35 @@ static void prune(Sim *S) {
   S->nplain = n;
 }
 
-static void remember(Sim *S, SimWarp *w, const IrStmt *s, const SimView *v, SimSpan *sp, int n) {
+/* Remembers warp w's access s of v (footprint sp, n runs; whole: none).
+ * It replaces (drops, then appends) w's older access of the same kind to
+ * the same bytes: ordering the newer one orders both, and a loop that
+ * stores a tile again and again keeps one entry. */
+static void remember(Sim *S, SimWarp *w, const IrStmt *s, const SimView *v, SimSpan *sp, int n,
+                     bool whole) {
+  SimPlain a = {*v, s, w->id, w->clock[w->id], s->kind == S_STORE_SHARED, whole, sp, n};
+  int kept = 0;
+  for (int i = 0; i < S->nplain; i++) {
+    SimPlain *p = &S->plain[i];
+    if (p->warp == a.warp && p->writes == a.writes && p->whole == a.whole && p->v.t == v->t &&
+        p->v.cta == v->cta && p->v.lo == v->lo && p->v.hi == v->hi)
+      free(p->spans);
+    else
+      S->plain[kept++] = *p;
+  }
+  S->nplain = kept;
   if (S->nplain == S->capplain) {
     S->capplain = S->capplain ? 2 * S->capplain : 16;
     S->plain = xrealloc(S->plain, sizeof *S->plain * (size_t)S->capplain);
   }
-  S->plain[S->nplain++] =
-      (SimPlain){*v, s, w->id, w->clock[w->id], s->kind == S_STORE_SHARED, sp, n};
+  S->plain[S->nplain++] = a;
+}
+
+/* The whole view as one run. */
+static SimSpan *whole_view(const SimView *v) {
+  SimSpan *sp = sim_zalloc(1, sizeof *sp);
+  sp[0] = (SimSpan){v->lo, v->hi};
+  return sp;
 }
 
 bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
@@ -129,18 +156,20 @@ bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
    * and not remembered (sim_cpasync.c and the mma groups follow them) */
   bool copy = s->kind == S_CP_ASYNC || s->kind == S_WGMMA_MMA;
   if (copy) {
-    sp = sim_zalloc(1, sizeof *sp);
-    sp[0] = (SimSpan){v->lo, v->hi};
+    sp = whole_view(v);
     n = 1;
   } else if (!footprint(w, s, v, &sp, &n)) {
+    prune(S);
+    if (s->kind == S_STORE_SHARED) remember(S, w, s, v, whole_view(v), 1, true);
     return true;
   }
   bool writes = s->kind == S_STORE_SHARED || s->kind == S_CP_ASYNC;
   prune(S);
   for (int i = 0; i < S->nplain; i++) {
     const SimPlain *p = &S->plain[i];
-    if (p->warp == w->id || p->v.t != v->t || p->v.cta != v->cta || (!writes && !p->writes) ||
-        w->clock[p->warp] >= p->stamp || !spans_overlap(sp, n, p->spans, p->nspans))
+    if (p->whole || p->warp == w->id || p->v.t != v->t || p->v.cta != v->cta ||
+        (!writes && !p->writes) || w->clock[p->warp] >= p->stamp ||
+        !spans_overlap(sp, n, p->spans, p->nspans))
       continue;
     free(sp);
     return sim_report_race(S, s, v, writes, p->s, &p->v, p->warp, p->warp,
@@ -151,7 +180,24 @@ bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
     free(sp);
     return true;
   }
-  remember(S, w, s, v, sp, n);
+  remember(S, w, s, v, sp, n, false);
+  return true;
+}
+
+bool sim_plain_bulk_read(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
+  SimSpan all = {v->lo, v->hi};
+  for (int i = 0; i < S->nplain; i++) {
+    const SimPlain *p = &S->plain[i];
+    if (!p->writes || p->warp == w->id || p->v.cta != v->cta || w->clock[p->warp] >= p->stamp ||
+        !spans_overlap(&all, 1, p->spans, p->nspans))
+      continue;
+    char state[200];
+    snprintf(state, sizeof state,
+             "reads those bytes, and nothing orders this write by warp %d before the store or "
+             "after the wait that retires it",
+             p->warp % S->wpc);
+    return sim_report_race(S, p->s, &p->v, true, s, v, w->id, w->id, state);
+  }
   return true;
 }
 
