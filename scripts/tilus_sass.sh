@@ -11,13 +11,15 @@
 #      every entry's register use (ptxas, cuobjdump);
 #   3. OUT/tilus/<program>.cu, .sass, and tilus_regs.txt: each program Tilus
 #      built (its generated CUDA, SASS, registers), with its dispatch table
-#      (which program its tuning chose) in OUT/tilus/.
+#      (which program its tuning chose) in OUT/tilus/;
+#   4. OUT/loops.txt: scripts/sass_loops.py's main loop of tlsc's fastest
+#      entry beside each program's, opcode by opcode.
 # LIB defaults to build-rt/runtime/libtlsrt.so. Example:
 #   scripts/tilus_sass.sh out/v3 matmul_kn v3.ptx MatmulV3 \
 #       TILUS/examples/matmul/matmul_v3.py 4096x4096x4096
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,20p' "$0" >&2
+  sed -n '2,19p' "$0" >&2
   exit 2
 fi
 out=$1 kind=$2 ptx=$3 cls=$4 tfile=$5 size=$6 lib=${7:-build-rt/runtime/libtlsrt.so}
@@ -46,4 +48,14 @@ for prog in "$cache"/programs/*/; do
     >>"$out/tilus_regs.txt"
 done
 find "$cache" -name 'dispatch_table.txt' -exec cp {} "$out/tilus/" \;
-echo "tlsc's fastest entry: ${best:-none} ($out/tlsc.sass); Tilus's programs: $out/tilus_regs.txt"
+# 4. OUT/loops.txt: the main loop of tlsc's fastest entry beside each
+#    Tilus program's (scripts/sass_loops.py: opcodes per loop, difference)
+: >"$out/loops.txt"
+if [ -s "$out/tlsc.sass" ]; then
+  for s in "$out"/tilus/*.sass; do
+    [ -f "$s" ] || continue
+    python3 "$here/sass_loops.py" "$out/tlsc.sass" "$s" >>"$out/loops.txt" 2>&1 || true
+    echo >>"$out/loops.txt"
+  done
+fi
+echo "tlsc's fastest entry: ${best:-none} ($out/tlsc.sass); Tilus's programs: $out/tilus_regs.txt; main loops side by side: $out/loops.txt"
