@@ -477,11 +477,15 @@ void ev_check_not_freed(Eval *E, const IrTensor *t, Span sp) {
 enum { EV_MAX_ELEMS = 64 }; /* elements of a register tensor used one by one */
 
 /* Inserts n statements after `after` in b (the fill of a register tensor
- * made before the point being evaluated). */
+ * made before the point being evaluated); at b's start when there is none
+ * (a register_tensor() without init=: nothing before it in b can use the
+ * new variables). */
 static void block_insert_after(Eval *E, IrBlock *b, IrStmt *after, IrStmt **ss, int n) {
   int at = 0;
-  while (at < b->len && b->items[at] != after) at++;
-  at++;
+  if (after) {
+    while (at < b->len && b->items[at] != after) at++;
+    if (at < b->len) at++;
+  }
   for (int i = 0; i < n; i++) ir_block_push(E->ar, b, ss[i]); /* room */
   memmove(&b->items[at + n], &b->items[at], sizeof(IrStmt *) * (size_t)(b->len - n - at));
   memcpy(&b->items[at], ss, sizeof(IrStmt *) * (size_t)n);
