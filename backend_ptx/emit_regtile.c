@@ -159,7 +159,8 @@ static void cast_from_fp8(Emitter *e, const IrTensor *d, const IrTensor *src) {
  * [128, 256); an integer of b bits, offset by 2^(b-1) when signed, must
  * fit the 1024 (128) values above that base. */
 static bool small_int_cast(DType src, DType dst) {
-  if (dtype_is_float(src) || dtype_is_fp8(src) || dtype_exp_bits(src)) return false;
+  if (src == DT_BOOL || dtype_is_float(src) || dtype_is_fp8(src) || dtype_exp_bits(src))
+    return false; /* a bool is a predicate register */
   int bits = dtype_bits(src);
   if (dst == DT_FLOAT16) return bits <= 8;
   return dst == DT_BFLOAT16 && bits <= 7;
