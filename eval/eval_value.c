@@ -242,6 +242,7 @@ bool v_truthy(Eval *E, Value *v, Span sp) {
     return v->s[0] != 0;
   case V_LIST:
   case V_TUPLE:
+  case V_DICT:
     return v->n != 0;
   case V_EXPR:
     if (ir_is_const(v->x, &c)) return c != 0;
