@@ -116,11 +116,34 @@ static Value *minmax2(Eval *E, bool is_min, Value *x, Value *y, Span sp) {
   return ev_rt_value(E, ir_binary(E->ar, is_min ? OP_MIN : OP_MAX, a, b), sp);
 }
 
+/* key(x) for min/max/sorted(key=...): x itself without a key (or None). */
+static Value *key_of(Eval *E, Value *key, Value *x, Span sp) {
+  if (!key || key->kind == V_NONE) return x;
+  Args k = {.pos = &x, .pos_span = &sp, .npos = 1};
+  return ev_call_value(E, key, &k, sp);
+}
+
+/* The keyword argument `name` of a call that takes no other keyword, or
+ * NULL. */
+static Value *only_keyword(Eval *E, Args *a, const char *fname, const char *name) {
+  Value *v = NULL;
+  for (int i = 0; i < a->nkw; i++) {
+    if (strcmp(a->kw_name[i], name))
+      ev_error(E, a->kw_span[i], "%s() got an unexpected keyword argument '%s'", fname,
+               a->kw_name[i]);
+    v = a->kw[i];
+  }
+  return v;
+}
+
+/* min(a, b, ...), min(iterable) and max, with key=: the first item whose
+ * key is smallest (largest), as Python picks it. */
 static Value *b_minmax(Eval *E, Args *a, Span sp, bool is_min) {
   const char *fname = is_min ? "min" : "max";
-  no_keywords(E, a, fname);
+  Value *key = only_keyword(E, a, fname, "key");
   Value **items = a->pos;
   int n = a->npos;
+  if (n == 0) ev_error(E, sp, "%s expected at least 1 argument, got 0", fname);
   if (n == 1) {
     Value *seq = ev_iterate_list(E, a->pos[0], a->pos_span[0]);
     items = seq->items;
@@ -128,9 +151,18 @@ static Value *b_minmax(Eval *E, Args *a, Span sp, bool is_min) {
   }
   if (n == 0) ev_error(E, sp, "%s() arg is an empty sequence", fname);
   ev_charge(E, n / 8, sp); /* a scan: max() of 2**20 items in a loop */
-  Value *r = items[0];
-  for (int i = 1; i < n; i++) r = minmax2(E, is_min, r, items[i], sp);
-  return r;
+  if (!key || key->kind == V_NONE) {
+    Value *r = items[0];
+    for (int i = 1; i < n; i++) r = minmax2(E, is_min, r, items[i], sp);
+    return r;
+  }
+  int best = 0;
+  Value *bk = key_of(E, key, items[0], sp);
+  for (int i = 1; i < n; i++) {
+    Value *k = key_of(E, key, items[i], sp);
+    if (is_min ? ev_less(E, k, bk, sp) : ev_less(E, bk, k, sp)) best = i, bk = k;
+  }
+  return items[best];
 }
 
 /* cdiv(a, b) = (a + b - 1) // b; on run-time values (a + b - 1) / b. */
@@ -232,14 +264,22 @@ static Value *b_seq(Eval *E, Builtin bi, Args *a, Span sp) {
     for (int i = 0; src && i < src->n; i++) r->items[i] = src->items[i];
     return r;
   }
-  if (bi == B_ENUMERATE) {
-    arg_count(E, a, sp, "enumerate", 1, 1);
-    Value *src = ev_iterate_list(E, a->pos[0], a->pos_span[0]);
+  if (bi == B_ENUMERATE) { /* enumerate(iterable, start=0) */
+    static const char *const names[] = {"iterable", "start", NULL};
+    Value *v[2];
+    ev_bind_args(E, a, sp, "enumerate", names, 1, v);
+    int64_t start = 0;
+    if (v[1] && v[1]->kind != V_INT && v[1]->kind != V_BOOL)
+      ev_error(E, ev_arg_span(a, names, 1, sp), "'%s' object cannot be interpreted as an integer",
+               v_type_name(v[1]));
+    if (v[1]) start = v[1]->i;
+    Value *src = ev_iterate_list(E, v[0], ev_arg_span(a, names, 0, sp));
+    if (start > INT64_MAX - src->n) ev_error(E, sp, "integer overflow in compile-time arithmetic");
     ev_charge(E, 2 * (int64_t)src->n, sp); /* two new values per item */
     Value *r = v_seq(E, V_LIST, src->n);
     for (int i = 0; i < src->n; i++) {
       Value *pair = v_seq(E, V_TUPLE, 2);
-      pair->items[0] = v_int(E, i);
+      pair->items[0] = v_int(E, start + i);
       pair->items[1] = src->items[i];
       r->items[i] = pair;
     }
@@ -448,9 +488,12 @@ static Value *b_fold(Eval *E, Builtin bi, Args *a, Span sp) {
                                        [B_SORTED] = "sorted"};
   const char *fname = fnames[bi];
   Value *v[2] = {NULL, NULL};
+  Value *key = NULL;
   if (bi == B_SORTED) {
-    static const char *const names[] = {"iterable", "reverse", NULL};
-    ev_bind_args(E, a, sp, "sorted", names, 1, v);
+    static const char *const names[] = {"iterable", "key", "reverse", NULL};
+    Value *w[3];
+    ev_bind_args(E, a, sp, "sorted", names, 1, w);
+    v[0] = w[0], key = w[1], v[1] = w[2];
   } else {
     arg_count(E, a, sp, fname, 1, bi == B_SUM ? 2 : 1);
     v[0] = a->pos[0];
@@ -469,20 +512,19 @@ static Value *b_fold(Eval *E, Builtin bi, Args *a, Span sp) {
   }
   Value *r = v_seq(E, V_LIST, seq->n);
   for (int i = 0; i < seq->n; i++) r->items[i] = seq->items[bi == B_REVERSED ? seq->n - 1 - i : i];
-  if (bi == B_SORTED) { /* insertion sort with Python's < (lists are short) */
+  if (bi == B_SORTED) { /* a stable insertion sort on the keys (lists are short) */
     bool rev = v[1] && v_truthy(E, v[1], sp);
+    Value **keys = arena_alloc(E->ar, sizeof(Value *) * (size_t)(r->n + 1));
+    for (int i = 0; i < r->n; i++) keys[i] = key_of(E, key, r->items[i], sp);
     for (int i = 1; i < r->n; i++)
       for (int j = i; j > 0; j--) {
-        if (!ev_less(E, r->items[j], r->items[j - 1], sp)) break;
-        Value *t = r->items[j];
-        r->items[j] = r->items[j - 1];
-        r->items[j - 1] = t;
+        /* reverse=True keeps equal items in order too, as Python does */
+        if (!(rev ? ev_less(E, keys[j - 1], keys[j], sp) : ev_less(E, keys[j], keys[j - 1], sp)))
+          break;
+        Value *t = r->items[j], *tk = keys[j];
+        r->items[j] = r->items[j - 1], keys[j] = keys[j - 1];
+        r->items[j - 1] = t, keys[j - 1] = tk;
       }
-    for (int i = 0; rev && i < r->n / 2; i++) {
-      Value *t = r->items[i];
-      r->items[i] = r->items[r->n - 1 - i];
-      r->items[r->n - 1 - i] = t;
-    }
   }
   return r;
 }
