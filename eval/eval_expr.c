@@ -257,7 +257,23 @@ static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
     memcpy(r->items + a->n, b->items, sizeof(Value *) * b->n);
     return r;
   }
-  if (op == '*' && (a->kind == V_LIST || a->kind == V_TUPLE) && b->kind == V_INT) {
+  if (op == '*' && (a->kind == V_INT || a->kind == V_BOOL) &&
+      (b->kind == V_LIST || b->kind == V_TUPLE || b->kind == V_STR)) { /* 3 * [0] */
+    Value *t = a;
+    a = b, b = t;
+  }
+  if (op == '*' && a->kind == V_STR && (b->kind == V_INT || b->kind == V_BOOL)) { /* "ab" * 3 */
+    int64_t times = b->i < 0 ? 0 : b->i, len = (int64_t)strlen(a->s);
+    if (len && times > EV_MAX_STR_LEN / len)
+      ev_error(E, sp, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
+    ev_charge(E, len * times / 64, sp);
+    char *r = arena_alloc(E->ar, (size_t)(len * times + 1));
+    for (int64_t t = 0; t < times; t++) memcpy(r + t * len, a->s, (size_t)len);
+    r[len * times] = 0;
+    return v_str(E, r);
+  }
+  if (op == '*' && (a->kind == V_LIST || a->kind == V_TUPLE) &&
+      (b->kind == V_INT || b->kind == V_BOOL)) {
     int64_t times = b->i < 0 ? 0 : b->i;
     if (a->n && times > EV_MAX_LIST_LEN / a->n) ev_error(E, sp, "compile-time list is too long");
     ev_charge(E, a->n * times / 8, sp);
@@ -487,6 +503,13 @@ Value *ev_eval_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
 /* Compile-time comparison of two values (numbers, strings, None, equality of
  * anything). */
 static bool ct_compare(Eval *E, int op, Value *a, Value *b, Span sp) {
+  if ((op == TOK_IN || op == TOK_NOTIN) && b->kind == V_STR) { /* a substring */
+    if (a->kind != V_STR)
+      ev_error(E, sp, "'in <string>' requires string as left operand, not %s", v_type_name(a));
+    ev_charge(E, (int64_t)strlen(b->s) / 64, sp);
+    bool found = strstr(b->s, a->s) != NULL;
+    return op == TOK_IN ? found : !found;
+  }
   if (op == TOK_IN || op == TOK_NOTIN) {
     Value *seq = ev_iterate_list(E, b, sp);
     ev_charge(E, seq->n / 8, sp); /* a scan: `in` over 2**20 items in a loop */
@@ -654,9 +677,27 @@ static Value *eval_ifexp(Eval *E, Node *n) {
   return ev_rt_value(E, ir_select(E->ar, cond, x, y), n->span);
 }
 
-/* The items of a compile-time iterable (list, tuple, str excluded). */
+/* A string's characters (code points of its UTF-8), each a string. */
+static Value *str_chars(Eval *E, const char *s, Span sp) {
+  int64_t n = 0, len = (int64_t)strlen(s);
+  for (int64_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
+  if (n > EV_MAX_LIST_LEN) ev_error(E, sp, "string too long to iterate at compile time");
+  ev_charge(E, n, sp);
+  Value *out = v_seq(E, V_LIST, (int)n);
+  for (int64_t i = 0, k = 0; i < len; k++) {
+    int64_t j = i + 1;
+    while (j < len && ((unsigned char)s[j] & 0xC0) == 0x80) j++;
+    out->items[k] = v_str(E, arena_strndup(E->ar, s + i, (size_t)(j - i)));
+    i = j;
+  }
+  return out;
+}
+
+/* The items of a compile-time iterable: a list or tuple, a dict's keys, a
+ * string's characters. */
 Value *ev_iterate_list(Eval *E, Value *v, Span sp) {
   if (v->kind == V_LIST || v->kind == V_TUPLE) return v;
+  if (v->kind == V_STR) return str_chars(E, v->s, sp);
   if (v->kind == V_DICT) { /* its keys */
     ev_charge(E, v->n / 8, sp);
     Value *keys = v_seq(E, V_LIST, v->n);
