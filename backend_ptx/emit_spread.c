@@ -107,7 +107,6 @@ static void pack_word(Emitter *e, const IrTensor *t, int64_t slot, int per, Val 
   emit(e, "prmt.b32 %s, %s, %s, 0x5410;", w.s, a.s, b.s);
 }
 
-/* The inverse of pack_word: each element sign- or zero-extended. */
 /* Remembers that slot `slot` of the 8-bit tensor t is byte `byte` of
  * register w, loaded by the statement being emitted (Emitter.words). */
 static void note_byte_word(Emitter *e, const IrTensor *t, int64_t slot, Val w, int byte) {
@@ -116,9 +115,9 @@ static void note_byte_word(Emitter *e, const IrTensor *t, int64_t slot, Val w, i
   bool load = c && ((c->kind == S_LOAD_SHARED && c->smem.reg == t) ||
                     (c->kind == S_LOAD_GLOBAL && c->gmem.reg == t));
   if (!load) return; /* only a load statement's words: a cast two statements on reads them */
-  if (bw->stmt != e->cur || bw->t != t) {
+  if (bw->stmt != c || bw->t != t) {
     int64_t n = t->reg->nslots;
-    *bw = (struct ByteWords){.stmt = e->cur, .t = t};
+    *bw = (struct ByteWords){.stmt = c, .t = t};
     bw->word = arena_alloc(e->m->ar, sizeof(Val) * (size_t)(n + 1));
     bw->byte = arena_alloc(e->m->ar, sizeof(int) * (size_t)(n + 1));
     for (int64_t i = 0; i < n; i++) bw->byte[i] = -1;
@@ -127,6 +126,7 @@ static void note_byte_word(Emitter *e, const IrTensor *t, int64_t slot, Val w, i
   bw->byte[slot] = byte;
 }
 
+/* The inverse of pack_word: each element sign- or zero-extended. */
 static void unpack_word(Emitter *e, const IrTensor *t, int64_t slot, int per, Val w) {
   int bits = 32 / per;
   const char *ext = dtype_is_signed(t->dtype) ? "s32" : "u32";
@@ -862,8 +862,9 @@ static const char *const pair_ops[] = {
 
 /* paired_half_op's statements: slots i and i + 1 in one instruction (the
  * dequantising multiply of a weight tile by its scales, softmax's f16
- * arithmetic), an odd last slot alone. */
-static void elemwise_pairs(Emitter *e, const IrElemwiseStmt *w, Val scalar) {
+ * arithmetic). Returns the slot where the pairs end (an odd last slot is
+ * left to the scalar loop). */
+static int64_t elemwise_pairs(Emitter *e, const IrElemwiseStmt *w, Val scalar) {
   const IrTensor *d = w->dst, *a = w->a, *b = w->b;
   const char *ty = d->dtype == DT_FLOAT16 ? "f16x2" : "bf16x2";
   Val both = b ? scalar : half_pair(e, scalar, scalar);
@@ -882,13 +883,7 @@ static void elemwise_pairs(Emitter *e, const IrElemwiseStmt *w, Val scalar) {
     emit(e, "%s.%s %s, %s, %s;", pair_ops[w->op], ty, r.s, x.s, y.s);
     emit(e, "mov.b32 {%s, %s}, %s;", tensor_slot_reg(d, i).s, tensor_slot_reg(d, i + 1).s, r.s);
   }
-  if (i < d->reg->nslots) {
-    Val x = tensor_slot_reg(a, operand_slot(d->reg, a, i));
-    Val y = b ? tensor_slot_reg(b, operand_slot(d->reg, b, i)) : scalar;
-    Val r = w->scalar_first ? emit_binop(e, w->op, y, x, d->dtype)
-                            : emit_binop(e, w->op, x, y, d->dtype);
-    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), tensor_slot_reg(d, i).s, r.s);
-  }
+  return i;
 }
 
 static void spread_elemwise(Emitter *e, const IrStmt *s) {
@@ -898,11 +893,8 @@ static void spread_elemwise(Emitter *e, const IrStmt *s) {
   DType t = a->dtype;
   Val scalar = {.s = ""};
   if (!b) scalar = val_to_reg(e, val_convert(e, emit_expr(e, w->scalar), t));
-  if (paired_half_op(w)) {
-    elemwise_pairs(e, w, scalar);
-    return;
-  }
-  for (int64_t i = 0; i < d->reg->nslots; i++) {
+  int64_t first = paired_half_op(w) ? elemwise_pairs(e, w, scalar) : 0;
+  for (int64_t i = first; i < d->reg->nslots; i++) {
     Val x = tensor_slot_reg(a, operand_slot(d->reg, a, i));
     Val y = b ? tensor_slot_reg(b, operand_slot(d->reg, b, i)) : scalar;
     Val r = w->scalar_first ? tensor_binop(e, w->op, y, x, t) : tensor_binop(e, w->op, x, y, t);
