@@ -206,7 +206,7 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   for (int i = 0; i < k->nparams; i++) regs[i] = arena_printf(m->ar, "%%arg%d", i);
   e.param_regs = (const char **)regs;
   e.group = (Group){.begin = 0, .size = (int64_t)k->warps * 32, .single = false};
-  e.ranges = ir_var_ranges(m->ar, k);
+  e.ranges = ir_kernel_ranges(m->ar, k);
   e.multiples = ir_var_multiples(m->ar, k);
   spread_plan(&e);
   emit_prologue(&e);

@@ -76,8 +76,11 @@ typedef struct Tile {
   /* The dimensions the view does not span stay at their offsets: */
   Val fixed;    /* s64: their part of the element index; "" when none */
   Val fixed_in; /* pred: those offsets are inside the shape (or imm 1) */
-  Val view;     /* u32: the view's byte offset in its tensor */
-  Val tid;      /* u32: the thread's index in the group */
+  /* by global dimension: the tile lies inside the shape there for every
+   * value its offset can take (tile_inside), so nothing tests it */
+  bool inside[IR_MAX_RANK];
+  Val view; /* u32: the view's byte offset in its tensor */
+  Val tid;  /* u32: the thread's index in the group */
 } Tile;
 
 /* The widest chunk (16, 8 or 4 bytes, at least one element) that divides
@@ -137,6 +140,27 @@ static bool spanned(const Tile *t, int d) {
   return false;
 }
 
+/* Whether the copy tests the bounds of global dimension d. */
+static bool checks(const Tile *t, int d) { return t->c->check_bounds && !t->inside[d]; }
+
+/* Marks the dimensions where the tile cannot leave the global shape: a
+ * constant extent G, and an offset whose every value o (ranges.c: a loop
+ * variable inside its loop, blockIdx below a constant grid) has
+ * 0 <= o and o + (the view's extent there) <= G. A Tilus kernel
+ * specialised on n_size and k_size then copies B's tiles and A's columns
+ * with no test, as nvcc compiles Tilus's own code. */
+static void tile_inside(Emitter *e, Tile *t) {
+  for (int d = 0; d < t->g->rank; d++) {
+    int64_t extent = 1, size;
+    for (int i = 0; i < t->vrank; i++)
+      if (t->c->dims[i] == d) extent = t->vdim[i];
+    IrRange r;
+    t->inside[d] = ir_is_const(t->g->gshape[d], &size) &&
+                   ir_expr_range(t->c->offsets[d], e->ranges, &r) && r.lo >= 0 &&
+                   r.hi <= size - extent;
+  }
+}
+
 /* The global tensor's address, shape and pitches, the offsets, and what
  * the dimensions the view does not span contribute. */
 static void global_setup(Emitter *e, Tile *t) {
@@ -162,7 +186,7 @@ static void global_setup(Emitter *e, Tile *t) {
   for (int d = 0; d < t->last; d++) {
     if (spanned(t, d)) continue;
     t->fixed = lin_add(e, t, t->fixed, t->off[d], d);
-    if (!t->c->check_bounds) continue;
+    if (!checks(t, d)) continue;
     Val in = new_reg(e, DT_BOOL);
     emit(e, "setp.lt.u32 %s, %s, %s;", in.s, t->off[d].s, t->gdim[d].s);
     if (is_reg(t->fixed_in)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, t->fixed_in.s);
@@ -184,6 +208,7 @@ static void tile_setup(Emitter *e, const IrStmt *s, Tile *t) {
   t->swz = tensor_swizzle(t->sh);
   t->late = !swizzle_commutes(t->swz);
   t->nthreads = e->group.single ? 1 : e->group.size;
+  tile_inside(e, t);
   global_setup(e, t);
   t->view = reg_of(e, ir_ref_byte_offset(e->m->ar, &c->shared), DT_UINT32);
   t->tid = e->group.single ? val_imm(DT_UINT32, 0) : val_convert(e, emit_group_tid(e), DT_UINT32);
@@ -272,7 +297,7 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col) {
     lin = lin_add(e, t, lin, x, d);
     if (i == t->vrank - 1) {
       p.last = x;
-    } else if (t->c->check_bounds) {
+    } else if (checks(t, d)) {
       Val in = new_reg(e, DT_BOOL);
       emit(e, "setp.lt.u32 %s, %s, %s;", in.s, x.s, t->gdim[d].s);
       if (is_reg(p.outer)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, p.outer.s);
@@ -295,6 +320,12 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col) {
  * chunk path (chunks_aligned). */
 static Val source_bytes(Emitter *e, const Tile *t, Val x, Val outer) {
   if (!t->c->check_bounds) return val_imm(DT_INT32, t->width);
+  if (!checks(t, t->last)) {
+    if (!is_reg(outer)) return val_imm(DT_INT32, t->width);
+    Val n = new_reg(e, DT_INT32);
+    emit(e, "selp.b32 %s, %d, 0, %s;", n.s, t->width, outer.s);
+    return n;
+  }
   Val n = new_reg(e, DT_INT32), in = new_reg(e, DT_BOOL);
   emit(e, "sub.s32 %s, %s, %s;", n.s, t->gdim[t->last].s, x.s);
   emit(e, "min.s32 %s, %s, %d;", n.s, n.s, t->width / t->eb);
@@ -316,9 +347,12 @@ static bool whole_chunks(const Tile *t) { return t->width == t->eb || t->g->rank
  * outside the tensor (x, or an outer coordinate: not outer); "" when there
  * are no bounds to check. */
 static Val chunk_out(Emitter *e, const Tile *t, Val x, Val outer) {
-  if (!t->c->check_bounds) return (Val){.s = "", .type = DT_BOOL};
+  if (!t->c->check_bounds || (!checks(t, t->last) && !is_reg(outer)))
+    return (Val){.s = "", .type = DT_BOOL};
   Val in = new_reg(e, DT_BOOL), out = new_reg(e, DT_BOOL);
-  if (is_reg(outer))
+  if (!checks(t, t->last))
+    emit(e, "mov.pred %s, %s;", in.s, outer.s);
+  else if (is_reg(outer))
     emit(e, "setp.lt.and.u32 %s, %s, %s, %s;", in.s, x.s, t->gdim[t->last].s, outer.s);
   else
     emit(e, "setp.lt.u32 %s, %s, %s;", in.s, x.s, t->gdim[t->last].s);
@@ -636,7 +670,7 @@ static void walk_chunk(Emitter *e, const Tile *t, const Walk *w, int64_t j, Val 
                        int64_t soff, const char *guard) {
   if (w->whole) {
     Val out = w->out;
-    if (t->c->check_bounds && is_reg(w->grow)) {
+    if (is_reg(w->grow) && checks(t, t->c->dims[0])) {
       Val x = w->grow;
       if (j > 0) {
         x = new_reg(e, DT_INT32);
@@ -653,7 +687,7 @@ static void walk_chunk(Emitter *e, const Tile *t, const Walk *w, int64_t j, Val 
     return;
   }
   Val n = w->nbytes;
-  if (t->c->check_bounds && is_reg(w->grow)) {
+  if (is_reg(w->grow) && checks(t, t->c->dims[0])) {
     Val x = w->grow, in = new_reg(e, DT_BOOL);
     if (j > 0) {
       x = new_reg(e, DT_INT32);
@@ -753,9 +787,13 @@ static void copy_elements(Emitter *e, const Tile *t) {
   Place p = place(e, t, row, col);
   Val v = new_reg(e, vt), in = new_reg(e, DT_BOOL);
   emit(e, "mov%s %s, 0;", bt, v.s);
-  if (t->c->check_bounds) {
-    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, p.last.s, t->gdim[t->last].s);
-    if (is_reg(p.outer)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, p.outer.s);
+  if (checks(t, t->last) || is_reg(p.outer)) {
+    if (checks(t, t->last))
+      emit(e, "setp.lt.u32 %s, %s, %s;", in.s, p.last.s, t->gdim[t->last].s);
+    else
+      emit(e, "mov.pred %s, %s;", in.s, p.outer.s);
+    if (checks(t, t->last) && is_reg(p.outer))
+      emit(e, "and.pred %s, %s, %s;", in.s, in.s, p.outer.s);
     emit(e, "@%s ld.global%s %s, [%s];", in.s, bt, v.s, p.gaddr.s);
   } else {
     emit(e, "ld.global%s %s, [%s];", bt, v.s, p.gaddr.s);

@@ -51,7 +51,8 @@ typedef struct Emitter {
   int last_line, last_col; /* last .loc printed */
   Span span;               /* the statement being emitted (for errors) */
   Group group;
-  const IrRange *ranges;    /* of the kernel's variables (ir_var_ranges) */
+  IrRanges *ranges;         /* of the variables and the launch (ir_kernel_ranges); emit_for
+                             * narrows a loop variable inside its body */
   const int64_t *multiples; /* of the kernel's variables (ir_var_multiples) */
   /* The body is emitted twice when vector accesses of spread register
    * tensors rest on run-time alignment (emit_spread_alignment): 1 while

@@ -33,6 +33,20 @@ static void emit_assign(Emitter *e, const IrStmt *s) {
  * then the body and the test at its bottom, a single branch per trip. A
  * loop still marked unroll U > 1 repeats its body U times per trip, each
  * copy preceded by the exit test, so any run-time trip count is right. */
+/* The loop's body, its variable's range narrowed to the values it takes
+ * there (ir_loop_body_range: what lets a bounds test of `offset_k + 31 <
+ * k_size` fold in a loop over range(0, k_size, 32)). */
+static void emit_loop_body(Emitter *e, const IrStmt *s) {
+  IrRange *v = &e->ranges->vars[s->loop.var->id], saved = *v, body;
+  if (ir_loop_body_range(s, e->ranges, &body)) {
+    if (body.lo > v->lo) v->lo = body.lo;
+    if (body.hi < v->hi) v->hi = body.hi;
+    if (v->lo > v->hi) *v = saved;
+  }
+  emit_block(e, &s->body);
+  *v = saved;
+}
+
 static void emit_for(Emitter *e, const IrStmt *s) {
   const IrForStmt *l = &s->loop;
   int64_t step;
@@ -51,7 +65,7 @@ static void emit_for(Emitter *e, const IrStmt *s) {
     emit(e, "setp.%s%s %s, %s, %s;", exit_cmp, ptx_type(var.type), done.s, var.s, stop.s);
     emit(e, "@%s bra $L%d;", done.s, end);
     emit_label(e, top);
-    emit_block(e, &s->body);
+    emit_loop_body(e, s);
     emit_loc(e, s->span); /* back at the loop's line after the body */
     emit(e, "add%s %s, %s, %s;", ptx_type(var.type), var.s, var.s, val_imm(var.type, step).s);
     Val more = new_reg(e, DT_BOOL);
@@ -67,7 +81,7 @@ static void emit_for(Emitter *e, const IrStmt *s) {
     Val done = new_reg(e, DT_BOOL);
     emit(e, "setp.%s%s %s, %s, %s;", exit_cmp, ptx_type(var.type), done.s, var.s, stop.s);
     emit(e, "@%s bra $L%d;", done.s, end);
-    emit_block(e, &s->body);
+    emit_loop_body(e, s);
     emit_loc(e, s->span); /* back at the loop's line after the body */
     emit(e, "add%s %s, %s, %s;", ptx_type(var.type), var.s, var.s, val_imm(var.type, step).s);
   }

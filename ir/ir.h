@@ -964,13 +964,27 @@ void ir_propagate_constants(IrModule *m);
 typedef struct IrRange {
   int64_t lo, hi; /* every value v of the expression has lo <= v <= hi */
 } IrRange;
-/* One range per variable (indexed by id) holding every value the variable
- * is assigned anywhere in the kernel (flow-insensitive, optimistic). */
-IrRange *ir_var_ranges(Arena *ar, const IrKernel *k);
-/* The range of an integer expression over those variable ranges (NULL:
- * nothing known of variables); false for a non-integer or a uint64 that
- * may pass 2^63. */
-bool ir_expr_range(const IrExpr *e, const IrRange *vars, IrRange *out);
+#define IR_NUM_SPECIAL (SR_NCTAID_Z + 1)
+typedef struct IrRanges {
+  /* One range per variable (indexed by id) holding every value the
+   * variable is assigned anywhere in the kernel (flow-insensitive,
+   * optimistic); a reader may narrow a loop variable's range while it is
+   * inside the loop's body (ir_loop_body_range). */
+  IrRange *vars;
+  /* by SpecialReg: what the launch gives (blockIdx below the grid's
+   * attrs.blocks, threadIdx below the block's threads) */
+  IrRange special[IR_NUM_SPECIAL];
+} IrRanges;
+IrRanges *ir_kernel_ranges(Arena *ar, const IrKernel *k);
+/* The range of an integer expression over those ranges (NULL: nothing
+ * known of variables or the launch); false for a non-integer or a uint64
+ * that may pass 2^63. */
+bool ir_expr_range(const IrExpr *e, const IrRanges *r, IrRange *out);
+/* The values the variable of a range() loop (a S_FOR statement) holds
+ * inside its body, over the ranges r; false when nothing better than its
+ * kernel-wide range is known (the body assigns it, the step is not a
+ * constant). */
+bool ir_loop_body_range(const IrStmt *loop, const IrRanges *r, IrRange *out);
 
 /* multiples.c: what integer expressions are always multiples of (0: the
  * value is always 0). One number per variable (indexed by id): the gcd of

@@ -87,13 +87,13 @@ static i128 abs128(i128 a) { return a < 0 ? -a : a; }
 /* C's truncating division of exact values (b != 0). */
 static i128 tdiv(i128 a, i128 b) { return a / b; }
 
-static IrRange range_of(const IrExpr *e, const IrRange *vars);
+static IrRange range_of(const IrExpr *e, const IrRanges *R);
 
-static IrRange binary_range(const IrExpr *e, const IrRange *vars) {
+static IrRange binary_range(const IrExpr *e, const IrRanges *R) {
   DType t = e->type;
   IrRange full = whole(t);
   if (e->op >= OP_EQ && e->op <= OP_LOR) return (IrRange){0, 1};
-  IrRange a = range_of(e->a, vars), b = range_of(e->b, vars);
+  IrRange a = range_of(e->a, R), b = range_of(e->b, R);
   if (empty(a) || empty(b)) return EMPTY;
   if (unknown_u64(e->a->type, a) || unknown_u64(e->b->type, b)) return full;
   i128 al = a.lo, ah = a.hi, bl = b.lo, bh = b.hi;
@@ -161,6 +161,7 @@ static IrRange binary_range(const IrExpr *e, const IrRange *vars) {
   }
 }
 
+/* What a special register holds with nothing known of the launch. */
 static IrRange special_range(SpecialReg r) {
   switch (r) {
   case SR_TID_X:
@@ -181,26 +182,26 @@ static IrRange special_range(SpecialReg r) {
 }
 
 /* The range of e (EMPTY while an operand variable has no value yet). */
-static IrRange range_of(const IrExpr *e, const IrRange *vars) {
+static IrRange range_of(const IrExpr *e, const IrRanges *R) {
   IrRange full = whole(e->type);
   switch (e->kind) {
   case X_CONST:
     return fit(e->type, e->ival, e->ival);
   case X_VAR:
-    if (!vars || e->var->id < 0) return full;
-    return vars[e->var->id];
+    if (!R || !R->vars || e->var->id < 0) return full;
+    return R->vars[e->var->id];
   case X_PARAM:
   case X_INDEX:
   case X_LOAD:
   case X_MATH:
     return full;
   case X_SPECIAL: {
-    IrRange s = special_range(e->sreg);
+    IrRange s = R ? R->special[e->sreg] : special_range(e->sreg);
     return fit(e->type, s.lo, s.hi);
   }
   case X_CAST: {
     if (!is_int_type(e->a->type)) return full;
-    IrRange a = range_of(e->a, vars);
+    IrRange a = range_of(e->a, R);
     if (empty(a)) return EMPTY;
     if (e->type == DT_BOOL) return (IrRange){0, 1};
     if (unknown_u64(e->a->type, a)) return full;
@@ -208,7 +209,7 @@ static IrRange range_of(const IrExpr *e, const IrRange *vars) {
   }
   case X_UNARY: {
     if (e->op == OP_LNOT) return (IrRange){0, 1};
-    IrRange a = range_of(e->a, vars);
+    IrRange a = range_of(e->a, R);
     if (empty(a)) return EMPTY;
     if (unknown_u64(e->a->type, a)) return full;
     if (e->op == OP_NEG) return fit(e->type, -(i128)a.hi, -(i128)a.lo);
@@ -219,9 +220,9 @@ static IrRange range_of(const IrExpr *e, const IrRange *vars) {
     return full;
   }
   case X_BINARY:
-    return binary_range(e, vars);
+    return binary_range(e, R);
   case X_SELECT: {
-    IrRange b = range_of(e->b, vars), c = range_of(e->c, vars);
+    IrRange b = range_of(e->b, R), c = range_of(e->c, R);
     if (empty(b) || empty(c)) return EMPTY;
     return join(b, c);
   }
@@ -229,9 +230,9 @@ static IrRange range_of(const IrExpr *e, const IrRange *vars) {
   return full;
 }
 
-bool ir_expr_range(const IrExpr *e, const IrRange *vars, IrRange *out) {
+bool ir_expr_range(const IrExpr *e, const IrRanges *R, IrRange *out) {
   if (!e || !is_int_type(e->type)) return false;
-  IrRange r = range_of(e, vars);
+  IrRange r = range_of(e, R);
   if (empty(r)) r = whole(e->type);
   if (unknown_u64(e->type, r)) return false;
   *out = r;
@@ -240,20 +241,20 @@ bool ir_expr_range(const IrExpr *e, const IrRange *vars, IrRange *out) {
 
 /* ---------------------------------------------------------- variables */
 
-typedef struct Ranges {
+typedef struct Walker {
   const IrKernel *k;
-  IrRange *cur;
+  IrRanges *R;
   bool changed;
   bool *grew; /* this round */
-} Ranges;
+} Walker;
 
-static void def(Ranges *R, const IrVar *v, IrRange r) {
+static void def(Walker *W, const IrVar *v, IrRange r) {
   if (empty(r)) return;
-  IrRange old = R->cur[v->id], now = join(old, r);
+  IrRange old = W->R->vars[v->id], now = join(old, r);
   if (now.lo != old.lo || now.hi != old.hi) {
-    R->cur[v->id] = now;
-    R->changed = true;
-    R->grew[v->id] = true;
+    W->R->vars[v->id] = now;
+    W->changed = true;
+    W->grew[v->id] = true;
   }
 }
 
@@ -261,8 +262,8 @@ static void def(Ranges *R, const IrVar *v, IrRange r) {
 static bool assigns(const IrBlock *b, const IrVar *v) {
   for (int i = 0; i < b->len; i++) {
     const IrStmt *s = b->items[i];
-    if ((s->kind == S_ASSIGN && s->assign.var == v) || assigns(&s->body, v) ||
-        assigns(&s->orelse, v))
+    if ((s->kind == S_ASSIGN && s->assign.var == v) || (s->kind == S_FOR && s->loop.var == v) ||
+        assigns(&s->body, v) || assigns(&s->orelse, v))
       return true;
   }
   return false;
@@ -272,12 +273,12 @@ static bool assigns(const IrBlock *b, const IrVar *v) {
  * the last iteration included (it is what the variable holds after the
  * loop): start, and up to stop - 1 + step for a positive step, as long as
  * that cannot wrap. */
-static IrRange loop_range(Ranges *R, const IrStmt *s) {
+static IrRange loop_range(const IrRanges *R, const IrStmt *s) {
   const IrForStmt *l = &s->loop;
   IrRange full = whole(l->var->type);
   int64_t step;
   if (assigns(&s->body, l->var) || !ir_is_const(l->step, &step) || step == 0) return full;
-  IrRange a = range_of(l->start, R->cur), b = range_of(l->stop, R->cur);
+  IrRange a = range_of(l->start, R), b = range_of(l->stop, R);
   if (empty(a) || empty(b)) return EMPTY;
   if (unknown_u64(l->start->type, a) || unknown_u64(l->stop->type, b)) return full;
   if (step > 0) {
@@ -290,34 +291,104 @@ static IrRange loop_range(Ranges *R, const IrStmt *s) {
   return fit(l->var->type, min128(a.lo, last), a.hi);
 }
 
-static void walk(Ranges *R, const IrBlock *b) {
+/* Inside the body the variable is below the stop (above it for a negative
+ * step) and, from a constant start, on the step's grid: range(0, 4064, 64)
+ * gives 0 ... 4032. A body that never runs gets the start. */
+bool ir_loop_body_range(const IrStmt *s, const IrRanges *R, IrRange *out) {
+  const IrForStmt *l = &s->loop;
+  int64_t step;
+  if (!is_int_type(l->var->type) || assigns(&s->body, l->var) || !ir_is_const(l->step, &step) ||
+      step == 0)
+    return false;
+  IrRange a = range_of(l->start, R), b = range_of(l->stop, R);
+  if (empty(a) || empty(b) || unknown_u64(l->start->type, a) || unknown_u64(l->stop->type, b))
+    return false;
+  i128 lo, hi, st = step;
+  if (st > 0) {
+    i128 top = (i128)b.hi - 1; /* the largest value below the stop */
+    if (a.lo == a.hi && top >= a.lo) top = a.lo + (top - a.lo) / st * st;
+    lo = a.lo, hi = top < a.lo ? a.lo : top;
+  } else {
+    i128 bottom = (i128)b.lo + 1; /* the smallest value above the stop */
+    if (a.lo == a.hi && bottom <= a.hi) bottom = a.hi - (a.hi - bottom) / -st * -st;
+    hi = a.hi, lo = bottom > a.hi ? a.hi : bottom;
+  }
+  IrRange r = fit(l->var->type, lo, hi);
+  if (empty(r)) return false;
+  *out = r;
+  return true;
+}
+
+static void walk(Walker *W, const IrBlock *b);
+
+/* A loop: its variable's values, then its body with the variable narrowed
+ * to the values it has there (restored for what follows the loop). */
+static void walk_loop(Walker *W, const IrStmt *s) {
+  IrRange *v = &W->R->vars[s->loop.var->id];
+  def(W, s->loop.var, loop_range(W->R, s));
+  IrRange saved = *v, body;
+  if (!empty(saved) && ir_loop_body_range(s, W->R, &body)) {
+    body.lo = body.lo > saved.lo ? body.lo : saved.lo;
+    body.hi = body.hi < saved.hi ? body.hi : saved.hi;
+    if (!empty(body)) *v = body;
+  }
+  walk(W, &s->body);
+  *v = saved;
+}
+
+static void walk(Walker *W, const IrBlock *b) {
   for (int i = 0; i < b->len; i++) {
     const IrStmt *s = b->items[i];
     if (s->kind == S_ASSIGN && is_int_type(s->assign.var->type))
-      def(R, s->assign.var, range_of(s->assign.value, R->cur));
-    if (s->kind == S_FOR) def(R, s->loop.var, loop_range(R, s));
-    walk(R, &s->body);
-    walk(R, &s->orelse);
+      def(W, s->assign.var, range_of(s->assign.value, W->R));
+    if (s->kind == S_FOR) {
+      walk_loop(W, s);
+    } else {
+      walk(W, &s->body);
+    }
+    walk(W, &s->orelse);
   }
 }
 
-IrRange *ir_var_ranges(Arena *ar, const IrKernel *k) {
+/* What the launch gives the special registers: blockIdx below the grid
+ * (the runtime launches the grid of the entry's metadata, so an
+ * attrs.blocks that is a constant bounds blockIdx), threadIdx below the
+ * block's threads. */
+static void launch_ranges(const IrKernel *k, IrRanges *R) {
+  for (int r = 0; r < IR_NUM_SPECIAL; r++) R->special[r] = special_range((SpecialReg)r);
+  R->special[SR_TID_X] = (IrRange){0, (int64_t)k->warps * 32 - 1};
+  static const SpecialReg ctaid[3] = {SR_CTAID_X, SR_CTAID_Y, SR_CTAID_Z};
+  static const SpecialReg nctaid[3] = {SR_NCTAID_X, SR_NCTAID_Y, SR_NCTAID_Z};
+  for (int d = 0; d < 3; d++) {
+    IrRange g;
+    if (!k->grid[d] || !ir_expr_range(k->grid[d], R, &g) || g.hi < 1) continue;
+    IrRange *n = &R->special[nctaid[d]], *c = &R->special[ctaid[d]];
+    if (g.hi < n->hi) n->hi = g.hi;
+    if (g.lo > n->lo) n->lo = g.lo;
+    if (g.hi - 1 < c->hi) c->hi = g.hi - 1;
+  }
+}
+
+IrRanges *ir_kernel_ranges(Arena *ar, const IrKernel *k) {
   int n = k->nvars;
-  Ranges R = {.k = k};
-  R.cur = arena_alloc(ar, sizeof(IrRange) * (size_t)(n + 1));
-  R.grew = arena_alloc(ar, (size_t)n + 1);
-  for (int i = 0; i < n; i++) R.cur[i] = EMPTY;
+  IrRanges *R = arena_alloc(ar, sizeof *R);
+  R->vars = NULL;
+  launch_ranges(k, R);
+  Walker W = {.k = k, .R = R};
+  R->vars = arena_alloc(ar, sizeof(IrRange) * (size_t)(n + 1));
+  W.grew = arena_alloc(ar, (size_t)n + 1);
+  for (int i = 0; i < n; i++) R->vars[i] = EMPTY;
   for (int round = 0;; round++) {
-    R.changed = false;
-    for (int i = 0; i < n; i++) R.grew[i] = false;
-    walk(&R, &k->body);
-    if (!R.changed) break;
+    W.changed = false;
+    for (int i = 0; i < n; i++) W.grew[i] = false;
+    walk(&W, &k->body);
+    if (!W.changed) break;
     if (round >= WIDEN_ROUNDS)
       for (int i = 0; i < n; i++)
-        if (R.grew[i]) R.cur[i] = whole(k->vars[i]->type);
+        if (W.grew[i]) R->vars[i] = whole(k->vars[i]->type);
   }
   /* never assigned (or not an integer): nothing is known */
   for (int i = 0; i < n; i++)
-    if (empty(R.cur[i]) || !is_int_type(k->vars[i]->type)) R.cur[i] = whole(k->vars[i]->type);
-  return R.cur;
+    if (empty(R->vars[i]) || !is_int_type(k->vars[i]->type)) R->vars[i] = whole(k->vars[i]->type);
+  return R;
 }

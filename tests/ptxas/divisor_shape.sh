@@ -10,7 +10,7 @@
 f=$1
 count() { grep -cE "$1" "$f"; }
 echo "div/rem: $(count '(div|rem)\.[su](32|64) ')"
-echo "mul.hi.u32 by a divisor's multiplier: $(count 'mul\.hi\.u32 %r[0-9]+, %r[0-9]+, %r[0-9]+;')"
+echo "mul.hi.u32 by a divisor's multiplier: $(count 'mul\.hi\.u32 %r[0-9]+, %[rv][0-9]+, %r[0-9]+;')"
 echo "divisor parameters: $(count '^//@tls param __div[0-9]+ u64 divisor$')"
 echo "PTX divisor parameters: $(count '\.param \.u64 [A-Za-z0-9_]+_param___div[0-9]+')"
 echo "unpacked at the start: $(count 'mov\.b64 \{%r[0-9]+, %r[0-9]+\}, %arg[0-9]+;')"

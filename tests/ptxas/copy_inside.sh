@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# copy_inside.sh FILE.ptx: per entry of kernels/copy_inside.tls (compiled
+# with --specialize k_size=4096,4000), its cp.async instructions with a
+# bounds predicate (ignore-src) and without. The generic entries and the
+# loop that moves its own variable test every chunk; an entry with k fixed
+# tests only A's rows (m is a run-time value) in its main loop, and every
+# chunk in the remainder copy after it (auto_unroll's second half); B's
+# tiles (k rows, 4096 columns, blockIdx.y below a grid of 32) untested.
+# k = 4000 with block_k 64 is not a multiple: its last tile crosses k,
+# which only the remainder copy reaches.
+awk '/^\.visible \.entry/ { name = $3; sub(/\($/, "", name); order[++n] = name }
+     /cp\.async\.c[ag]/ { if ($0 ~ /, %p[0-9]+;$/) tested[name]++; else untested[name]++ }
+     END { for (i = 1; i <= n; i++) printf "%s: %d tested, %d untested\n", order[i], tested[order[i]], untested[order[i]] }' "$1"
