@@ -143,21 +143,16 @@ static bool spanned(const Tile *t, int d) {
 /* Whether the copy tests the bounds of global dimension d. */
 static bool checks(const Tile *t, int d) { return t->c->check_bounds && !t->inside[d]; }
 
-/* Marks the dimensions where the tile cannot leave the global shape: a
- * constant extent G, and an offset whose every value o (ranges.c: a loop
- * variable inside its loop, blockIdx below a constant grid) has
- * 0 <= o and o + (the view's extent there) <= G. A Tilus kernel
- * specialised on n_size and k_size then copies B's tiles and A's columns
- * with no test, as nvcc compiles Tilus's own code. */
+/* Marks the dimensions where the tile cannot leave the global shape
+ * (emit_tile_inside). A Tilus kernel specialised on n_size and k_size then
+ * copies B's tiles and A's columns with no test, as nvcc compiles Tilus's
+ * own code. */
 static void tile_inside(Emitter *e, Tile *t) {
   for (int d = 0; d < t->g->rank; d++) {
-    int64_t extent = 1, size;
+    int64_t extent = 1;
     for (int i = 0; i < t->vrank; i++)
       if (t->c->dims[i] == d) extent = t->vdim[i];
-    IrRange r;
-    t->inside[d] = ir_is_const(t->g->gshape[d], &size) &&
-                   ir_expr_range(t->c->offsets[d], e->ranges, &r) && r.lo >= 0 &&
-                   r.hi <= size - extent;
+    t->inside[d] = emit_tile_inside(e, t->g->gshape[d], t->c->offsets[d], extent);
   }
 }
 

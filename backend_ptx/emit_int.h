@@ -199,8 +199,19 @@ typedef struct GView {
   Val dims[IR_MAX_RANK];
   int rank;
   int bytes;
+  /* by dimension: no coordinate of the access can leave the shape there
+   * (global_view_inside), so global_index does not test it */
+  bool inside[IR_MAX_RANK];
 } GView;
 GView global_view(Emitter *e, const IrTensor *g);
+/* Whether a tile of `extent` elements at offset (NULL: 0) along a
+ * dimension of size `size` lies inside it for every value the offset can
+ * take (ranges.c: a loop variable inside its loop, blockIdx below a
+ * constant grid): a constant size, 0 <= offset <= size - extent. */
+bool emit_tile_inside(const Emitter *e, const IrExpr *size, const IrExpr *offset, int64_t extent);
+/* Marks g's dimensions where the tile of a load/store statement (at its
+ * offsets, of its register tensor's shape) cannot leave the shape. */
+void global_view_inside(const Emitter *e, GView *g, const IrStmt *s);
 /* Address (u64) of the element at coords (s32 registers, outermost
  * first), and in *inb whether every coordinate is inside the shape
  * (negative ones are out: unsigned compare). */

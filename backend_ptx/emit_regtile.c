@@ -327,6 +327,24 @@ GView global_view(Emitter *e, const IrTensor *g) {
   return v;
 }
 
+bool emit_tile_inside(const Emitter *e, const IrExpr *size, const IrExpr *offset, int64_t extent) {
+  int64_t n;
+  IrRange r = {0, 0};
+  if (!ir_is_const(size, &n)) return false;
+  if (offset && !ir_expr_range(offset, e->ranges, &r)) return false;
+  return r.lo >= 0 && r.hi <= n - extent;
+}
+
+void global_view_inside(const Emitter *e, GView *g, const IrStmt *s) {
+  const IrGlobalCopyStmt *m = &s->gmem;
+  for (int d = 0; d < g->rank; d++) {
+    int td = ir_gcopy_tile_dim(m, d);
+    int64_t extent = td >= 0 ? m->reg->shape[td] : 1;
+    g->inside[d] =
+        emit_tile_inside(e, m->global->gshape[d], d < m->noffsets ? m->offsets[d] : NULL, extent);
+  }
+}
+
 /* Address and in-bounds predicate of the element at coords (s32 registers,
  * outermost first). Negative coordinates are out of bounds too (unsigned
  * compare). */
@@ -342,16 +360,23 @@ Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb) {
 Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb) {
   Val lin = new_reg(e, DT_INT64);
   emit(e, "mov.b64 %s, 0;", lin.s);
+  *inb = (Val){.s = ""};
   for (int d = 0; d < g->rank; d++) {
-    Val p = new_reg(e, DT_BOOL);
-    emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
-    if (d == 0)
-      *inb = p;
-    else
-      emit(e, "and.pred %s, %s, %s;", inb->s, inb->s, p.s);
+    if (!g->inside[d]) {
+      Val p = new_reg(e, DT_BOOL);
+      emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
+      if (inb->s[0])
+        emit(e, "and.pred %s, %s, %s;", inb->s, inb->s, p.s);
+      else
+        *inb = p;
+    }
     Val dim = val_convert(e, g->dims[d], DT_INT64), c = val_convert(e, coords[d], DT_INT64);
     emit(e, "mul.lo.s64 %s, %s, %s;", lin.s, lin.s, dim.s);
     emit(e, "add.s64 %s, %s, %s;", lin.s, lin.s, c.s);
+  }
+  if (!inb->s[0]) { /* inside in every dimension: a predicate that holds */
+    *inb = new_reg(e, DT_BOOL);
+    emit(e, "mov.pred %s, 1;", inb->s);
   }
   return lin;
 }
@@ -367,6 +392,7 @@ typedef struct FragStore {
 
 static FragStore frag_store_origin(Emitter *e, const IrStmt *s, const IrTensor *g) {
   FragStore f = {.g = global_view(e, g)};
+  global_view_inside(e, &f.g, s);
   Val tid = emit_group_tid(e);
   Val orow = val_to_reg(e, val_convert(e, emit_expr(e, s->gmem.offsets[0]), DT_INT32));
   Val ocol = val_to_reg(e, val_convert(e, emit_expr(e, s->gmem.offsets[1]), DT_INT32));
@@ -406,6 +432,12 @@ typedef struct FragCols {
 
 static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col) {
   FragCols c = {new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), new_reg(e, DT_BOOL)};
+  if (f->g.inside[1]) {
+    emit(e, "mov.pred %s, 1;", c.p0.s);
+    emit(e, "mov.pred %s, 1;", c.p1.s);
+    emit(e, "mov.pred %s, %s;", c.full.s, f->aligned.s);
+    return c;
+  }
   Val lim0 = new_reg(e, DT_INT32), lim1 = new_reg(e, DT_INT32);
   /* column col0 + col (+1) < N  <=>  col0 < N - col (- 1) */
   emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim0.s, f->g.dims[1].s, col);
@@ -473,7 +505,10 @@ static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, c
     Val row = new_reg(e, DT_INT32), step = new_reg(e, DT_INT64);
     rows[i].in = new_reg(e, DT_BOOL), rows[i].addr = new_reg(e, DT_UINT64);
     emit(e, "add.s32 %s, %s, %" PRId64 ";", row.s, f.row0.s, rr);
-    emit(e, "setp.lt.s32 %s, %s, %s;", rows[i].in.s, row.s, f.g.dims[0].s);
+    if (f.g.inside[0])
+      emit(e, "mov.pred %s, 1;", rows[i].in.s);
+    else
+      emit(e, "setp.lt.s32 %s, %s, %s;", rows[i].in.s, row.s, f.g.dims[0].s);
     emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", step.s, f.g.dims[1].s, rr * dtype_bytes(t->dtype));
     emit(e, "add.s64 %s, %s, %s;", rows[i].addr.s, f.base.s, step.s);
   }

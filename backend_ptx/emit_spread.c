@@ -280,7 +280,7 @@ static void access_elems(Emitter *e, const GAccess *a, int64_t slot, int64_t n) 
   Val lin = new_reg(e, DT_INT64);
   emit(e, "mov.b64 %s, 0;", lin.s);
   for (int d = 0; d <= last; d++) {
-    if (d < last) {
+    if (d < last && !g->inside[d]) {
       Val p = new_reg(e, DT_BOOL);
       emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
       if (rows.s[0]) emit(e, "and.pred %s, %s, %s;", p.s, p.s, rows.s);
@@ -307,7 +307,11 @@ static void access_elems(Emitter *e, const GAccess *a, int64_t slot, int64_t n) 
       c = new_reg(e, DT_INT32);
       emit(e, "add.s32 %s, %s, %" PRId64 ";", c.s, coords[last].s, j);
     }
-    if (rows.s[0])
+    if (g->inside[last] && rows.s[0]) /* only the rows to test */
+      p = rows;
+    else if (g->inside[last])
+      emit(e, "mov.pred %s, 1;", p.s);
+    else if (rows.s[0])
       emit(e, "setp.lt.and.u32 %s, %s, %s, %s;", p.s, c.s, g->dims[last].s, rows.s);
     else
       emit(e, "setp.lt.u32 %s, %s, %s;", p.s, c.s, g->dims[last].s);
@@ -454,6 +458,7 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
   a.nc = load ? emit_nc(e, g->gptr) : "";
   for (int d = 0; d < g->rank; d++) a.tdim[d] = ir_gcopy_tile_dim(&s->gmem, d);
   a.g = global_view(e, g);
+  global_view_inside(e, &a.g, s);
   Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
   thread_coords(e, a.L, tid, tc);
   for (int d = 0; d < g->rank; d++) {

@@ -7,7 +7,13 @@
 # chunk in the remainder copy after it (auto_unroll's second half); B's
 # tiles (k rows, 4096 columns, blockIdx.y below a grid of 32) untested.
 # k = 4000 with block_k 64 is not a multiple: its last tile crosses k,
-# which only the remainder copy reaches.
+# which only the remainder copy reaches. Then the bounds tests (setp.lt)
+# of everything: the copies' and store_global's, whose column test of C
+# goes in every entry (C has 4096 columns and blockIdx.y < 32), and the
+# tests proved true (mov.pred 1): CopyMovedOffset's store of a [64, 32]
+# tile at [0, 0] into a [64, 32] tensor, none tested.
 awk '/^\.visible \.entry/ { name = $3; sub(/\($/, "", name); order[++n] = name }
      /cp\.async\.c[ag]/ { if ($0 ~ /, %p[0-9]+;$/) tested[name]++; else untested[name]++ }
-     END { for (i = 1; i <= n; i++) printf "%s: %d tested, %d untested\n", order[i], tested[order[i]], untested[order[i]] }' "$1"
+     /setp\.lt\.(and\.)?u32 / { bounds[name]++ }
+     /mov\.pred %p[0-9]+, 1;/ { proved[name]++ }
+     END { for (i = 1; i <= n; i++) printf "%s: %d tested, %d untested; %d setp.lt.u32, %d tests proved true\n", order[i], tested[order[i]], untested[order[i]], bounds[order[i]], proved[order[i]] }' "$1"
