@@ -2,7 +2,7 @@
 """The table of Tilus's own example kernels against Tilus, in one command.
 
     python3 scripts/tilus_table.py --tilus TILUS_DIR --build BUILD [--only NAME,...]
-        [--rounds N] [--timeout S] [--out table.md]
+        [--rounds N] [--timeout S] [--specialize] [--out table.md]
 
 On the GPU machine (torch, nvcc, Tilus's wheels installed as
 docs/performance.md says): for each example file of TILUS_DIR/examples
@@ -11,7 +11,12 @@ values a user passes for its __init__), then scripts/kernels_check.py
 checks every entry against torch in float64 at ragged sizes and times the
 fastest entry against Tilus compiling the same file, in one process,
 interleaved, L2 flushed. Prints (and writes with --out) a markdown table:
-the file, the checks, tlsc's and Tilus's times and their ratio. A file
+the file, the checks, tlsc's and Tilus's times and their ratio. Tilus
+compiles one kernel per value of an `int` parameter; with --specialize
+tlsc does too for the matmuls' n_size and k_size (`tlsc --specialize`,
+from the bench size), and the row times the specialised entry (the
+runtime picks it for the bench size; the check sizes run the generic
+one) beside the generic one, in the same process. A file
 that fails to compile, to check or to run is a row that says so. Tilus's
 location is an argument: nothing of it is part of tlsc.
 """
@@ -79,6 +84,18 @@ CASES = {
 
 BENCH = re.compile(r"^bench \S+ \S+ \[(?P<entry>[^\]]*)\]: tlsc (?P<tlsc>[0-9.]+) us")
 TILUS = re.compile(r" tilus (?P<tilus>[0-9.]+) us")
+GENERIC = re.compile(r" generic (?P<generic>[0-9.]+) us")
+# the case kinds whose `int` parameters n_size and k_size --specialize fixes
+# (a kernels_check size is MxNxK for them)
+SPECIALIZED_KINDS = ("matmul", "matmul_kn", "a16wx")
+
+
+def specialize_args(kind, bench):
+    """tlsc's --specialize options for the bench size, or [] for none."""
+    if kind not in SPECIALIZED_KINDS:
+        return []
+    _, n, k = bench.split("x")
+    return ["--specialize", f"n_size={n}", "--specialize", f"k_size={k}"]
 
 
 def run_case(name, spec, opts, workdir):
@@ -89,28 +106,43 @@ def run_case(name, spec, opts, workdir):
     tlsc = os.path.join(opts.build, "driver", "tlsc")
     comp = subprocess.run([tlsc, *defines, src, "-o", ptx], capture_output=True, text=True)
     if comp.returncode:
-        return [rel, "does not compile: " + comp.stderr.splitlines()[0], "", "", ""]
+        return [rel, "does not compile: " + comp.stderr.splitlines()[0], "", "", "", ""]
+    case, compare = ptx, []
+    spec = specialize_args(kind, bench) if opts.specialize else []
+    if spec:
+        case = os.path.join(workdir, name + "_specialized.ptx")
+        comp = subprocess.run([tlsc, *defines, *spec, src, "-o", case], capture_output=True,
+                              text=True)
+        if comp.returncode:
+            return [rel, "does not compile specialised: " + comp.stderr.splitlines()[0], "", "",
+                    "", ""]
+        compare = ["--compare", f"generic={ptx}"]
     tilus = f"{kind}:{src}:{cls}" + (f":{init}" if init else "")
     cmd = [sys.executable, os.path.join(HERE, "kernels_check.py"),
            "--lib", os.path.join(opts.build, "runtime", "libtlsrt.so"),
-           "--case", f"{kind}:{ptx}:{cls}", "--tilus", tilus, "--check-sizes", checks,
+           "--case", f"{kind}:{case}:{cls}", *compare, "--tilus", tilus, "--check-sizes", checks,
            "--bench", "--bench-sizes", bench, "--rounds", str(opts.rounds), *extra]
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=opts.timeout)
         out = res.stdout + res.stderr
     except subprocess.TimeoutExpired:
-        return [rel, f"timed out after {opts.timeout} s", "", "", ""]
+        return [rel, f"timed out after {opts.timeout} s", "", "", "", ""]
     checks_ok = [line for line in out.splitlines() if line.startswith("check ")]
     failed = [line for line in checks_ok if line.endswith("FAIL")]
     verdict = f"{len(checks_ok)} checks, {len(failed)} failed" if checks_ok else "no check ran"
     line = next((line for line in out.splitlines() if BENCH.match(line)), None)
     if not line:
         tail = out.strip().splitlines()[-1:] or ["no output"]
-        return [rel, verdict + "; no timing: " + tail[0][:120], "", "", ""]
-    m, mt = BENCH.match(line), TILUS.search(line)
+        return [rel, verdict + "; no timing: " + tail[0][:120], "", "", "", ""]
+    m, mt, mg = BENCH.match(line), TILUS.search(line), GENERIC.search(line)
     t, ti = float(m["tlsc"]), mt and float(mt["tilus"])
     ratio = f"{ti / t:.3f}x" if ti else "(Tilus did not run)"
-    return [rel, verdict, f"{t:.1f} us [{m['entry']}]", f"{ti:.1f} us" if ti else "", ratio]
+    generic = ""
+    if mg:  # the specialised entry above, the generic one here
+        tg = float(mg["generic"])
+        generic = f"{tg:.1f} us" + (f" ({ti / tg:.3f}x)" if ti else "")
+    return [rel, verdict, f"{t:.1f} us [{m['entry']}]", f"{ti:.1f} us" if ti else "", ratio,
+            generic]
 
 
 def main():
@@ -120,6 +152,8 @@ def main():
     ap.add_argument("--only", help="comma-separated case names (default: all)")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--timeout", type=int, default=600, help="seconds per file")
+    ap.add_argument("--specialize", action="store_true",
+                    help="time the matmuls specialised on the bench size's n and k too")
     ap.add_argument("--out", help="also write the table there")
     ap.add_argument("--list", action="store_true", help="list the case names and exit")
     opts = ap.parse_args()
@@ -130,8 +164,8 @@ def main():
     unknown = [n for n in names if n not in CASES]
     if unknown:
         ap.error("unknown case(s): " + ", ".join(unknown) + " (--list shows them)")
-    rows = ["| file | checks | tlsc | Tilus | tlsc speed-up over Tilus |",
-            "|---|---|---|---|---|"]
+    rows = ["| file | checks | tlsc | Tilus | tlsc speed-up over Tilus | tlsc generic entry |",
+            "|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as work:
         for name in names:
             row = run_case(name, CASES[name], opts, work)
