@@ -104,6 +104,65 @@ static const char *param_type(const IrParam *p) {
   return p->type == DT_BOOL ? ".u32" : ptx_type(p->type); /* a bool is passed as 0 or 1 */
 }
 
+/* Whether b holds a statement of this kind. */
+static bool holds(const IrBlock *b, SKind kind) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    if (s->kind == kind || holds(&s->body, kind) || holds(&s->orelse, kind)) return true;
+  }
+  return false;
+}
+
+/* Register allocation as an autotune dimension. With `.minnctapersm 1`
+ * (every entry's default, and what setmaxnreg needs: ptxas ignores it
+ * without a register count at entry) ptxas may spend the register file of
+ * one block per thread; without it, as nvcc compiles Tilus's code (only
+ * __launch_bounds__), ptxas weighs registers against blocks per SM itself.
+ * Neither wins everywhere (H200, Tilus's Ampere matmuls: matmul_v3's
+ * 64x128x32 entry 140 registers and 3 blocks per SM with the hint, 126 and
+ * 4 without, 12% faster; matmul_v1 2.7% slower without), and a small
+ * reduction kernel spilled without it (ptxas went to 32 registers for full
+ * occupancy). So a kernel that multiplies with mma.sync, and does not use
+ * setmaxnreg, gets a second entry `NAME__occupancy` (config
+ * `registers=occupancy`) without the hint; the runtime's autotuner times
+ * both, as it times the autotune points. */
+static bool occupancy_variant(const IrKernel *k) {
+  return holds(&k->body, S_DOT) && !holds(&k->body, S_SETMAXNREG);
+}
+
+static IrKernel *make_occupancy_variant(Arena *ar, const IrKernel *k) {
+  IrKernel *v = arena_alloc(ar, sizeof *v);
+  *v = *k;
+  v->name = arena_printf(ar, "%s__occupancy", k->name);
+  v->nconfig = k->nconfig + 1;
+  v->config_names = arena_alloc(ar, sizeof(char *) * (size_t)v->nconfig);
+  v->config_values = arena_alloc(ar, sizeof(int64_t) * (size_t)v->nconfig);
+  v->config_texts = arena_alloc(ar, sizeof(char *) * (size_t)v->nconfig);
+  for (int i = 0; i < k->nconfig; i++) {
+    v->config_names[i] = k->config_names[i];
+    v->config_values[i] = k->config_values[i];
+    v->config_texts[i] = k->config_texts ? k->config_texts[i] : NULL;
+  }
+  v->config_names[k->nconfig] = "registers";
+  v->config_values[k->nconfig] = 0;
+  v->config_texts[k->nconfig] = "occupancy";
+  v->ptxas_occupancy = true;
+  return v;
+}
+
+/* The module's entries: each kernel, then its occupancy variant. */
+static IrModule with_variants(const IrModule *m) {
+  IrModule v = *m;
+  v.kernels = arena_alloc(m->ar, sizeof(IrKernel *) * (size_t)(2 * m->nkernels + 1));
+  v.nkernels = 0;
+  for (int i = 0; i < m->nkernels; i++) {
+    v.kernels[v.nkernels++] = m->kernels[i];
+    if (occupancy_variant(m->kernels[i]))
+      v.kernels[v.nkernels++] = make_occupancy_variant(m->ar, m->kernels[i]);
+  }
+  return v;
+}
+
 static void emit_entry_params(FILE *out, const IrKernel *k) {
   fprintf(out, ".visible .entry %s(", k->name);
   int n = 0;
@@ -112,7 +171,8 @@ static void emit_entry_params(FILE *out, const IrKernel *k) {
             k->params[i]->name);
   for (int i = 0; i < k->ntmaps; i++, n++)
     fprintf(out, "%s\n\t.param .align 64 .b8 %s_tmap%d[128]", n ? "," : "", k->name, i);
-  fprintf(out, "\n)\n.maxntid %d, 1, 1\n.minnctapersm 1\n", k->warps * 32);
+  fprintf(out, "\n)\n.maxntid %d, 1, 1\n%s", k->warps * 32,
+          k->ptxas_occupancy ? "" : ".minnctapersm 1\n");
   /* a cluster kernel: launched only with these cluster dimensions */
   if (ir_cluster_size(k) > 1)
     fprintf(out, ".reqnctapercluster %" PRId64 ", %" PRId64 ", %" PRId64 "\n.explicitcluster\n",
@@ -275,6 +335,8 @@ bool ptx_emit(FILE *out, const IrModule *m, const PtxOptions *opt, Diag *d) {
     diag_plain_error(d, "out of memory while emitting PTX");
     return false;
   }
+  IrModule all = with_variants(m);
+  m = &all;
   bool ok = emit_metadata(buf, m, d);
   fprintf(buf, "\n.version %s\n.target sm_90a\n.address_size 64\n\n", PTX_VERSION);
   if (opt->line_info) {

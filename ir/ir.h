@@ -893,6 +893,10 @@ typedef struct IrKernel {
   int *div_site_of;
   int ndiv_sites;
   Span span;
+  /* the backend's second entry of a kernel that multiplies with mma.sync:
+   * the same code for ptxas to allocate registers by its own occupancy
+   * heuristic (no .minnctapersm; ptx_emit, docs/format.md) */
+  bool ptxas_occupancy;
 } IrKernel;
 
 typedef struct IrModule {
