@@ -217,6 +217,9 @@ void global_view_inside(const Emitter *e, GView *g, const IrStmt *s);
  * (negative ones are out: unsigned compare). */
 Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb);
 Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb);
+/* The row-major element index (s64) of coords in g: the first two
+ * dimensions in one widening multiply-add (coordinates and shape are s32). */
+Val global_linear(Emitter *e, const GView *g, const Val *coords);
 /* A shared tensor's swizzle: the 16-byte chunk index of a byte offset
  * (bits 4 up, `bits` of them) XORs the row's place in its group of 8 rows
  * (the bits from `shift` up); bits 0: none. TMA and WGMMA tiles have rows

@@ -357,28 +357,38 @@ Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb) {
 
 /* The row-major element index of coords in g, and *inb whether they are
  * inside g's dimensions. */
-Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb) {
+Val global_linear(Emitter *e, const GView *g, const Val *coords) {
+  Val c0 = val_to_reg(e, val_convert(e, coords[0], DT_INT32));
+  if (g->rank == 1) return val_convert(e, c0, DT_INT64);
+  /* row * pitch + column in one widening multiply-add, then the rest */
   Val lin = new_reg(e, DT_INT64);
-  emit(e, "mov.b64 %s, 0;", lin.s);
+  emit(e, "mad.wide.s32 %s, %s, %s, %s;", lin.s, c0.s, g->dims[1].s,
+       val_convert(e, coords[1], DT_INT64).s);
+  for (int d = 2; d < g->rank; d++) {
+    Val dim = val_convert(e, g->dims[d], DT_INT64), c = val_convert(e, coords[d], DT_INT64);
+    Val next = new_reg(e, DT_INT64);
+    emit(e, "mad.lo.s64 %s, %s, %s, %s;", next.s, lin.s, dim.s, c.s);
+    lin = next;
+  }
+  return lin;
+}
+
+Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb) {
   *inb = (Val){.s = ""};
   for (int d = 0; d < g->rank; d++) {
-    if (!g->inside[d]) {
-      Val p = new_reg(e, DT_BOOL);
-      emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
-      if (inb->s[0])
-        emit(e, "and.pred %s, %s, %s;", inb->s, inb->s, p.s);
-      else
-        *inb = p;
-    }
-    Val dim = val_convert(e, g->dims[d], DT_INT64), c = val_convert(e, coords[d], DT_INT64);
-    emit(e, "mul.lo.s64 %s, %s, %s;", lin.s, lin.s, dim.s);
-    emit(e, "add.s64 %s, %s, %s;", lin.s, lin.s, c.s);
+    if (g->inside[d]) continue;
+    Val p = new_reg(e, DT_BOOL);
+    emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
+    if (inb->s[0])
+      emit(e, "and.pred %s, %s, %s;", inb->s, inb->s, p.s);
+    else
+      *inb = p;
   }
   if (!inb->s[0]) { /* inside in every dimension: a predicate that holds */
     *inb = new_reg(e, DT_BOOL);
     emit(e, "mov.pred %s, 1;", inb->s);
   }
-  return lin;
+  return global_linear(e, g, coords);
 }
 
 /* Where one thread's part of a WGMMA fragment store starts: its first

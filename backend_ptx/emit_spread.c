@@ -277,19 +277,14 @@ static void access_elems(Emitter *e, const GAccess *a, int64_t slot, int64_t n) 
   access_coords(e, a, slot, coords);
   const GView *g = &a->g;
   int last = g->rank - 1;
-  Val lin = new_reg(e, DT_INT64);
-  emit(e, "mov.b64 %s, 0;", lin.s);
-  for (int d = 0; d <= last; d++) {
-    if (d < last && !g->inside[d]) {
-      Val p = new_reg(e, DT_BOOL);
-      emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
-      if (rows.s[0]) emit(e, "and.pred %s, %s, %s;", p.s, p.s, rows.s);
-      rows = p;
-    }
-    Val dim = val_convert(e, g->dims[d], DT_INT64), c = val_convert(e, coords[d], DT_INT64);
-    emit(e, "mul.lo.s64 %s, %s, %s;", lin.s, lin.s, dim.s);
-    emit(e, "add.s64 %s, %s, %s;", lin.s, lin.s, c.s);
+  for (int d = 0; d < last; d++) {
+    if (g->inside[d]) continue;
+    Val p = new_reg(e, DT_BOOL);
+    emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
+    if (rows.s[0]) emit(e, "and.pred %s, %s, %s;", p.s, p.s, rows.s);
+    rows = p;
   }
+  Val lin = global_linear(e, g, coords);
   Val addr = new_reg(e, DT_UINT64);
   emit(e, "mad.lo.s64 %s, %s, %d, %s;", addr.s, lin.s, g->bytes, g->base.s);
   if (!a->load && a->store_ok.s[0]) {
