@@ -106,6 +106,68 @@ static void test_folding(Arena *ar) {
   CHECK(ir_select(ar, t, two, seven) == two);
 }
 
+/* ---------------------------------------------------------- ranges */
+
+/* for i in range(start, stop, step): <assign x = i + 32> (and `moved` also
+ * assigns i in the body) */
+static IrStmt *range_loop(Arena *ar, IrKernel *k, IrVar *i, IrVar *x, IrExpr *start, IrExpr *stop,
+                          int64_t step, bool moved) {
+  IrStmt *loop = ir_stmt_new(ar, S_FOR, (Span){0});
+  loop->loop = (IrForStmt){i, start, stop, ir_const(ar, DT_INT32, step), 1};
+  IrStmt *a = ir_stmt_new(ar, S_ASSIGN, (Span){0});
+  a->assign.var = x;
+  a->assign.value = ir_binary(ar, OP_ADD, ir_var_ref(ar, i), ir_const(ar, DT_INT32, 32));
+  ir_block_push(ar, &loop->body, a);
+  if (moved) {
+    IrStmt *m = ir_stmt_new(ar, S_ASSIGN, (Span){0});
+    m->assign.var = i;
+    m->assign.value = ir_binary(ar, OP_ADD, ir_var_ref(ar, i), ir_const(ar, DT_INT32, 64));
+    ir_block_push(ar, &loop->body, m);
+  }
+  ir_block_push(ar, &k->body, loop);
+  return loop;
+}
+
+/* ir/ranges.c: a loop variable inside its body (on the step's grid from a
+ * constant start), blockIdx below a constant grid, threadIdx below the
+ * block; what the body assigns from the loop variable. */
+static void test_ranges(Arena *ar) {
+  IrKernel k = {0};
+  k.warps = 4;
+  k.grid[0] = ir_const(ar, DT_INT32, 1);
+  k.grid[1] = ir_const(ar, DT_INT32, 32);
+  IrVar *i = ir_new_var(ar, &k, "i", DT_INT32), *x = ir_new_var(ar, &k, "x", DT_INT32);
+  IrVar *j = ir_new_var(ar, &k, "j", DT_INT32), *y = ir_new_var(ar, &k, "y", DT_INT32);
+  IrVar *d = ir_new_var(ar, &k, "d", DT_INT32), *z = ir_new_var(ar, &k, "z", DT_INT32);
+  IrStmt *up =
+      range_loop(ar, &k, i, x, ir_const(ar, DT_INT32, 0), ir_const(ar, DT_INT32, 4064), 64, false);
+  IrStmt *down =
+      range_loop(ar, &k, d, z, ir_const(ar, DT_INT32, 100), ir_const(ar, DT_INT32, 3), -8, false);
+  IrStmt *moved =
+      range_loop(ar, &k, j, y, ir_const(ar, DT_INT32, 0), ir_const(ar, DT_INT32, 4096), 32, true);
+  IrRanges *R = ir_kernel_ranges(ar, &k);
+  IrRange r;
+  /* after the loop i may hold 4096 (past the last trip); inside, 0 ... 4032 */
+  CHECK(R->vars[i->id].lo == 0 && R->vars[i->id].hi >= 4096);
+  CHECK(ir_loop_body_range(up, R, &r) && r.lo == 0 && r.hi == 4032);
+  CHECK(R->vars[x->id].lo == 32 && R->vars[x->id].hi == 4064); /* assigned in the body */
+  /* 100, 92, ... 4: the last above 3 on the grid */
+  CHECK(ir_loop_body_range(down, R, &r) && r.lo == 4 && r.hi == 100);
+  CHECK(R->vars[z->id].lo == 36 && R->vars[z->id].hi == 132);
+  /* a body that moves its variable: nothing known */
+  CHECK(!ir_loop_body_range(moved, R, &r));
+  CHECK(R->vars[y->id].hi > 4096 + 32);
+  /* the launch: blockIdx.y < 32, blockIdx.x < 1, threadIdx.x < 128 */
+  CHECK(R->special[SR_CTAID_Y].lo == 0 && R->special[SR_CTAID_Y].hi == 31);
+  CHECK(R->special[SR_CTAID_X].hi == 0);
+  CHECK(R->special[SR_TID_X].hi == 127);
+  CHECK(R->special[SR_NCTAID_Y].lo == 32 && R->special[SR_NCTAID_Y].hi == 32);
+  IrExpr *col = ir_binary(ar, OP_MUL, ir_const(ar, DT_INT32, 128), ir_special(ar, SR_CTAID_Y));
+  CHECK(ir_expr_range(col, R, &r) && r.lo == 0 && r.hi == 3968);
+  /* no grid: blockIdx.z is any non-negative int32 */
+  CHECK(R->special[SR_CTAID_Z].hi == INT32_MAX);
+}
+
 /* ---------------------------------------------- identities and types */
 
 static void test_identities(Arena *ar) {
@@ -916,6 +978,7 @@ static int run_unit(const Source *src) {
   test_folding(ar);
   test_reglayout_mma_int8(ar);
   test_identities(ar);
+  test_ranges(ar);
   test_print_expr(ar);
   test_v5_passes(ar, src);
   test_side_tensors(ar, src);
