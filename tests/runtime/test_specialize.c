@@ -3,7 +3,8 @@
  * of each entry runs (tls_kernel_resolve, tls_prepare_launch, tls_launch),
  * the refusal of a specialised entry launched with other values, and the
  * lookups that skip specialised entries. Usage: test_specialize DATA_DIR
- * (data/specialized.ptx; its comment lists the entries). */
+ * (data/specialized.ptx; its comment lists the entries); and the lookups
+ * and launches of tlsc's register-allocation variants (NAME__occupancy). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,42 @@ static void test_signature(tls_context *ctx) {
   tls_module_free(mod);
 }
 
+/* tlsc's register-allocation variants (NAME__occupancy, config
+ * registers=occupancy: backend_ptx/emit.c): a lookup without the key finds
+ * the entry, with it the variant, and each launches its own specialised
+ * sibling. */
+static void test_occupancy_variants(tls_context *ctx) {
+  static const char *const names[4] = {"A", "A__occupancy", "A__n_4", "A__n_4__occupancy"};
+  char text[4096] = "//@tls version 1\n", *p = text + strlen(text);
+  for (int i = 0; i < 4; i++)
+    p += sprintf(p,
+                 "//@tls entry %s script=S block=32 smem=0\n//@tls config w=1%s\n%s"
+                 "//@tls param n i32\n//@tls grid n 1 1\n",
+                 names[i], i % 2 ? " registers=occupancy" : "", i >= 2 ? "//@tls fixed n=4\n" : "");
+  p += sprintf(p, "//@tls end\n.version 8.0\n.target sm_90a\n");
+  for (int i = 0; i < 4; i++)
+    p += sprintf(p, ".entry %s(.param .u32 %s_param_n)\n{\nret;\n}\n", names[i], names[i]);
+  tls_module *mod = NULL;
+  CHECK(tls_module_load_string(ctx, text, "occupancy", &mod) == TLS_OK, "occupancy: %s",
+        tls_last_error(ctx));
+  if (!mod) return;
+  const tls_kernel *a = tls_kernel_find_config(mod, "S", "w=1");
+  const tls_kernel *v = tls_kernel_find_config(mod, "S", "w=1,registers=occupancy");
+  CHECK(a && !strcmp(tls_kernel_name(a), "A"), "w=1 finds A, got %s", name_or_null(a));
+  CHECK(v && !strcmp(tls_kernel_name(v), "A__occupancy"), "the variant, got %s", name_or_null(v));
+  tls_arg n4 = tls_i32(4), n5 = tls_i32(5);
+  const tls_kernel *ran = a ? tls_kernel_resolve(a, &n4, 1) : NULL;
+  CHECK(ran && !strcmp(tls_kernel_name(ran), "A__n_4"), "A with n=4 runs A__n_4, got %s",
+        name_or_null(ran));
+  ran = v ? tls_kernel_resolve(v, &n4, 1) : NULL;
+  CHECK(ran && !strcmp(tls_kernel_name(ran), "A__n_4__occupancy"),
+        "the variant with n=4 runs its own sibling, got %s", name_or_null(ran));
+  ran = v ? tls_kernel_resolve(v, &n5, 1) : NULL;
+  CHECK(ran && !strcmp(tls_kernel_name(ran), "A__occupancy"), "the variant with n=5, got %s",
+        name_or_null(ran));
+  tls_module_free(mod);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) return fprintf(stderr, "usage: test_specialize DATA_DIR\n"), 2;
   char path[1024];
@@ -248,6 +285,7 @@ int main(int argc, char **argv) {
   tls_module_free(mod);
   test_format(ctx);
   test_signature(ctx);
+  test_occupancy_variants(ctx);
   tls_context_free(ctx);
   printf("%d checks, %d failures\n", checks, failures);
   return failures != 0;
