@@ -31,6 +31,10 @@ static void arg_count(Eval *E, Args *a, Span sp, const char *fname, int lo, int 
   arg_count_kw(E, a, sp, fname, lo, hi);
 }
 
+void ev_arg_count(Eval *E, Args *a, Span sp, const char *fname, int lo, int hi) {
+  arg_count(E, a, sp, fname, lo, hi);
+}
+
 /* range() over a run-time bound: a run-time loop, as in Tilus (the
  * description self.range() gives, without unrolling); the step must be a
  * compile-time integer, not 0. */
@@ -512,21 +516,23 @@ static Value *b_fold(Eval *E, Builtin bi, Args *a, Span sp) {
   }
   Value *r = v_seq(E, V_LIST, seq->n);
   for (int i = 0; i < seq->n; i++) r->items[i] = seq->items[bi == B_REVERSED ? seq->n - 1 - i : i];
-  if (bi == B_SORTED) { /* a stable insertion sort on the keys (lists are short) */
-    bool rev = v[1] && v_truthy(E, v[1], sp);
-    Value **keys = arena_alloc(E->ar, sizeof(Value *) * (size_t)(r->n + 1));
-    for (int i = 0; i < r->n; i++) keys[i] = key_of(E, key, r->items[i], sp);
-    for (int i = 1; i < r->n; i++)
-      for (int j = i; j > 0; j--) {
-        /* reverse=True keeps equal items in order too, as Python does */
-        if (!(rev ? ev_less(E, keys[j - 1], keys[j], sp) : ev_less(E, keys[j], keys[j - 1], sp)))
-          break;
-        Value *t = r->items[j], *tk = keys[j];
-        r->items[j] = r->items[j - 1], keys[j] = keys[j - 1];
-        r->items[j - 1] = t, keys[j - 1] = tk;
-      }
-  }
+  if (bi == B_SORTED) ev_sort_items(E, r->items, r->n, key, v[1] && v_truthy(E, v[1], sp), sp);
   return r;
+}
+
+void ev_sort_items(Eval *E, Value **items, int n, Value *key, bool reverse, Span sp) {
+  /* a stable insertion sort on the keys (lists are short) */
+  Value **keys = arena_alloc(E->ar, sizeof(Value *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) keys[i] = key_of(E, key, items[i], sp);
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0; j--) {
+      /* reverse=True keeps equal items in order too, as Python does */
+      if (!(reverse ? ev_less(E, keys[j - 1], keys[j], sp) : ev_less(E, keys[j], keys[j - 1], sp)))
+        break;
+      Value *t = items[j], *tk = keys[j];
+      items[j] = items[j - 1], keys[j] = keys[j - 1];
+      items[j - 1] = t, keys[j - 1] = tk;
+    }
 }
 
 /* round(x[, n]) and divmod(a, b) on compile-time numbers. */
@@ -689,6 +695,8 @@ Value *ev_call_builtin(Eval *E, Value *fn, Args *a, Span sp) {
     return b_dict(E, a, sp);
   case B_DICT_METHOD:
     return dict_method(E, fn, a, sp);
+  case B_SEQ_METHOD:
+    return ev_call_seq_method(E, fn, a, sp);
   case B_ISINSTANCE:
     return b_isinstance(E, a, sp);
   case B_MATH:

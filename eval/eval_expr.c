@@ -104,6 +104,10 @@ Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp) {
     return super_attr(E, obj, name, sp);
   case V_DICT:
     return ev_dict_attr(E, obj, name, sp);
+  case V_LIST:
+  case V_TUPLE:
+  case V_STR:
+    return ev_seq_attr(E, obj, name, sp);
   case V_NS:
     return ev_ns_attr(E, obj, name, sp);
   case V_TENSOR:
@@ -554,6 +558,7 @@ static bool ct_compare(Eval *E, int op, Value *a, Value *b, Span sp) {
 }
 
 bool ev_less(Eval *E, Value *a, Value *b, Span sp) { return ct_compare(E, '<', a, b, sp); }
+bool ev_equal(Eval *E, Value *a, Value *b, Span sp) { return ct_compare(E, TOK_EQ, a, b, sp); }
 
 /* a < b <= c ...: compile time when every operand is; otherwise each link
  * becomes a bool expression, joined with && (operands are side-effect free

@@ -73,6 +73,8 @@ typedef enum Builtin {
   B_DICT,
   B_DICT_METHOD, /* s: items, keys, values, get, update, pop, setdefault;
                     self = the dict */
+  B_SEQ_METHOD,  /* s: a method of a list, tuple or str (eval_methods.c);
+                    self = the object */
   B_ISINSTANCE,
   B_SUM,
   B_ANY,
@@ -455,8 +457,9 @@ Value *ev_eval_binop(Eval *E, int op, Value *a, Value *b, Span sp);
 Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp);
 Value *ev_lookup_name(Eval *E, const char *name, Span sp);
 Value *ev_iterate_list(Eval *E, Value *v, Span sp); /* compile-time items */
-/* a < b between compile-time values, as Python compares them. */
+/* a < b and a == b between compile-time values, as Python compares them. */
 bool ev_less(Eval *E, Value *a, Value *b, Span sp);
+bool ev_equal(Eval *E, Value *a, Value *b, Span sp);
 IrExpr *ev_scalar_as(Eval *E, Value *v, DType t, Span sp);
 IrExpr *ev_to_bool_expr(Eval *E, Value *v, Span sp);
 
@@ -519,6 +522,15 @@ Value *v_dict(Eval *E);
 Value *ev_dict_get(Eval *E, Value *d, Value *key, Span sp);
 void ev_dict_put(Eval *E, Value *d, Value *key, Value *val, Span sp);
 Value *ev_dict_attr(Eval *E, Value *d, const char *name, Span sp);
+/* fname() takes lo to hi positional arguments and no keywords. */
+void ev_arg_count(Eval *E, Args *a, Span sp, const char *fname, int lo, int hi);
+/* Sorts n items in place, stably, by key(item) (key NULL or None: the
+ * items), as list.sort and sorted do. */
+void ev_sort_items(Eval *E, Value **items, int n, Value *key, bool reverse, Span sp);
+
+/* eval_methods.c: the methods of lists, tuples and strings */
+Value *ev_seq_attr(Eval *E, Value *obj, const char *name, Span sp);
+Value *ev_call_seq_method(Eval *E, Value *fn, Args *a, Span sp);
 
 /* eval_prims.c: the Tilus primitives */
 Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp);
