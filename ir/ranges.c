@@ -13,8 +13,19 @@
  * assignments evaluated over the current ranges, until nothing changes; a
  * variable still growing after WIDEN_ROUNDS rounds is given its type's
  * whole range. The checker makes every read follow an assignment, so a
- * read sees one of the assigned values. The PTX backend reads these facts
- * (a `%` by a power of two of a non-negative value is an `and`).
+ * read sees one of the assigned values. One exception to flow-insensitivity:
+ * inside a loop's body (one that does not assign its own variable) the
+ * variable holds only the values the loop gives it, not the one it is left
+ * with after the last trip (ir_loop_body_range), and the walk evaluates the
+ * body's assignments with that narrower range; the backend narrows it the
+ * same way while it emits the body.
+ *
+ * The special registers get what the launch gives them: the runtime
+ * launches the grid of the entry's metadata (attrs.blocks) and the block of
+ * its warps, so blockIdx.d < the largest value grid[d] can take and
+ * threadIdx.x < warps * 32. The PTX backend reads these facts (a `%` by a
+ * power of two of a non-negative value is an `and`; a tile that cannot
+ * leave its tensor is copied without bounds tests).
  */
 #include "ir/ir.h"
 
