@@ -531,6 +531,9 @@ void ev_sort_items(Eval *E, Value **items, int n, Value *key, bool reverse, Span
 /* eval_methods.c: the methods of lists, tuples and strings */
 Value *ev_seq_attr(Eval *E, Value *obj, const char *name, Span sp);
 Value *ev_call_seq_method(Eval *E, Value *fn, Args *a, Span sp);
+/* cur op= rhs for compile-time values: a list extends (+=) or repeats (*=)
+ * in place, as Python's list does, and is returned; the rest is cur op rhs. */
+Value *ev_inplace_binop(Eval *E, int op, Value *cur, Value *rhs, Span sp);
 
 /* eval_prims.c: the Tilus primitives */
 Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp);

@@ -3,7 +3,7 @@
  * t.index(x), ",".join(names), "{}x{}".format(m, n) ...
  *
  * A list is mutable and shared, as in Python: `ys = xs; ys.append(1)`
- * changes xs too. Its items array grows by doubling; Value.i holds the
+ * changes xs too, and so do `xs += other` and `xs *= n` (ev_inplace_binop). Its items array grows by doubling; Value.i holds the
  * capacity (0: exactly n, as every other list is made). A `for` over a
  * list reads its length and items at each step, so a loop that appends to
  * the list it walks sees the new items, as Python's list iterator does
@@ -160,6 +160,32 @@ static Value *list_method(Eval *E, Value *l, const char *m, Args *a, Span sp) {
     return r;
   }
   return v_none(E);
+}
+
+Value *ev_inplace_binop(Eval *E, int op, Value *cur, Value *rhs, Span sp) {
+  if (cur->kind != V_LIST || (op != '+' && op != '*')) return ev_eval_binop(E, op, cur, rhs, sp);
+  if (op == '+') { /* xs += iterable: extend, as list.__iadd__ */
+    Value *src = ev_iterate_list(E, rhs, sp);
+    int n = src->n;
+    list_reserve(E, cur, n, sp);
+    ev_charge(E, n / 8, sp);
+    memcpy(&cur->items[cur->n], src->items, sizeof(Value *) * (size_t)n);
+    cur->n += n;
+    return cur;
+  }
+  if (rhs->kind != V_INT && rhs->kind != V_BOOL) /* a run-time count, a float ... */
+    return ev_eval_binop(E, op, cur, rhs, sp);
+  int64_t times = rhs->i < 0 ? 0 : rhs->i, n = cur->n;
+  if (times > 1 && n * times > EV_MAX_LIST_LEN)
+    ev_error(E, sp, "compile-time list is too long (over %d items)", EV_MAX_LIST_LEN);
+  if (times == 0) cur->n = 0;
+  for (int64_t k = 1; k < times; k++) {
+    list_reserve(E, cur, n, sp);
+    ev_charge(E, n / 8, sp);
+    memcpy(&cur->items[cur->n], cur->items, sizeof(Value *) * (size_t)n);
+    cur->n += (int)n;
+  }
+  return cur;
 }
 
 /* ------------------------------------------------------------ strings */

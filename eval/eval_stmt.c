@@ -663,13 +663,13 @@ static void augassign_item(Eval *E, Node *s) {
     if (i < 0) i += seq->n;
     if (i < 0 || i >= seq->n) ev_error(E, t->b->span, "list index out of range");
     cur = seq->items[i];
-    seq->items[i] = ev_eval_binop(E, s->op, cur, ev_eval_expr(E, s->b), s->span);
+    seq->items[i] = ev_inplace_binop(E, s->op, cur, ev_eval_expr(E, s->b), s->span);
     return;
   } else {
     ev_error(E, t->span, "augmented assignment to an element of '%s' is not supported yet",
              v_type_name(seq));
   }
-  Value *v = ev_eval_binop(E, s->op, cur, ev_eval_expr(E, s->b), s->span);
+  Value *v = ev_inplace_binop(E, s->op, cur, ev_eval_expr(E, s->b), s->span);
   if (seq->kind == V_DICT)
     ev_dict_put(E, seq, idx, v, t->b->span);
   else
@@ -692,7 +692,7 @@ static void exec_augassign(Eval *E, Node *s) {
     ev_tensor_binop_to(E, s->op, cur, rhs, cur->t, s->span);
     return;
   }
-  ev_assign_to(E, s->a, ev_eval_binop(E, s->op, cur, rhs, s->span), NULL, s->span);
+  ev_assign_to(E, s->a, ev_inplace_binop(E, s->op, cur, rhs, s->span), NULL, s->span);
 }
 
 /* The frame's run-time return flag, made on the first run-time return
