@@ -92,8 +92,8 @@ static double num_of(const Value *v) { return v->kind == V_FLOAT ? v->f : (doubl
 /* min/max of two values: compile time, or OP_MIN/OP_MAX. */
 static Value *minmax2(Eval *E, bool is_min, Value *x, Value *y, Span sp) {
   if (x->kind != V_EXPR && y->kind != V_EXPR) {
-    if (!v_is_number(x) || !v_is_number(y))
-      ev_eval_binop(E, '-', x, y, sp); /* reports the operand types */
+    if (!v_is_number(x) || !v_is_number(y)) /* strings, tuples: Python's order */
+      return (is_min ? ev_less(E, y, x, sp) : ev_less(E, x, y, sp)) ? y : x;
     /* compared, not subtracted: min(-2**63, 1) must not overflow */
     bool x_first = x->kind != V_FLOAT && y->kind != V_FLOAT
                        ? (is_min ? x->i <= y->i : x->i >= y->i)
@@ -697,6 +697,15 @@ Value *ev_call_builtin(Eval *E, Value *fn, Args *a, Span sp) {
     return dict_method(E, fn, a, sp);
   case B_SEQ_METHOD:
     return ev_call_seq_method(E, fn, a, sp);
+  case B_POW:
+  case B_CHR:
+  case B_ORD:
+  case B_HEX:
+  case B_BIN:
+  case B_OCT:
+  case B_MAP:
+  case B_FILTER:
+    return ev_call_seq_builtin(E, fn->bi, a, sp);
   case B_ISINSTANCE:
     return b_isinstance(E, a, sp);
   case B_MATH:

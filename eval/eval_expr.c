@@ -39,7 +39,15 @@ Value *ev_lookup_name(Eval *E, const char *name, Span sp) {
                   {"reversed", B_REVERSED},
                   {"sorted", B_SORTED},
                   {"getattr", B_GETATTR},
-                  {"hasattr", B_HASATTR}};
+                  {"hasattr", B_HASATTR},
+                  {"pow", B_POW},
+                  {"chr", B_CHR},
+                  {"ord", B_ORD},
+                  {"hex", B_HEX},
+                  {"bin", B_BIN},
+                  {"oct", B_OCT},
+                  {"map", B_MAP},
+                  {"filter", B_FILTER}};
   Slot *s = NULL;
   if (E->frame) {
     s = ev_dict_find(E->frame->locals, name);
@@ -534,6 +542,14 @@ static bool ct_compare(Eval *E, int op, Value *a, Value *b, Span sp) {
   } else if (a->kind == V_STR && b->kind == V_STR) {
     ev_charge(E, (int64_t)strlen(a->s) / 64, sp);
     c = strcmp(a->s, b->s);
+  } else if (op != TOK_EQ && op != TOK_NE && a->kind == b->kind &&
+             (a->kind == V_LIST || a->kind == V_TUPLE)) {
+    /* lexicographic: the first items that differ decide, else the lengths */
+    int i = 0;
+    ev_charge(E, a->n / 8, sp);
+    while (i < a->n && i < b->n && ct_compare(E, TOK_EQ, a->items[i], b->items[i], sp)) i++;
+    if (i < a->n && i < b->n) return ct_compare(E, op, a->items[i], b->items[i], sp);
+    c = (a->n > b->n) - (a->n < b->n);
   } else if (op == TOK_EQ || op == TOK_NE) {
     bool eq = v_same(E, a, b, sp);
     return op == TOK_EQ ? eq : !eq;
@@ -849,8 +865,9 @@ static Value *eval_namedexpr(Eval *E, Node *n) {
   return ev_eval_expr(E, n->a);
 }
 
-/* seq[i] and seq[a:b:c] on compile-time lists, tuples and strings. */
-static Value *seq_index(Eval *E, Value *seq, Node *idx) {
+/* seq[i] and seq[a:b:c] on compile-time lists and tuples (and the
+ * characters of a string: str_index); `what` names seq in errors. */
+static Value *seq_index(Eval *E, Value *seq, Node *idx, const char *what) {
   if (idx->kind == N_SLICE) {
     /* Python evaluates lower, upper, then step */
     Value *lov = idx->a ? ev_eval_expr(E, idx->a) : NULL;
@@ -882,8 +899,23 @@ static Value *seq_index(Eval *E, Value *seq, Node *idx) {
   Value *iv = ev_eval_expr(E, idx);
   int64_t i = v_to_int(E, iv, idx->span, "list index");
   if (i < 0) i += seq->n;
-  if (i < 0 || i >= seq->n) ev_error(E, idx->span, "%s index out of range", v_type_name(seq));
+  if (i < 0 || i >= seq->n) ev_error(E, idx->span, "%s index out of range", what);
   return seq->items[i];
+}
+
+/* s[i] and s[a:b:c]: over its characters (code points), as Python. */
+static Value *str_index(Eval *E, Value *s, Node *idx, Span sp) {
+  Value *r = seq_index(E, ev_iterate_list(E, s, sp), idx, "string");
+  if (r->kind == V_STR) return r;
+  size_t len = 0;
+  for (int i = 0; i < r->n; i++) len += strlen(r->items[i]->s);
+  char *t = arena_alloc(E->ar, len + 1), *p = t;
+  for (int i = 0; i < r->n; i++) {
+    size_t k = strlen(r->items[i]->s);
+    memcpy(p, r->items[i]->s, k), p += k;
+  }
+  *p = 0;
+  return v_str(E, t);
 }
 
 /* Whether a subscript holds a slice (x[a:b], x[:, a:b]). */
@@ -897,7 +929,9 @@ static bool has_slice(const Node *idx) {
 
 static Value *eval_subscript(Eval *E, Node *n) {
   Value *base = ev_eval_expr(E, n->a);
-  if (base->kind == V_LIST || base->kind == V_TUPLE) return seq_index(E, base, n->b);
+  if (base->kind == V_LIST || base->kind == V_TUPLE)
+    return seq_index(E, base, n->b, v_type_name(base));
+  if (base->kind == V_STR) return str_index(E, base, n->b, n->a->span);
   if (base->kind == V_DICT) {
     Value *k = ev_eval_expr(E, n->b);
     Value *v = ev_dict_get(E, base, k, n->b->span);

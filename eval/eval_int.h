@@ -75,6 +75,14 @@ typedef enum Builtin {
                     self = the dict */
   B_SEQ_METHOD,  /* s: a method of a list, tuple or str (eval_methods.c);
                     self = the object */
+  B_POW,         /* pow, chr, ord, hex, bin, oct, map, filter: eval_methods.c */
+  B_CHR,
+  B_ORD,
+  B_HEX,
+  B_BIN,
+  B_OCT,
+  B_MAP,
+  B_FILTER,
   B_ISINSTANCE,
   B_SUM,
   B_ANY,
@@ -531,6 +539,8 @@ void ev_sort_items(Eval *E, Value **items, int n, Value *key, bool reverse, Span
 /* eval_methods.c: the methods of lists, tuples and strings */
 Value *ev_seq_attr(Eval *E, Value *obj, const char *name, Span sp);
 Value *ev_call_seq_method(Eval *E, Value *fn, Args *a, Span sp);
+/* pow(), chr(), ord(), hex(), bin(), oct(), map(), filter() */
+Value *ev_call_seq_builtin(Eval *E, Builtin bi, Args *a, Span sp);
 /* cur op= rhs for compile-time values: a list extends (+=) or repeats (*=)
  * in place, as Python's list does, and is returned; the rest is cur op rhs. */
 Value *ev_inplace_binop(Eval *E, int op, Value *cur, Value *rhs, Span sp);

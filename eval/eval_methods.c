@@ -1,6 +1,7 @@
 /* eval_methods.c: the methods of compile-time lists, tuples and strings,
  * with Python's meanings: xs.append(x), xs.sort(key=, reverse=),
- * t.index(x), ",".join(names), "{}x{}".format(m, n) ...
+ * t.index(x), ",".join(names), "{}x{}".format(m, n) ..., and the builtins
+ * around them: map, filter, pow, chr, ord, hex, bin, oct.
  *
  * A list is mutable and shared, as in Python: `ys = xs; ys.append(1)`
  * changes xs too, and so do `xs += other` and `xs *= n` (ev_inplace_binop). Its items array grows by doubling; Value.i holds the
@@ -466,4 +467,119 @@ Value *ev_call_seq_method(Eval *E, Value *fn, Args *a, Span sp) {
   if (self->kind == V_STR) return str_method(E, self->s, fn->s, a, sp);
   if (self->kind == V_TUPLE) return seq_index_count(E, self, fn->s, a, sp);
   return list_method(E, self, fn->s, a, sp);
+}
+
+/* ------------------------------------------------------------ builtins */
+
+/* One UTF-8 code point of s (a string of exactly one), or -1. */
+static int64_t code_point(const char *s) {
+  const unsigned char *u = (const unsigned char *)s;
+  int n = u[0] < 0x80 ? 1 : u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 0;
+  if (!n || strlen(s) != (size_t)n) return -1;
+  int64_t c = n == 1 ? u[0] : u[0] & (0x7F >> n);
+  for (int i = 1; i < n; i++) {
+    if ((u[i] & 0xC0) != 0x80) return -1;
+    c = c << 6 | (u[i] & 0x3F);
+  }
+  return c;
+}
+
+static Value *b_chr(Eval *E, Args *a, Span sp) {
+  ev_arg_count(E, a, sp, "chr", 1, 1);
+  int64_t c = v_to_int(E, a->pos[0], a->pos_span[0], "chr()");
+  if (c < 0 || c > 0x10FFFF)
+    ev_error(E, a->pos_span[0], "ValueError: chr() arg not in range(0x110000)");
+  char t[5] = {0};
+  if (c < 0x80) {
+    t[0] = (char)c;
+  } else if (c < 0x800) {
+    t[0] = (char)(0xC0 | c >> 6), t[1] = (char)(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    t[0] = (char)(0xE0 | c >> 12), t[1] = (char)(0x80 | (c >> 6 & 0x3F));
+    t[2] = (char)(0x80 | (c & 0x3F));
+  } else {
+    t[0] = (char)(0xF0 | c >> 18), t[1] = (char)(0x80 | (c >> 12 & 0x3F));
+    t[2] = (char)(0x80 | (c >> 6 & 0x3F)), t[3] = (char)(0x80 | (c & 0x3F));
+  }
+  return new_str(E, t, strlen(t) ? strlen(t) : 1, sp); /* chr(0) is one NUL: kept as "" */
+}
+
+/* pow(a, b) is a ** b; pow(a, b, m) for compile-time integers. */
+static Value *b_pow(Eval *E, Args *a, Span sp) {
+  ev_arg_count(E, a, sp, "pow", 2, 3);
+  if (a->npos == 2) return ev_eval_binop(E, TOK_POW, a->pos[0], a->pos[1], sp);
+  int64_t b = v_to_int(E, a->pos[0], a->pos_span[0], "pow() base");
+  int64_t e = v_to_int(E, a->pos[1], a->pos_span[1], "pow() exponent");
+  int64_t m = v_to_int(E, a->pos[2], a->pos_span[2], "pow() modulus");
+  if (m == 0) ev_error(E, a->pos_span[2], "ValueError: pow() 3rd argument cannot be 0");
+  if (e < 0)
+    ev_error(E, a->pos_span[1], "pow() with a modulus and a negative exponent is not supported");
+  __int128 r = 1 % m, x = ((b % m) + m) % m;
+  for (; e > 0; e /= 2) {
+    if (e % 2) r = r * x % m;
+    x = x * x % m;
+  }
+  if (r != 0 && (r < 0) != (m < 0)) r += m; /* the modulus's sign, as Python */
+  return v_int(E, (int64_t)r);
+}
+
+/* map(f, xs, ...) and filter(f or None, xs): their lists. */
+static Value *b_map_filter(Eval *E, Builtin bi, Args *a, Span sp) {
+  const char *fname = bi == B_MAP ? "map" : "filter";
+  ev_arg_count(E, a, sp, fname, 2, bi == B_MAP ? 16 : 2);
+  int nseq = a->npos - 1;
+  Value *seqs[15];
+  int n = -1;
+  for (int i = 0; i < nseq; i++) {
+    seqs[i] = ev_iterate_list(E, a->pos[i + 1], a->pos_span[i + 1]);
+    if (n < 0 || seqs[i]->n < n) n = seqs[i]->n; /* the shortest, as zip */
+  }
+  Value *f = a->pos[0], *r = v_seq(E, V_LIST, 0);
+  for (int k = 0; k < n; k++) {
+    ev_step(E, sp);
+    Value *args[15];
+    Span spans[15];
+    for (int i = 0; i < nseq; i++) args[i] = seqs[i]->items[k], spans[i] = a->pos_span[i + 1];
+    Args call = {.pos = args, .pos_span = spans, .npos = nseq};
+    if (bi == B_MAP) {
+      list_insert(E, r, r->n, ev_call_value(E, f, &call, sp), sp);
+      continue;
+    }
+    Value *keep = f->kind == V_NONE ? args[0] : ev_call_value(E, f, &call, sp);
+    if (v_truthy(E, keep, sp)) list_insert(E, r, r->n, args[0], sp);
+  }
+  return r;
+}
+
+Value *ev_call_seq_builtin(Eval *E, Builtin bi, Args *a, Span sp) {
+  switch (bi) {
+  case B_POW:
+    return b_pow(E, a, sp);
+  case B_CHR:
+    return b_chr(E, a, sp);
+  case B_ORD: {
+    ev_arg_count(E, a, sp, "ord", 1, 1);
+    Value *x = a->pos[0];
+    if (x->kind != V_STR)
+      ev_error(E, a->pos_span[0], "ord() expected string of length 1, but %s found",
+               v_type_name(x));
+    int64_t c = code_point(x->s);
+    if (c < 0)
+      ev_error(E, a->pos_span[0], "ord() expected a character, but string of length %d found",
+               ev_iterate_list(E, x, a->pos_span[0])->n);
+    return v_int(E, c);
+  }
+  case B_HEX:
+  case B_BIN:
+  case B_OCT: {
+    const char *fname = bi == B_HEX ? "hex" : bi == B_BIN ? "bin" : "oct";
+    ev_arg_count(E, a, sp, fname, 1, 1);
+    if (a->pos[0]->kind != V_INT && a->pos[0]->kind != V_BOOL)
+      ev_error(E, a->pos_span[0], "'%s' object cannot be interpreted as an integer",
+               v_type_name(a->pos[0]));
+    return v_str(E, ev_format(E, a->pos[0], bi == B_HEX ? "#x" : bi == B_BIN ? "#b" : "#o", sp));
+  }
+  default:
+    return b_map_filter(E, bi, a, sp);
+  }
 }
