@@ -551,6 +551,15 @@ static Value *b_round_divmod(Eval *E, Builtin bi, Args *a, Span sp) {
   if (x->kind != V_FLOAT) return a->npos == 1 ? v_int(E, x->i) : x;
   if (a->npos == 2 && a->pos[1]->kind != V_NONE) { /* round half to even at n digits */
     int64_t nd = v_to_int(E, a->pos[1], a->pos_span[1], "round() digits");
+    if (nd >= 0 && isfinite(x->f)) {
+      /* as CPython: the decimal value of the binary float, correctly
+       * rounded (printf's %.Nf), so round(2.675, 2) is 2.67 (2.675 is
+       * 2.67499999...); past 330 digits nothing is left to round */
+      if (nd > 330) return x;
+      char buf[720];
+      snprintf(buf, sizeof buf, "%.*f", (int)nd, x->f);
+      return v_float(E, strtod(buf, NULL));
+    }
     double p = pow(10.0, (double)nd);
     return v_float(E, nearbyint(x->f * p) / p);
   }
