@@ -335,10 +335,28 @@ bool emit_tile_inside(const Emitter *e, const IrExpr *size, const IrExpr *offset
   return r.lo >= 0 && r.hi <= n - extent;
 }
 
+/* Whether every coordinate t's layout gives dimension d lies in [0,
+ * shape): a WGMMA fragment's do; a spread layout's modes of d must
+ * multiply to the shape (one of more than the shape would place threads
+ * past the tile, which only the bounds test would stop). */
+static bool layout_exact(const IrTensor *t, int d) {
+  if (t->layout == LAYOUT_WGMMA_ACC) return true;
+  const IrRegLayout *L = t->reg;
+  if (t->layout != LAYOUT_SPATIAL || !L) return false;
+  int64_t n = 1;
+  for (int m = 0; m < L->nmodes; m++)
+    if (L->mode_dim[m] == d) n *= L->mode_size[m];
+  return n == L->shape[d];
+}
+
 void global_view_inside(const Emitter *e, GView *g, const IrStmt *s) {
   const IrGlobalCopyStmt *m = &s->gmem;
   for (int d = 0; d < g->rank; d++) {
     int td = ir_gcopy_tile_dim(m, d);
+    if (td >= 0 && !layout_exact(m->reg, td)) {
+      g->inside[d] = false;
+      continue;
+    }
     int64_t extent = td >= 0 ? m->reg->shape[td] : 1;
     g->inside[d] =
         emit_tile_inside(e, m->global->gshape[d], d < m->noffsets ? m->offsets[d] : NULL, extent);
