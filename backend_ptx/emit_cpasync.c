@@ -307,6 +307,19 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col) {
 
 /* ------------------------------------------------------------ chunks */
 
+/* The predicate that the element or chunk at last coordinate x lies
+ * inside the shape, x and the outer dimensions (outer: their predicate, or
+ * imm 1); "" when nothing is tested (no bounds to check, or all proved). */
+static Val inside_pred(Emitter *e, const Tile *t, Val x, Val outer) {
+  if (!checks(t, t->last)) return is_reg(outer) ? outer : (Val){.s = "", .type = DT_BOOL};
+  Val in = new_reg(e, DT_BOOL);
+  if (is_reg(outer))
+    emit(e, "setp.lt.and.u32 %s, %s, %s, %s;", in.s, x.s, t->gdim[t->last].s, outer.s);
+  else
+    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, x.s, t->gdim[t->last].s);
+  return in;
+}
+
 /* Bytes of a chunk to read from global memory, its last coordinate x:
  * the elements left in the row (at most the chunk) when x is inside it,
  * none when x or an outer coordinate (outer) is outside the shape; the
@@ -314,21 +327,17 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col) {
  * lies wholly left of it: x is a multiple of the chunk's elements on the
  * chunk path (chunks_aligned). */
 static Val source_bytes(Emitter *e, const Tile *t, Val x, Val outer) {
-  if (!t->c->check_bounds) return val_imm(DT_INT32, t->width);
-  if (!checks(t, t->last)) {
-    if (!is_reg(outer)) return val_imm(DT_INT32, t->width);
-    Val n = new_reg(e, DT_INT32);
-    emit(e, "selp.b32 %s, %d, 0, %s;", n.s, t->width, outer.s);
-    return n;
+  Val in = inside_pred(e, t, x, outer), n = val_imm(DT_INT32, t->width);
+  if (!is_reg(in)) return n;
+  if (checks(t, t->last)) {
+    n = new_reg(e, DT_INT32);
+    emit(e, "sub.s32 %s, %s, %s;", n.s, t->gdim[t->last].s, x.s);
+    emit(e, "min.s32 %s, %s, %d;", n.s, n.s, t->width / t->eb);
+    emit(e, "mul.lo.s32 %s, %s, %d;", n.s, n.s, t->eb);
   }
-  Val n = new_reg(e, DT_INT32), in = new_reg(e, DT_BOOL);
-  emit(e, "sub.s32 %s, %s, %s;", n.s, t->gdim[t->last].s, x.s);
-  emit(e, "min.s32 %s, %s, %d;", n.s, n.s, t->width / t->eb);
-  emit(e, "mul.lo.s32 %s, %s, %d;", n.s, n.s, t->eb);
-  emit(e, "setp.lt.u32 %s, %s, %s;", in.s, x.s, t->gdim[t->last].s);
-  if (is_reg(outer)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, outer.s);
-  emit(e, "selp.b32 %s, %s, 0, %s;", n.s, n.s, in.s);
-  return n;
+  Val bytes = new_reg(e, DT_INT32);
+  emit(e, "selp.b32 %s, %s, 0, %s;", bytes.s, n.s, in.s);
+  return bytes;
 }
 
 /* Whether every chunk lies wholly inside the row or wholly outside it:
@@ -342,15 +351,9 @@ static bool whole_chunks(const Tile *t) { return t->width == t->eb || t->g->rank
  * outside the tensor (x, or an outer coordinate: not outer); "" when there
  * are no bounds to check. */
 static Val chunk_out(Emitter *e, const Tile *t, Val x, Val outer) {
-  if (!t->c->check_bounds || (!checks(t, t->last) && !is_reg(outer)))
-    return (Val){.s = "", .type = DT_BOOL};
-  Val in = new_reg(e, DT_BOOL), out = new_reg(e, DT_BOOL);
-  if (!checks(t, t->last))
-    emit(e, "mov.pred %s, %s;", in.s, outer.s);
-  else if (is_reg(outer))
-    emit(e, "setp.lt.and.u32 %s, %s, %s, %s;", in.s, x.s, t->gdim[t->last].s, outer.s);
-  else
-    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, x.s, t->gdim[t->last].s);
+  Val in = inside_pred(e, t, x, outer);
+  if (!is_reg(in)) return in;
+  Val out = new_reg(e, DT_BOOL);
   emit(e, "not.pred %s, %s;", out.s, in.s);
   return out;
 }
@@ -780,15 +783,9 @@ static void copy_elements(Emitter *e, const Tile *t) {
     col = val_to_reg(e, val_imm(DT_UINT32, 0));
   }
   Place p = place(e, t, row, col);
-  Val v = new_reg(e, vt), in = new_reg(e, DT_BOOL);
+  Val v = new_reg(e, vt), in = inside_pred(e, t, p.last, p.outer);
   emit(e, "mov%s %s, 0;", bt, v.s);
-  if (checks(t, t->last) || is_reg(p.outer)) {
-    if (checks(t, t->last))
-      emit(e, "setp.lt.u32 %s, %s, %s;", in.s, p.last.s, t->gdim[t->last].s);
-    else
-      emit(e, "mov.pred %s, %s;", in.s, p.outer.s);
-    if (checks(t, t->last) && is_reg(p.outer))
-      emit(e, "and.pred %s, %s, %s;", in.s, in.s, p.outer.s);
+  if (is_reg(in)) {
     emit(e, "@%s ld.global%s %s, [%s];", in.s, bt, v.s, p.gaddr.s);
   } else {
     emit(e, "ld.global%s %s, [%s];", bt, v.s, p.gaddr.s);

@@ -26,6 +26,15 @@ static void emit_assign(Emitter *e, const IrStmt *s) {
   emit_effect(e, "mov%s %s, %s;", ptx_btype(dst.type), dst.s, v.s);
 }
 
+/* The loop's body, its variable's range narrowed to the values it takes
+ * there (ir_enter_loop_body: what lets a bounds test of `offset_k + 31 <
+ * k_size` fold in a loop over range(0, k_size, 32)). */
+static void emit_loop_body(Emitter *e, const IrStmt *s) {
+  IrRange saved = ir_enter_loop_body(s, e->ranges);
+  emit_block(e, &s->body);
+  e->ranges->vars[s->loop.var->id] = saved;
+}
+
 /* for var in range(start, stop, step) unroll U. stop is evaluated once
  * (Python's range); the step must be a compile-time constant so the test's
  * direction is known. A loop run once per trip (the IR's unroll pass has
@@ -33,20 +42,6 @@ static void emit_assign(Emitter *e, const IrStmt *s) {
  * then the body and the test at its bottom, a single branch per trip. A
  * loop still marked unroll U > 1 repeats its body U times per trip, each
  * copy preceded by the exit test, so any run-time trip count is right. */
-/* The loop's body, its variable's range narrowed to the values it takes
- * there (ir_loop_body_range: what lets a bounds test of `offset_k + 31 <
- * k_size` fold in a loop over range(0, k_size, 32)). */
-static void emit_loop_body(Emitter *e, const IrStmt *s) {
-  IrRange *v = &e->ranges->vars[s->loop.var->id], saved = *v, body;
-  if (ir_loop_body_range(s, e->ranges, &body)) {
-    if (body.lo > v->lo) v->lo = body.lo;
-    if (body.hi < v->hi) v->hi = body.hi;
-    if (v->lo > v->hi) *v = saved;
-  }
-  emit_block(e, &s->body);
-  *v = saved;
-}
-
 static void emit_for(Emitter *e, const IrStmt *s) {
   const IrForStmt *l = &s->loop;
   int64_t step;

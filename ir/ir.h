@@ -989,6 +989,10 @@ bool ir_expr_range(const IrExpr *e, const IrRanges *r, IrRange *out);
  * kernel-wide range is known (the body assigns it, the step is not a
  * constant). */
 bool ir_loop_body_range(const IrStmt *loop, const IrRanges *r, IrRange *out);
+/* Narrows the loop variable's range in r to its body's (intersected with
+ * what r holds) and returns the range it had, which the caller puts back
+ * after the body. */
+IrRange ir_enter_loop_body(const IrStmt *loop, IrRanges *r);
 
 /* multiples.c: what integer expressions are always multiples of (0: the
  * value is always 0). One number per variable (indexed by id): the gcd of

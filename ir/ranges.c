@@ -330,21 +330,25 @@ bool ir_loop_body_range(const IrStmt *s, const IrRanges *R, IrRange *out) {
   return true;
 }
 
+IrRange ir_enter_loop_body(const IrStmt *s, IrRanges *R) {
+  IrRange *v = &R->vars[s->loop.var->id], saved = *v, body;
+  if (!empty(saved) && ir_loop_body_range(s, R, &body)) {
+    body.lo = body.lo > saved.lo ? body.lo : saved.lo;
+    body.hi = body.hi < saved.hi ? body.hi : saved.hi;
+    if (!empty(body)) *v = body;
+  }
+  return saved;
+}
+
 static void walk(Walker *W, const IrBlock *b);
 
 /* A loop: its variable's values, then its body with the variable narrowed
  * to the values it has there (restored for what follows the loop). */
 static void walk_loop(Walker *W, const IrStmt *s) {
-  IrRange *v = &W->R->vars[s->loop.var->id];
   def(W, s->loop.var, loop_range(W->R, s));
-  IrRange saved = *v, body;
-  if (!empty(saved) && ir_loop_body_range(s, W->R, &body)) {
-    body.lo = body.lo > saved.lo ? body.lo : saved.lo;
-    body.hi = body.hi < saved.hi ? body.hi : saved.hi;
-    if (!empty(body)) *v = body;
-  }
+  IrRange saved = ir_enter_loop_body(s, W->R);
   walk(W, &s->body);
-  *v = saved;
+  W->R->vars[s->loop.var->id] = saved;
 }
 
 static void walk(Walker *W, const IrBlock *b) {
