@@ -217,6 +217,9 @@ void global_view_inside(const Emitter *e, GView *g, const IrStmt *s);
  * (negative ones are out: unsigned compare). */
 Val global_elem(Emitter *e, const GView *g, const Val *coords, Val *inb);
 Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb);
+/* Whether coords are inside g's first ndims dimensions (those not proved
+ * inside): a predicate, or "" when none is tested. */
+Val global_inside(Emitter *e, const GView *g, const Val *coords, int ndims);
 /* The row-major element index (s64) of coords in g: the first two
  * dimensions in one widening multiply-add (coordinates and shape are s32). */
 Val global_linear(Emitter *e, const GView *g, const Val *coords);

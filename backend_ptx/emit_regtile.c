@@ -391,17 +391,22 @@ Val global_linear(Emitter *e, const GView *g, const Val *coords) {
   return lin;
 }
 
-Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb) {
-  *inb = (Val){.s = ""};
-  for (int d = 0; d < g->rank; d++) {
+Val global_inside(Emitter *e, const GView *g, const Val *coords, int ndims) {
+  Val in = {.s = ""};
+  for (int d = 0; d < ndims; d++) {
     if (g->inside[d]) continue;
     Val p = new_reg(e, DT_BOOL);
     emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
-    if (inb->s[0])
-      emit(e, "and.pred %s, %s, %s;", inb->s, inb->s, p.s);
+    if (in.s[0])
+      emit(e, "and.pred %s, %s, %s;", in.s, in.s, p.s);
     else
-      *inb = p;
+      in = p;
   }
+  return in;
+}
+
+Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb) {
+  *inb = global_inside(e, g, coords, g->rank);
   if (!inb->s[0]) { /* inside in every dimension: a predicate that holds */
     *inb = new_reg(e, DT_BOOL);
     emit(e, "mov.pred %s, 1;", inb->s);

@@ -273,17 +273,11 @@ static void access_elems(Emitter *e, const GAccess *a, int64_t slot, int64_t n) 
     for (int64_t i = 0; i < n; i++) access_run(e, a, slot + i, 1);
     return;
   }
-  Val coords[IR_MAX_RANK], rows = {.s = ""};
+  Val coords[IR_MAX_RANK];
   access_coords(e, a, slot, coords);
   const GView *g = &a->g;
   int last = g->rank - 1;
-  for (int d = 0; d < last; d++) {
-    if (g->inside[d]) continue;
-    Val p = new_reg(e, DT_BOOL);
-    emit(e, "setp.lt.u32 %s, %s, %s;", p.s, coords[d].s, g->dims[d].s);
-    if (rows.s[0]) emit(e, "and.pred %s, %s, %s;", p.s, p.s, rows.s);
-    rows = p;
-  }
+  Val rows = global_inside(e, g, coords, last); /* the outer dimensions, once for the run */
   Val lin = global_linear(e, g, coords);
   Val addr = new_reg(e, DT_UINT64);
   emit(e, "mad.lo.s64 %s, %s, %d, %s;", addr.s, lin.s, g->bytes, g->base.s);
