@@ -259,6 +259,15 @@ static Value *float_binop(Eval *E, int op, double a, double b, Span sp) {
   }
 }
 
+const char *ev_str_concat(Eval *E, const char *a, const char *b, Span sp) {
+  /* s = s + s in a loop doubles: 60 rounds would be 2**60 bytes */
+  size_t len = strlen(a) + strlen(b);
+  if (len > EV_MAX_STR_LEN)
+    ev_error(E, sp, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
+  ev_charge(E, (int64_t)len / 64, sp);
+  return arena_printf(E->ar, "%s%s", a, b);
+}
+
 /* list/tuple concatenation and repetition, str concatenation. */
 static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
   if (op == '+' && a->kind == b->kind && (a->kind == V_LIST || a->kind == V_TUPLE)) {
@@ -294,14 +303,8 @@ static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
       memcpy(r->items + t * a->n, a->items, sizeof(Value *) * a->n);
     return r;
   }
-  if (op == '+' && a->kind == V_STR && b->kind == V_STR) {
-    /* s = s + s in a loop doubles: 60 rounds would be 2**60 bytes */
-    size_t len = strlen(a->s) + strlen(b->s);
-    if (len > EV_MAX_STR_LEN)
-      ev_error(E, sp, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
-    ev_charge(E, (int64_t)len / 64, sp);
-    return v_str(E, arena_printf(E->ar, "%s%s", a->s, b->s));
-  }
+  if (op == '+' && a->kind == V_STR && b->kind == V_STR)
+    return v_str(E, ev_str_concat(E, a->s, b->s, sp));
   ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", op_name(op), v_type_name(a),
            v_type_name(b));
 }
@@ -849,11 +852,7 @@ static Value *eval_fstring(Eval *E, Node *n) {
       }
       t = ev_format(E, v, spec, part->span);
     }
-    size_t len = strlen(s) + strlen(t);
-    if (len > EV_MAX_STR_LEN)
-      ev_error(E, n->span, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
-    ev_charge(E, (int64_t)len / 64, n->span);
-    s = arena_printf(E->ar, "%s%s", s, t);
+    s = ev_str_concat(E, s, t, n->span);
   }
   return v_str(E, s);
 }
@@ -906,16 +905,7 @@ static Value *seq_index(Eval *E, Value *seq, Node *idx, const char *what) {
 /* s[i] and s[a:b:c]: over its characters (code points), as Python. */
 static Value *str_index(Eval *E, Value *s, Node *idx, Span sp) {
   Value *r = seq_index(E, ev_iterate_list(E, s, sp), idx, "string");
-  if (r->kind == V_STR) return r;
-  size_t len = 0;
-  for (int i = 0; i < r->n; i++) len += strlen(r->items[i]->s);
-  char *t = arena_alloc(E->ar, len + 1), *p = t;
-  for (int i = 0; i < r->n; i++) {
-    size_t k = strlen(r->items[i]->s);
-    memcpy(p, r->items[i]->s, k), p += k;
-  }
-  *p = 0;
-  return v_str(E, t);
+  return r->kind == V_STR ? r : ev_str_join(E, r, "", sp, sp);
 }
 
 /* Whether a subscript holds a slice (x[a:b], x[:, a:b]). */

@@ -462,6 +462,8 @@ void ev_charge(Eval *E, int64_t units, Span sp);
 /* eval_expr.c: expressions */
 Value *ev_eval_expr(Eval *E, Node *n);
 Value *ev_eval_binop(Eval *E, int op, Value *a, Value *b, Span sp);
+/* a + b of compile-time strings: an error past EV_MAX_STR_LEN, charged. */
+const char *ev_str_concat(Eval *E, const char *a, const char *b, Span sp);
 Value *ev_get_attr(Eval *E, Value *obj, const char *name, Span sp);
 Value *ev_lookup_name(Eval *E, const char *name, Span sp);
 Value *ev_iterate_list(Eval *E, Value *v, Span sp); /* compile-time items */
@@ -539,6 +541,8 @@ void ev_sort_items(Eval *E, Value **items, int n, Value *key, bool reverse, Span
 /* eval_methods.c: the methods of lists, tuples and strings */
 Value *ev_seq_attr(Eval *E, Value *obj, const char *name, Span sp);
 Value *ev_call_seq_method(Eval *E, Value *fn, Args *a, Span sp);
+/* sep.join(seq): seq's strings (an error at item_sp for another item). */
+Value *ev_str_join(Eval *E, Value *seq, const char *sep, Span item_sp, Span sp);
 /* pow(), chr(), ord(), hex(), bin(), oct(), map(), filter() */
 Value *ev_call_seq_builtin(Eval *E, Builtin bi, Args *a, Span sp);
 /* cur op= rhs for compile-time values: a list extends (+=) or repeats (*=)

@@ -4,7 +4,8 @@
  * around them: map, filter, pow, chr, ord, hex, bin, oct.
  *
  * A list is mutable and shared, as in Python: `ys = xs; ys.append(1)`
- * changes xs too, and so do `xs += other` and `xs *= n` (ev_inplace_binop). Its items array grows by doubling; Value.i holds the
+ * changes xs too, and so do `xs += other` and `xs *= n`
+ * (ev_inplace_binop). Its items array grows by doubling; Value.i holds the
  * capacity (0: exactly n, as every other list is made). A `for` over a
  * list reads its length and items at each step, so a loop that appends to
  * the list it walks sees the new items, as Python's list iterator does
@@ -90,6 +91,14 @@ static Value *seq_index_count(Eval *E, Value *seq, const char *m, Args *a, Span 
   return v_int(E, at);
 }
 
+/* Appends the first n items of src (a list or tuple; l itself too) to l. */
+static void list_append_from(Eval *E, Value *l, Value *src, int n, Span sp) {
+  list_reserve(E, l, n, sp);
+  ev_charge(E, n / 8, sp);
+  memcpy(&l->items[l->n], src->items, sizeof(Value *) * (size_t)n);
+  l->n += n;
+}
+
 static void list_insert(Eval *E, Value *l, int64_t at, Value *x, Span sp) {
   list_reserve(E, l, 1, sp);
   memmove(&l->items[at + 1], &l->items[at], sizeof(Value *) * (size_t)(l->n - at));
@@ -124,11 +133,7 @@ static Value *list_method(Eval *E, Value *l, const char *m, Args *a, Span sp) {
   } else if (!strcmp(m, "extend")) {
     ev_arg_count(E, a, sp, m, 1, 1);
     Value *src = ev_iterate_list(E, a->pos[0], a->pos_span[0]);
-    int n = src->n; /* xs.extend(xs) adds the items it had */
-    list_reserve(E, l, n, sp);
-    ev_charge(E, n / 8, sp);
-    memcpy(&l->items[l->n], src->items, sizeof(Value *) * (size_t)n);
-    l->n += n;
+    list_append_from(E, l, src, src->n, sp); /* xs.extend(xs) adds the items it had */
   } else if (!strcmp(m, "insert")) {
     ev_arg_count(E, a, sp, m, 2, 2);
     list_insert(E, l, clamp_index(E, a->pos[0], l->n, a->pos_span[0]), a->pos[1], sp);
@@ -167,11 +172,7 @@ Value *ev_inplace_binop(Eval *E, int op, Value *cur, Value *rhs, Span sp) {
   if (cur->kind != V_LIST || (op != '+' && op != '*')) return ev_eval_binop(E, op, cur, rhs, sp);
   if (op == '+') { /* xs += iterable: extend, as list.__iadd__ */
     Value *src = ev_iterate_list(E, rhs, sp);
-    int n = src->n;
-    list_reserve(E, cur, n, sp);
-    ev_charge(E, n / 8, sp);
-    memcpy(&cur->items[cur->n], src->items, sizeof(Value *) * (size_t)n);
-    cur->n += n;
+    list_append_from(E, cur, src, src->n, sp);
     return cur;
   }
   if (rhs->kind != V_INT && rhs->kind != V_BOOL) /* a run-time count, a float ... */
@@ -180,12 +181,7 @@ Value *ev_inplace_binop(Eval *E, int op, Value *cur, Value *rhs, Span sp) {
   if (times > 1 && n * times > EV_MAX_LIST_LEN)
     ev_error(E, sp, "compile-time list is too long (over %d items)", EV_MAX_LIST_LEN);
   if (times == 0) cur->n = 0;
-  for (int64_t k = 1; k < times; k++) {
-    list_reserve(E, cur, n, sp);
-    ev_charge(E, n / 8, sp);
-    memcpy(&cur->items[cur->n], cur->items, sizeof(Value *) * (size_t)n);
-    cur->n += (int)n;
-  }
+  for (int64_t k = 1; k < times; k++) list_append_from(E, cur, cur, (int)n, sp);
   return cur;
 }
 
@@ -207,19 +203,17 @@ static Value *new_str(Eval *E, const char *s, size_t len, Span sp) {
   return v_str(E, t);
 }
 
-/* sep.join(strings) */
-static Value *str_join(Eval *E, const char *sep, Args *a, Span sp) {
-  ev_arg_count(E, a, sp, "join", 1, 1);
-  Value *seq = ev_iterate_list(E, a->pos[0], a->pos_span[0]);
+Value *ev_str_join(Eval *E, Value *seq, const char *sep, Span item_sp, Span sp) {
   size_t len = 0, ls = strlen(sep);
   for (int i = 0; i < seq->n; i++) {
     if (seq->items[i]->kind != V_STR)
-      ev_error(E, a->pos_span[0], "sequence item %d: expected str instance, %s found", i,
+      ev_error(E, item_sp, "sequence item %d: expected str instance, %s found", i,
                v_type_name(seq->items[i]));
     len += strlen(seq->items[i]->s) + (i ? ls : 0);
     if (len > EV_MAX_STR_LEN)
       ev_error(E, sp, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
   }
+  ev_charge(E, (int64_t)len / 64, sp);
   char *t = arena_alloc(E->ar, len + 1), *p = t;
   for (int i = 0; i < seq->n; i++) {
     if (i) memcpy(p, sep, ls), p += ls;
@@ -227,7 +221,13 @@ static Value *str_join(Eval *E, const char *sep, Args *a, Span sp) {
     memcpy(p, seq->items[i]->s, n), p += n;
   }
   *p = 0;
-  return new_str(E, t, len, sp);
+  return v_str(E, t);
+}
+
+/* sep.join(strings) */
+static Value *str_join(Eval *E, const char *sep, Args *a, Span sp) {
+  ev_arg_count(E, a, sp, "join", 1, 1);
+  return ev_str_join(E, ev_iterate_list(E, a->pos[0], a->pos_span[0]), sep, a->pos_span[0], sp);
 }
 
 /* s.split(sep=None, maxsplit=-1): by runs of whitespace without sep. */
@@ -430,11 +430,7 @@ static Value *str_format(Eval *E, const char *fmt, Args *a, Span sp) {
       piece = arena_printf(E->ar, "%.*s", (int)(q - p), p);
       p = q;
     }
-    size_t len = strlen(s) + strlen(piece);
-    if (len > EV_MAX_STR_LEN)
-      ev_error(E, sp, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
-    ev_charge(E, (int64_t)len / 64, sp);
-    s = arena_printf(E->ar, "%s%s", s, piece);
+    s = ev_str_concat(E, s, piece, sp);
   }
   return v_str(E, s);
 }
