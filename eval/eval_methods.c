@@ -338,7 +338,9 @@ static Value *str_replace(Eval *E, const char *s, Args *a, Span sp) {
     }
     ev_step(E, sp);
   }
-  return new_str(E, out ? out : "", len, sp);
+  out[len] = 0; /* need counted its byte */
+  ev_charge(E, (int64_t)len / 64, sp);
+  return v_str(E, out);
 }
 
 /* s.find(sub), s.index(sub), s.count(sub) */
