@@ -174,8 +174,9 @@ static bool small_int_cast(DType src, DType dst) {
  * packs the pair, and one sub of (1024 + 2^(b-1)) in both halves leaves x:
  * the difference is a small integer, so no rounding. The registers hold x
  * sign- or zero-extended (ir.h), so x + 0x6400 + 2^(b-1) is the half's
- * bits in the low 16. */
-static void cast_small_ints(Emitter *e, const IrTensor *d, const IrTensor *src) {
+ * bits in the low 16. Returns the slots converted (an odd last one is
+ * left to emit_cast's plain conversion). */
+static int64_t cast_small_ints(Emitter *e, const IrTensor *d, const IrTensor *src) {
   bool bf = d->dtype == DT_BFLOAT16;
   int64_t bias = dtype_is_signed(src->dtype) ? (int64_t)1 << (dtype_bits(src->dtype) - 1) : 0;
   int64_t base = (bf ? 0x4300 : 0x6400) + bias, n = nslots(d), i = 0;
@@ -189,9 +190,7 @@ static void cast_small_ints(Emitter *e, const IrTensor *d, const IrTensor *src) 
     emit(e, "sub.%s %s, %s, %s;", bf ? "rn.bf16x2" : "f16x2", p.s, p.s, magic.s);
     emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, i).s, slot_reg(d, i + 1).s, p.s);
   }
-  if (i < n)
-    emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s,
-         val_convert(e, slot_reg(src, i), d->dtype).s);
+  return i;
 }
 
 /* The view (emitted just before) that made src from bytes, when src is
@@ -286,11 +285,8 @@ static void emit_cast(Emitter *e, const IrStmt *s) {
     cast_nibble_pairs(e, d, src, bytes);
     return;
   }
-  if (small_int_cast(src->dtype, d->dtype)) {
-    cast_small_ints(e, d, src);
-    return;
-  }
-  for (int64_t i = 0; i < nslots(d); i++) {
+  int64_t done = small_int_cast(src->dtype, d->dtype) ? cast_small_ints(e, d, src) : 0;
+  for (int64_t i = done; i < nslots(d); i++) {
     Val v = val_convert(e, slot_reg(src, i), d->dtype);
     emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s, v.s);
   }
