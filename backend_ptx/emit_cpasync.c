@@ -74,7 +74,6 @@ typedef struct Tile {
   Val pitch[IR_MAX_RANK]; /* s64: elements between neighbours in dimension d,
                              for d < last - 1 (the others: gdim[last], 1) */
   /* The dimensions the view does not span stay at their offsets: */
-  Val fixed;    /* s64: their part of the element index; "" when none */
   Val fixed_in; /* pred: those offsets are inside the shape (or imm 1) */
   /* by global dimension: the tile lies inside the shape there for every
    * value its offset can take (tile_inside), so nothing tests it */
@@ -101,7 +100,7 @@ static Val no_val(void) { return (Val){.s = "", .type = DT_INT64}; }
 
 /* lin + x * (the pitch of global dimension d): x an s32 coordinate,
  * sign-extended; lin an s64 register or "" (0). The 64-bit product is
- * exact, so the sum is the element index whatever the order of its terms. */
+ * exact. */
 static Val lin_add(Emitter *e, const Tile *t, Val lin, Val x, int d) {
   bool has = lin.s[0] != 0;
   if (d == t->last && !has) return val_convert(e, x, DT_INT64);
@@ -122,6 +121,65 @@ static Val lin_add(Emitter *e, const Tile *t, Val lin, Val x, int d) {
     emit(e, "mul.lo.s64 %s, %s, %s;", r.s, x64.s, t->pitch[d].s);
   }
   return r;
+}
+
+/* The bytes between neighbours in global dimension d when the shape's
+ * inner dimensions are compile-time constants and the product fits 31
+ * bits; else -1. */
+static int64_t const_pitch_bytes(const Tile *t, int d) {
+  int64_t bytes = t->eb, n;
+  for (int k = d + 1; k <= t->last; k++) {
+    if (!ir_is_const(t->g->gshape[k], &n) || n < 0 || (n > 0 && bytes > INT32_MAX / n)) return -1;
+    bytes *= n;
+  }
+  return bytes;
+}
+
+/* Address acc + x * (the bytes between neighbours in global dimension d),
+ * x an s32 coordinate: one widening multiply-add when those bytes are a
+ * 32-bit constant (its 64-bit product is exact), else the element index
+ * x * pitch, then its bytes. */
+static Val addr_add(Emitter *e, const Tile *t, Val acc, Val x, int d) {
+  int64_t bytes = const_pitch_bytes(t, d);
+  Val r = new_reg(e, DT_UINT64);
+  x = val_to_reg(e, x);
+  if (bytes >= 0) {
+    emit(e, "mad.wide.s32 %s, %s, %" PRId64 ", %s;", r.s, x.s, bytes, acc.s);
+    return r;
+  }
+  Val lin = lin_add(e, t, no_val(), x, d);
+  emit(e, "mad.lo.s64 %s, %s, %d, %s;", r.s, lin.s, t->eb, acc.s);
+  return r;
+}
+
+/* A part of a global address: coordinate x (s32) of dimension d; moves:
+ * it changes from one trip of the loop around the copy to the next. */
+typedef struct Term {
+  Val x;
+  int d;
+  bool moves;
+} Term;
+
+/* The offsets' terms of the copy's address (those not constant 0) into
+ * ts, from n on; returns the new count. */
+static int offset_terms(const Emitter *e, const Tile *t, Term *ts, int n) {
+  for (int d = 0; d <= t->last; d++) {
+    int64_t v;
+    if (ir_is_const(t->c->offsets[d], &v) && v == 0) continue;
+    bool moves = e->loop && !ir_expr_loop_invariant(t->c->offsets[d], e->loop);
+    ts[n++] = (Term){t->off[d], d, moves};
+  }
+  return n;
+}
+
+/* acc + the terms, those that stay the same across the loop's trips
+ * first: their sum is then loop-invariant and ptxas computes it once
+ * before the loop, leaving a widening multiply-add per moving term. */
+static Val addr_terms(Emitter *e, const Tile *t, Val acc, const Term *ts, int n) {
+  for (int moving = 0; moving < 2; moving++)
+    for (int i = 0; i < n; i++)
+      if (ts[i].moves == moving) acc = addr_add(e, t, acc, ts[i].x, ts[i].d);
+  return acc;
 }
 
 /* The bytes between elements k apart in global dimension d (d < last). */
@@ -156,8 +214,8 @@ static void tile_inside(Emitter *e, Tile *t) {
   }
 }
 
-/* The global tensor's address, shape and pitches, the offsets, and what
- * the dimensions the view does not span contribute. */
+/* The global tensor's address, shape and pitches, the offsets, and
+ * whether those of the dimensions the view does not span are inside. */
 static void global_setup(Emitter *e, Tile *t) {
   const IrTensor *g = t->g;
   Val p = reg_of(e, g->gptr, DT_UINT64);
@@ -176,12 +234,9 @@ static void global_setup(Emitter *e, Tile *t) {
     Val inner = val_convert(e, t->gdim[d + 1], DT_INT64);
     emit(e, "mul.lo.s64 %s, %s, %s;", t->pitch[d].s, t->pitch[d + 1].s, inner.s);
   }
-  t->fixed = no_val();
   t->fixed_in = val_imm(DT_BOOL, 1);
   for (int d = 0; d < t->last; d++) {
-    if (spanned(t, d)) continue;
-    t->fixed = lin_add(e, t, t->fixed, t->off[d], d);
-    if (!checks(t, d)) continue;
+    if (spanned(t, d) || !checks(t, d)) continue;
     Val in = new_reg(e, DT_BOOL);
     emit(e, "setp.lt.u32 %s, %s, %s;", in.s, t->off[d].s, t->gdim[d].s);
     if (is_reg(t->fixed_in)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, t->fixed_in.s);
@@ -284,12 +339,13 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col) {
   row_coords(e, t, row, coord);
   coord[t->vrank - 1] = col;
   Place p = {.outer = t->fixed_in};
-  Val lin = t->fixed;
+  Term ts[2 * IR_MAX_RANK];
+  int n = 0;
   for (int i = t->vrank - 1; i >= 0; i--) {
     int d = t->c->dims[i];
     Val x = new_reg(e, DT_INT32);
     emit(e, "add.s32 %s, %s, %s;", x.s, t->off[d].s, coord[i].s);
-    lin = lin_add(e, t, lin, x, d);
+    ts[n++] = (Term){coord[i], d, false};
     if (i == t->vrank - 1) {
       p.last = x;
     } else if (checks(t, d)) {
@@ -299,8 +355,7 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col) {
       p.outer = in;
     }
   }
-  p.gaddr = new_reg(e, DT_UINT64);
-  emit(e, "mad.lo.s64 %s, %s, %d, %s;", p.gaddr.s, lin.s, t->eb, t->base.s);
+  p.gaddr = addr_terms(e, t, t->base, ts, offset_terms(e, t, ts, n));
   p.saddr = shared_addr(e, t, shared_offset(e, t, row, col, t->eb));
   return p;
 }
@@ -483,28 +538,31 @@ static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
   int64_t period = swizzle_period(t->swz);
   w.srep = period / ir_gcd(w.sstep, period);
   Val q = no_val(), x = t->off[t->last]; /* the chunk in the row; its global column */
+  Term ts[IR_MAX_RANK + 2];
+  int n = 0;
   if (per_row > 1) {
     w.row = udiv(e, t->tid, per_row, OP_DIV, t->nthreads);
     q = udiv(e, t->tid, per_row, OP_MOD, t->nthreads);
+    Val qe = new_reg(e, DT_INT32);
+    emit(e, "mul.lo.s32 %s, %s, %d;", qe.s, q.s, t->width / t->eb);
     x = new_reg(e, DT_INT32);
-    emit(e, "mad.lo.s32 %s, %s, %d, %s;", x.s, q.s, t->width / t->eb, t->off[t->last].s);
+    emit(e, "add.s32 %s, %s, %s;", x.s, qe.s, t->off[t->last].s);
+    ts[n++] = (Term){qe, t->last, false};
   }
-  /* the global address from the coordinates, as place() computes it */
+  /* the global address: the thread's coordinates, then the offsets */
   w.whole = whole_chunks(t);
   if (w.whole)
     w.out = chunk_out(e, t, x, t->fixed_in);
   else
     w.nbytes = source_bytes(e, t, x, t->fixed_in);
-  Val lin = lin_add(e, t, t->fixed, x, t->last);
   if (t->vrank == 2) {
     int d0 = t->c->dims[0];
     w.grow = new_reg(e, DT_INT32);
     emit(e, "add.s32 %s, %s, %s;", w.grow.s, t->off[d0].s, w.row.s);
-    lin = lin_add(e, t, lin, w.grow, d0);
+    ts[n++] = (Term){w.row, d0, false};
     if (many) w.gstep = pitch_bytes(e, t, d0, w.step * t->eb);
   }
-  w.gaddr = new_reg(e, DT_UINT64);
-  emit(e, "mad.lo.s64 %s, %s, %d, %s;", w.gaddr.s, lin.s, t->eb, t->base.s);
+  w.gaddr = addr_terms(e, t, t->base, ts, offset_terms(e, t, ts, n));
   w.saddr = pre_swizzle(e, t, shared_offset(e, t, w.row, q, t->width));
   for (int i = 0; i < 8; i++) w.swz[i] = no_val();
   return w;
@@ -588,11 +646,9 @@ static Walk walk_hoisted(Emitter *e, const Tile *t, int64_t per_row, bool many) 
   int d0 = t->c->dims[0];
   w.grow = new_reg(e, DT_INT32);
   emit(e, "add.s32 %s, %s, %s;", w.grow.s, t->off[d0].s, w.row.s);
-  /* the offsets' part of the address, as place() orders it */
-  Val lin = lin_add(e, t, t->fixed, t->off[t->last], t->last);
-  lin = lin_add(e, t, lin, t->off[d0], d0);
-  w.gaddr = new_reg(e, DT_UINT64);
-  emit(e, "mad.lo.s64 %s, %s, %d, %s;", w.gaddr.s, lin.s, t->eb, h[2].s);
+  /* the offsets' part of the address */
+  Term ts[IR_MAX_RANK];
+  w.gaddr = addr_terms(e, t, h[2], ts, offset_terms(e, t, ts, 0));
   if (many) {
     snprintf(key, sizeof key, "%s step", w.hkey);
     if (!hoist_find(e, key, &w.gstep, 1)) {

@@ -53,6 +53,7 @@ typedef struct Emitter {
   Group group;
   IrRanges *ranges;         /* of the variables and the launch (ir_kernel_ranges); emit_for
                              * narrows a loop variable inside its body */
+  const IrStmt *loop;       /* the innermost run-time loop whose body is being emitted */
   const int64_t *multiples; /* of the kernel's variables (ir_var_multiples) */
   /* The body is emitted twice when vector accesses of spread register
    * tensors rest on run-time alignment (emit_spread_alignment): 1 while

@@ -31,7 +31,10 @@ static void emit_assign(Emitter *e, const IrStmt *s) {
  * k_size` fold in a loop over range(0, k_size, 32)). */
 static void emit_loop_body(Emitter *e, const IrStmt *s) {
   IrRange saved = ir_enter_loop_body(s, e->ranges);
+  const IrStmt *outer = e->loop;
+  e->loop = s;
   emit_block(e, &s->body);
+  e->loop = outer;
   e->ranges->vars[s->loop.var->id] = saved;
 }
 

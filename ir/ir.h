@@ -947,6 +947,9 @@ IrStmt *ir_stmt_clone(Arena *ar, const IrStmt *s);
 IrExpr *ir_expr_substitute(Arena *ar, IrExpr *e, IrExpr *(*leaf)(void *ctx, IrExpr *var),
                            void *ctx);
 bool ir_expr_reads(const IrExpr *e, const IrVar *v);
+/* Whether e has the same value on every trip of `loop` (a S_FOR): it
+ * reads no memory, not the loop's variable, no variable its body assigns. */
+bool ir_expr_loop_invariant(const IrExpr *e, const IrStmt *loop);
 /* Sets read[id] for every variable e reads. */
 void ir_expr_mark_vars(const IrExpr *e, bool *read);
 
@@ -993,6 +996,9 @@ bool ir_loop_body_range(const IrStmt *loop, const IrRanges *r, IrRange *out);
  * what r holds) and returns the range it had, which the caller puts back
  * after the body. */
 IrRange ir_enter_loop_body(const IrStmt *loop, IrRanges *r);
+/* Whether b (or a block nested in it) assigns v, a loop's variable
+ * included. */
+bool ir_block_assigns(const IrBlock *b, const IrVar *v);
 
 /* multiples.c: what integer expressions are always multiples of (0: the
  * value is always 0). One number per variable (indexed by id): the gcd of

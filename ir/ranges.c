@@ -269,12 +269,11 @@ static void def(Walker *W, const IrVar *v, IrRange r) {
   }
 }
 
-/* Whether b assigns v (a loop body that moves its own counter). */
-static bool assigns(const IrBlock *b, const IrVar *v) {
+bool ir_block_assigns(const IrBlock *b, const IrVar *v) {
   for (int i = 0; i < b->len; i++) {
     const IrStmt *s = b->items[i];
     if ((s->kind == S_ASSIGN && s->assign.var == v) || (s->kind == S_FOR && s->loop.var == v) ||
-        assigns(&s->body, v) || assigns(&s->orelse, v))
+        ir_block_assigns(&s->body, v) || ir_block_assigns(&s->orelse, v))
       return true;
   }
   return false;
@@ -288,7 +287,7 @@ static IrRange loop_range(const IrRanges *R, const IrStmt *s) {
   const IrForStmt *l = &s->loop;
   IrRange full = whole(l->var->type);
   int64_t step;
-  if (assigns(&s->body, l->var) || !ir_is_const(l->step, &step) || step == 0) return full;
+  if (ir_block_assigns(&s->body, l->var) || !ir_is_const(l->step, &step) || step == 0) return full;
   IrRange a = range_of(l->start, R), b = range_of(l->stop, R);
   if (empty(a) || empty(b)) return EMPTY;
   if (unknown_u64(l->start->type, a) || unknown_u64(l->stop->type, b)) return full;
@@ -308,8 +307,8 @@ static IrRange loop_range(const IrRanges *R, const IrStmt *s) {
 bool ir_loop_body_range(const IrStmt *s, const IrRanges *R, IrRange *out) {
   const IrForStmt *l = &s->loop;
   int64_t step;
-  if (!is_int_type(l->var->type) || assigns(&s->body, l->var) || !ir_is_const(l->step, &step) ||
-      step == 0)
+  if (!is_int_type(l->var->type) || ir_block_assigns(&s->body, l->var) ||
+      !ir_is_const(l->step, &step) || step == 0)
     return false;
   IrRange a = range_of(l->start, R), b = range_of(l->stop, R);
   if (empty(a) || empty(b) || unknown_u64(l->start->type, a) || unknown_u64(l->stop->type, b))

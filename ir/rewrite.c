@@ -314,6 +314,25 @@ bool ir_expr_reads(const IrExpr *e, const IrVar *v) {
   return r;
 }
 
+static bool varies(const IrExpr *e, const IrStmt *loop, Memo *seen) {
+  if (!e) return false;
+  if (e->kind == X_VAR) return e->var == loop->loop.var || ir_block_assigns(&loop->body, e->var);
+  if (e->kind == X_CONST || e->kind == X_PARAM || e->kind == X_SPECIAL) return false;
+  if (e->kind == X_LOAD || e->kind == X_INDEX) return true;
+  if (seen->cap && seen->keys[slot(seen, e)]) return false; /* looked at: it does not */
+  bool r = varies(e->a, loop, seen) || varies(e->b, loop, seen) || varies(e->c, loop, seen);
+  if (!r) memo_put(seen, e, NULL);
+  return r;
+}
+
+bool ir_expr_loop_invariant(const IrExpr *e, const IrStmt *loop) {
+  Memo seen = {0};
+  bool r = !varies(e, loop, &seen);
+  free(seen.keys);
+  free(seen.vals);
+  return r;
+}
+
 static void mark(const IrExpr *e, bool *read, Memo *seen) {
   if (!e) return;
   if (e->kind == X_VAR) {
