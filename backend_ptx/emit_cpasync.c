@@ -48,6 +48,8 @@
  * 16-byte units and so keeps every chunk whole.
  */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend_ptx/emit_int.h"
 
@@ -268,6 +270,107 @@ static void tile_setup(Emitter *e, const IrStmt *s, Tile *t) {
    * CUDA_ERROR_ILLEGAL_INSTRUCTION on the H200 (tests/gpu cp_async_tma_store) */
 }
 
+/* v + imm bytes, as an address operand. */
+static Val plus_imm(Val v, int64_t imm) {
+  if (imm) snprintf(v.s + strlen(v.s), sizeof v.s - strlen(v.s), "+%" PRId64, imm);
+  return v;
+}
+
+/* Strength reduction (LoopIvs). A copy in the body of a rotated loop
+ * whose global tensor has constant pitches and whose offsets are affine
+ * functions of the loop's variable (ir_loop_affine) takes its address from
+ * a register that holds the thread's address (from the kernel's start)
+ * plus the offsets' loop-invariant parts, plus the bytes they move per unit
+ * of the variable times the variable, and advances by those bytes times
+ * the step each trip. The copies of an unrolled body share it and differ
+ * by immediates (the offsets' constants): the code nvcc makes of Tilus's
+ * C++ (LLVM's loop strength reduction), where a copy recomputed its
+ * address from the offsets (a few 64-bit instructions each). */
+typedef struct IvPlan {
+  IrAffine a[IR_MAX_RANK];
+  int64_t stride; /* bytes per unit of the loop's variable */
+  int64_t imm;    /* the constant bytes */
+  bool in_reg;    /* a negative or large constant goes in the register (an
+                     address's immediate is a 32-bit offset, and chunks add
+                     to it) */
+} IvPlan;
+
+static bool iv_plan(Emitter *e, const Tile *t, IvPlan *p) {
+  LoopIvs *L = e->ivs;
+  if (!L || L->loop != e->loop || L->loop->loop.var->type != DT_INT32) return false;
+  *p = (IvPlan){0};
+  for (int d = 0; d <= t->last; d++) {
+    int64_t bytes = const_pitch_bytes(t, d), c;
+    IrAffine *a = &p->a[d];
+    if (bytes < 0 ||
+        !ir_loop_affine(e->m->ar, L->loop, L->at, t->c->offsets[d], e->ranges, e->multiples, a) ||
+        __builtin_mul_overflow(a->num, bytes, &c) || c % a->den != 0 ||
+        __builtin_add_overflow(p->stride, c / a->den, &p->stride) ||
+        __builtin_mul_overflow(a->k, bytes, &c) || __builtin_add_overflow(p->imm, c, &p->imm))
+      return false;
+  }
+  p->in_reg = p->imm < 0 || p->imm > INT32_MAX / 2;
+  return p->stride >= INT32_MIN && p->stride <= INT32_MAX;
+}
+
+/* The planned address: its register (made before the loop the first time
+ * the loop's body asks for it; thread_key names the thread's address) and
+ * *imm. */
+static Val iv_reg(Emitter *e, const Tile *t, const IvPlan *p, const char *thread_key, Val thread,
+                  int64_t *imm) {
+  LoopIvs *L = e->ivs;
+  char *key = NULL;
+  size_t len = 0;
+  FILE *k = open_memstream(&key, &len);
+  fprintf(k, "%s|%d", thread_key, t->g->id);
+  for (int d = 0; d <= t->last; d++) {
+    fprintf(k, "|%" PRId64 "/%" PRId64 ":", p->a[d].num, p->a[d].den);
+    if (p->a[d].rest) ir_print_expr(k, p->a[d].rest);
+  }
+  if (p->in_reg) fprintf(k, "|%" PRId64, p->imm);
+  fclose(k);
+  int i = 0;
+  while (i < L->n && strcmp(L->iv[i].key, key) != 0) i++;
+  if (i == L->n) {
+    FILE *body = e->out;
+    e->out = L->pre;
+    Val acc = thread;
+    for (int d = 0; d <= t->last; d++)
+      if (p->a[d].rest) acc = addr_add(e, t, acc, reg_of(e, p->a[d].rest, DT_INT32), d);
+    Val r = new_reg(e, DT_UINT64);
+    emit(e, "mad.wide.s32 %s, %s, %" PRId64 ", %s;", r.s, var_reg(L->loop->loop.var).s, p->stride,
+         acc.s);
+    if (p->in_reg) emit(e, "add.s64 %s, %s, %" PRId64 ";", r.s, r.s, p->imm);
+    e->out = body;
+    if (L->n == L->cap) {
+      L->cap = L->cap ? 2 * L->cap : 8;
+      L->iv = realloc(L->iv, (size_t)L->cap * sizeof *L->iv);
+    }
+    L->iv[L->n++] = (LoopIv){arena_strdup(e->m->ar, key), r, p->stride};
+  }
+  free(key);
+  *imm = p->in_reg ? 0 : p->imm;
+  return L->iv[i].reg;
+}
+
+/* Whether x can be computed at the kernel's start: constants, parameters
+ * and special registers, combined. */
+static bool hoistable(const IrExpr *x) {
+  if (!x) return true;
+  switch (x->kind) {
+  case X_CONST:
+  case X_PARAM:
+  case X_SPECIAL:
+    return true;
+  case X_CAST:
+  case X_UNARY:
+  case X_BINARY:
+    return hoistable(x->a) && hoistable(x->b);
+  default:
+    return false;
+  }
+}
+
 /* ------------------------------------------------------------ addresses */
 
 /* x / n and x % n of an unsigned register below `below` by a constant. */
@@ -332,9 +435,50 @@ static void row_coords(Emitter *e, const Tile *t, Val row, Val *coord) {
   if (t->vrank >= 2) coord[0] = rest;
 }
 
+/* Where a chunk's tile coordinates come from when they are the thread's
+ * own (chunks_unrolled, the thread's column fixed): row = tid / per_row +
+ * row_add, chunk tid % per_row of the row. */
+typedef struct Spot {
+  int64_t per_row, row_add;
+} Spot;
+
+/* The global address of the thread's chunk at spot s with the offsets at
+ * zero, computed once at the kernel's start (Emitter hoist; the tensor's
+ * address must be known there); *key names it. */
+static Val spot_address(Emitter *e, const Tile *t, const Spot *s, char *key, size_t size) {
+  int n = snprintf(key, size, "cpp %d %" PRId64 " %" PRId64 " %" PRId64 " %d %" PRId64, t->g->id,
+                   e->group.begin, t->nthreads, s->per_row, t->width, s->row_add);
+  for (int i = 0; i < t->vrank && n > 0 && (size_t)n < size; i++)
+    n += snprintf(key + n, size - (size_t)n, " %d:%" PRId64, t->c->dims[i], t->vdim[i]);
+  Val a;
+  if (hoist_find(e, key, &a, 1)) return a;
+  FILE *saved = hoist_begin(e);
+  Val tid = val_to_reg(e, val_convert(e, emit_group_tid(e), DT_UINT32));
+  Val row = tid, q = val_to_reg(e, val_imm(DT_UINT32, 0)), coord[IR_MAX_RANK];
+  if (s->per_row > 1) {
+    row = udiv(e, tid, s->per_row, OP_DIV, t->nthreads);
+    q = udiv(e, tid, s->per_row, OP_MOD, t->nthreads);
+  }
+  if (s->row_add) {
+    Val r = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %" PRId64 ";", r.s, row.s, s->row_add);
+    row = r;
+  }
+  row_coords(e, t, row, coord);
+  coord[t->vrank - 1] = new_reg(e, DT_UINT32);
+  emit(e, "mul.lo.u32 %s, %s, %d;", coord[t->vrank - 1].s, q.s, t->width / t->eb);
+  Val p = reg_of(e, t->g->gptr, DT_UINT64);
+  a = new_reg(e, DT_UINT64);
+  emit(e, "cvta.to.global.u64 %s, %s;", a.s, p.s);
+  for (int i = 0; i < t->vrank; i++) a = addr_add(e, t, a, coord[i], t->c->dims[i]);
+  hoist_end(e, saved, key, &a, 1);
+  return a;
+}
+
 /* Any element of the tile (row below t->rows): its coordinates, then its
- * addresses and bounds. */
-static Place place(Emitter *e, const Tile *t, Val row, Val col) {
+ * addresses and bounds; spot: where the coordinates come from, when they
+ * are the thread's own (else NULL). */
+static Place place(Emitter *e, const Tile *t, Val row, Val col, const Spot *spot) {
   Val coord[IR_MAX_RANK];
   row_coords(e, t, row, coord);
   coord[t->vrank - 1] = col;
@@ -355,7 +499,16 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col) {
       p.outer = in;
     }
   }
-  p.gaddr = addr_terms(e, t, t->base, ts, offset_terms(e, t, ts, n));
+  IvPlan plan;
+  if (spot && !e->group.single && hoistable(t->g->gptr) && iv_plan(e, t, &plan)) {
+    char key[200];
+    int64_t imm;
+    Val thread = spot_address(e, t, spot, key, sizeof key);
+    Val r = iv_reg(e, t, &plan, key, thread, &imm);
+    p.gaddr = plus_imm(r, imm);
+  } else {
+    p.gaddr = addr_terms(e, t, t->base, ts, offset_terms(e, t, ts, n));
+  }
   p.saddr = shared_addr(e, t, shared_offset(e, t, row, col, t->eb));
   return p;
 }
@@ -432,10 +585,11 @@ static void emit_cp_whole(Emitter *e, const Tile *t, Val saddr, int64_t soff, Va
 }
 
 /* The chunk (row, chunk q of the row). */
-static void emit_chunk(Emitter *e, const Tile *t, Val row, Val q, const char *guard) {
+static void emit_chunk(Emitter *e, const Tile *t, Val row, Val q, const char *guard,
+                       const Spot *spot) {
   Val col = new_reg(e, DT_UINT32);
   emit(e, "mul.lo.u32 %s, %s, %d;", col.s, q.s, t->width / t->eb);
-  Place p = place(e, t, row, col);
+  Place p = place(e, t, row, col, spot);
   emit_cp(e, t, p.saddr, 0, p.gaddr, source_bytes(e, t, p.last, p.outer), guard);
 }
 
@@ -445,7 +599,7 @@ static void emit_chunk_at(Emitter *e, const Tile *t, Val c, int64_t per_row, con
                           int64_t below) {
   Val row = per_row > 1 ? udiv(e, c, per_row, OP_DIV, below) : c;
   Val q = per_row > 1 ? udiv(e, c, per_row, OP_MOD, below) : val_to_reg(e, val_imm(DT_UINT32, 0));
-  emit_chunk(e, t, row, q, guard);
+  emit_chunk(e, t, row, q, guard, NULL);
 }
 
 /* Few chunks per thread, not all in one column of a 2-D view: one after
@@ -475,7 +629,8 @@ static void chunks_unrolled(Emitter *e, const Tile *t, int64_t nchunks, int64_t 
     }
     Val row = new_reg(e, DT_UINT32);
     emit(e, "add.u32 %s, %s, %" PRId64 ";", row.s, row0.s, j * (t->nthreads / per_row));
-    emit_chunk(e, t, row, q0, partial ? guard.s : NULL);
+    Spot spot = {per_row, j * (t->nthreads / per_row)};
+    emit_chunk(e, t, row, q0, partial ? guard.s : NULL, &spot);
   }
 }
 
@@ -499,16 +654,18 @@ static void chunks_loop(Emitter *e, const Tile *t, int64_t nchunks, int64_t per_
  * dimensions: rows r0, r0 + step ... of the tile, at one column. The
  * registers are the first chunk's (the loop advances them in place). */
 typedef struct Walk {
-  int64_t step;  /* rows between the thread's chunks */
-  Val row;       /* u32: r0, the chunk's row in the tile */
-  Val grow;      /* s32: its global row coordinate; "" for a 1-D view */
-  Val gaddr;     /* u64: its global address */
-  Val gstep;     /* s64: global bytes between the chunks */
-  Val nbytes;    /* s32: source bytes of a chunk whose row is inside the shape */
-  bool whole;    /* whole_chunks: out instead of nbytes */
-  Val out;       /* pred: a chunk is outside the shape by its column (or "") */
-  Val saddr;     /* u32: its shared address before the swizzle */
-  int64_t sstep; /* shared bytes between the chunks */
+  int64_t step; /* rows between the thread's chunks */
+  Val row;      /* u32: r0, the chunk's row in the tile */
+  Val grow;     /* s32: its global row coordinate; "" for a 1-D view */
+  Val gaddr;    /* u64: its global address is gaddr + gimm */
+  int64_t gimm;
+  Val gstep;       /* s64: global bytes between the chunks */
+  int64_t gstep_c; /* the same when constant, else -1 */
+  Val nbytes;      /* s32: source bytes of a chunk whose row is inside the shape */
+  bool whole;      /* whole_chunks: out instead of nbytes */
+  Val out;         /* pred: a chunk is outside the shape by its column (or "") */
+  Val saddr;       /* u32: its shared address before the swizzle */
+  int64_t sstep;   /* shared bytes between the chunks */
   /* Adding a multiple of the swizzle's period (swizzle_period) commutes
    * with it: chunk j's address is chunk (j % srep)'s + a constant, those
    * of the first srep chunks go through the swizzle (swz, when first
@@ -533,7 +690,8 @@ typedef struct Walk {
 /* Everything that is the same for all the thread's chunks, or that
  * advances by a constant stride. */
 static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
-  Walk w = {.step = t->nthreads / per_row, .row = t->tid, .grow = no_val(), .srep = 1};
+  Walk w = {
+      .step = t->nthreads / per_row, .row = t->tid, .grow = no_val(), .srep = 1, .gstep_c = -1};
   w.sstep = w.step * t->row_elems * t->eb;
   int64_t period = swizzle_period(t->swz);
   w.srep = period / ir_gcd(w.sstep, period);
@@ -568,24 +726,6 @@ static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
   return w;
 }
 
-/* Whether x can be computed at the kernel's start: constants, parameters
- * and special registers, combined. */
-static bool hoistable(const IrExpr *x) {
-  if (!x) return true;
-  switch (x->kind) {
-  case X_CONST:
-  case X_PARAM:
-  case X_SPECIAL:
-    return true;
-  case X_CAST:
-  case X_UNARY:
-  case X_BINARY:
-    return hoistable(x->a) && hoistable(x->b);
-  default:
-    return false;
-  }
-}
-
 /* Whether walk_hoisted applies: a 2-D view whose rows are the global
  * tensor's rows (pitch: its last dimension), the tensor's address and row
  * length known at the kernel's start. */
@@ -602,7 +742,8 @@ static bool walk_hoistable(const Emitter *e, const Tile *t) {
  * adds the offsets' part of the global address, (off0 * pitch + off1) *
  * bytes, and the view's (a constant after unrolling: an immediate). */
 static Walk walk_hoisted(Emitter *e, const Tile *t, int64_t per_row, bool many) {
-  Walk w = {.step = t->nthreads / per_row, .grow = no_val(), .srep = 1, .hoisted = true};
+  Walk w = {
+      .step = t->nthreads / per_row, .grow = no_val(), .srep = 1, .hoisted = true, .gstep_c = -1};
   w.sstep = w.step * t->row_elems * t->eb;
   char key[160];
   snprintf(key, sizeof key, "cpw %d %" PRId64 " %" PRId64 " %" PRId64 " %d %d %" PRId64 " %" PRId64,
@@ -647,8 +788,15 @@ static Walk walk_hoisted(Emitter *e, const Tile *t, int64_t per_row, bool many) 
   w.grow = new_reg(e, DT_INT32);
   emit(e, "add.s32 %s, %s, %s;", w.grow.s, t->off[d0].s, w.row.s);
   /* the offsets' part of the address */
-  Term ts[IR_MAX_RANK];
-  w.gaddr = addr_terms(e, t, h[2], ts, offset_terms(e, t, ts, 0));
+  IvPlan plan;
+  if (iv_plan(e, t, &plan)) {
+    w.gaddr = iv_reg(e, t, &plan, w.hkey, h[2], &w.gimm);
+  } else {
+    Term ts[IR_MAX_RANK];
+    w.gaddr = addr_terms(e, t, h[2], ts, offset_terms(e, t, ts, 0));
+  }
+  int64_t pitch = const_pitch_bytes(t, d0);
+  if (many && pitch >= 0) w.gstep_c = pitch * w.step;
   if (many) {
     snprintf(key, sizeof key, "%s step", w.hkey);
     if (!hoist_find(e, key, &w.gstep, 1)) {
@@ -759,11 +907,12 @@ static void walk_chunk(Emitter *e, const Tile *t, const Walk *w, int64_t j, Val 
 static void walk_unrolled(Emitter *e, const Tile *t, Walk *w, int64_t nchunks) {
   Val g = w->gaddr;
   for (int64_t j = 0; j * t->nthreads < nchunks; j++) {
-    if (j > 0) {
+    if (j > 0 && w->gstep_c < 0) {
       Val next = new_reg(e, DT_UINT64);
       emit(e, "add.s64 %s, %s, %s;", next.s, g.s, w->gstep.s);
       g = next;
     }
+    Val at = plus_imm(g, w->gimm + (w->gstep_c >= 0 ? j * w->gstep_c : 0));
     Val guard = {.s = ""};
     if ((j + 1) * t->nthreads > nchunks) {
       guard = new_reg(e, DT_BOOL);
@@ -771,7 +920,7 @@ static void walk_unrolled(Emitter *e, const Tile *t, Walk *w, int64_t nchunks) {
     }
     int64_t soff;
     Val s = walk_shared(e, t, w, j, &soff);
-    walk_chunk(e, t, w, j, g, s, soff, guard.s[0] ? guard.s : NULL);
+    walk_chunk(e, t, w, j, at, s, soff, guard.s[0] ? guard.s : NULL);
   }
 }
 
@@ -838,7 +987,7 @@ static void copy_elements(Emitter *e, const Tile *t) {
   } else {
     col = val_to_reg(e, val_imm(DT_UINT32, 0));
   }
-  Place p = place(e, t, row, col);
+  Place p = place(e, t, row, col, NULL);
   Val v = new_reg(e, vt), in = inside_pred(e, t, p.last, p.outer);
   emit(e, "mov%s %s, 0;", bt, v.s);
   if (is_reg(in)) {

@@ -39,6 +39,22 @@ typedef struct StreamedDot {
   const IrStmt *dot, *load[2], *transpose[2];
 } StreamedDot;
 
+/* Addresses strength-reduced in the loop being emitted (emit_for): each
+ * a u64 register set before the loop (pre) and advanced by `stride`
+ * bytes per trip; key says what it addresses (emit_cpasync.c). */
+typedef struct LoopIv {
+  const char *key;
+  Val reg;
+  int64_t stride;
+} LoopIv;
+typedef struct LoopIvs {
+  const IrStmt *loop;
+  int at;    /* the index in the loop's body of the statement being emitted */
+  FILE *pre; /* the code before the loop */
+  LoopIv *iv;
+  int n, cap;
+} LoopIvs;
+
 typedef struct Emitter {
   FILE *out; /* the kernel body buffer */
   const IrModule *m;
@@ -54,6 +70,7 @@ typedef struct Emitter {
   IrRanges *ranges;         /* of the variables and the launch (ir_kernel_ranges); emit_for
                              * narrows a loop variable inside its body */
   const IrStmt *loop;       /* the innermost run-time loop whose body is being emitted */
+  LoopIvs *ivs;             /* its strength-reduced addresses; NULL: none may be made */
   const int64_t *multiples; /* of the kernel's variables (ir_var_multiples) */
   /* The body is emitted twice when vector accesses of spread register
    * tensors rest on run-time alignment (emit_spread_alignment): 1 while

@@ -3,6 +3,7 @@
  * statements are dispatched to emit_async.c, emit_wgmma.c and emit_regtile.c.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "backend_ptx/emit_int.h"
 
@@ -13,6 +14,7 @@ void emit_block(Emitter *e, const IrBlock *b) {
     e->prev = i ? b->items[i - 1] : NULL;
     e->prev2 = i > 1 ? b->items[i - 2] : NULL;
     e->cur = b->items[i];
+    if (e->ivs && b == &e->ivs->loop->body) e->ivs->at = i;
     if (e->words.stmt == e->cur) e->words.stmt = NULL; /* emitted again (the body's copies) */
     emit_stmt(e, b->items[i]);
   }
@@ -36,6 +38,37 @@ static void emit_loop_body(Emitter *e, const IrStmt *s) {
   emit_block(e, &s->body);
   e->loop = outer;
   e->ranges->vars[s->loop.var->id] = saved;
+}
+
+/* The body of a rotated loop, from its top label to the step of its
+ * variable. The body is emitted into a buffer of its own, so that what
+ * its copies ask to be computed before the loop (LoopIvs.pre: the first
+ * values of strength-reduced addresses) can go in front of it; each such
+ * address advances after the variable. */
+static void emit_rotated_body(Emitter *e, const IrStmt *s, int top, int64_t step) {
+  Val var = var_reg(s->loop.var);
+  char *pre_text = NULL, *body_text = NULL;
+  size_t pre_len = 0, body_len = 0;
+  LoopIvs ivs = {.loop = s, .pre = open_memstream(&pre_text, &pre_len)}, *outer = e->ivs;
+  FILE *out = e->out;
+  e->out = open_memstream(&body_text, &body_len);
+  e->ivs = &ivs;
+  emit_label(e, top);
+  emit_loop_body(e, s);
+  emit_loc(e, s->span); /* back at the loop's line after the body */
+  emit(e, "add%s %s, %s, %s;", ptx_type(var.type), var.s, var.s, val_imm(var.type, step).s);
+  for (int i = 0; i < ivs.n; i++)
+    emit(e, "add.s64 %s, %s, %" PRId64 ";", ivs.iv[i].reg.s, ivs.iv[i].reg.s,
+         ivs.iv[i].stride * step);
+  e->ivs = outer;
+  fclose(e->out);
+  fclose(ivs.pre);
+  e->out = out;
+  fputs(pre_text, out);
+  fputs(body_text, out);
+  free(pre_text);
+  free(body_text);
+  free(ivs.iv);
 }
 
 /* for var in range(start, stop, step) unroll U. stop is evaluated once
@@ -62,10 +95,7 @@ static void emit_for(Emitter *e, const IrStmt *s) {
     Val done = new_reg(e, DT_BOOL);
     emit(e, "setp.%s%s %s, %s, %s;", exit_cmp, ptx_type(var.type), done.s, var.s, stop.s);
     emit(e, "@%s bra $L%d;", done.s, end);
-    emit_label(e, top);
-    emit_loop_body(e, s);
-    emit_loc(e, s->span); /* back at the loop's line after the body */
-    emit(e, "add%s %s, %s, %s;", ptx_type(var.type), var.s, var.s, val_imm(var.type, step).s);
+    emit_rotated_body(e, s, top, step);
     Val more = new_reg(e, DT_BOOL);
     emit(e, "setp.%s%s %s, %s, %s;", stay_cmp, ptx_type(var.type), more.s, var.s, stop.s);
     emit(e, "@%s bra $L%d;", more.s, top);

@@ -1000,6 +1000,21 @@ IrRange ir_enter_loop_body(const IrStmt *loop, IrRanges *r);
  * included. */
 bool ir_block_assigns(const IrBlock *b, const IrVar *v);
 
+/* induction.c: e (int32), read at statement `at` of loop's body (an
+ * index into loop->body.items: the one that holds the use), as
+ * (num / den) * var + rest + k, var the loop's variable, rest
+ * loop-invariant (NULL: 0), num/den in lowest terms with (num / den) * var
+ * an integer for every value var takes. False when e is not of that form
+ * (or it cannot be shown: a division over parts not known non-negative, a
+ * variable whose value there is not known). */
+typedef struct IrAffine {
+  int64_t num, den;
+  IrExpr *rest;
+  int64_t k;
+} IrAffine;
+bool ir_loop_affine(Arena *ar, const IrStmt *loop, int at, const IrExpr *e, const IrRanges *ranges,
+                    const int64_t *multiples, IrAffine *out);
+
 /* multiples.c: what integer expressions are always multiples of (0: the
  * value is always 0). One number per variable (indexed by id): the gcd of
  * all its assignments (flow-insensitive). */

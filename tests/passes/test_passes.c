@@ -168,6 +168,66 @@ static void test_ranges(Arena *ar) {
   CHECK(R->special[SR_CTAID_Z].hi == INT32_MAX);
 }
 
+/* ------------------------------------------------------- induction */
+
+static IrStmt *assign(Arena *ar, IrVar *v, IrExpr *value) {
+  IrStmt *a = ir_stmt_new(ar, S_ASSIGN, (Span){0});
+  a->assign.var = v;
+  a->assign.value = value;
+  return a;
+}
+
+/* ir/induction.c: for i in range(0, n, 32) (n a run-time value, o
+ * assigned before the loop): [0] x = i + 64; [1] if x < n: y = x;
+ * [2] w = x * 2 + o; [3] (a use). */
+static void test_induction(Arena *ar) {
+  IrKernel k = {0};
+  k.warps = 4;
+  IrVar *i = ir_new_var(ar, &k, "i", DT_INT32), *x = ir_new_var(ar, &k, "x", DT_INT32);
+  IrVar *y = ir_new_var(ar, &k, "y", DT_INT32), *w = ir_new_var(ar, &k, "w", DT_INT32);
+  IrVar *o = ir_new_var(ar, &k, "o", DT_INT32), *n = ir_new_var(ar, &k, "n", DT_INT32);
+  IrExpr *c32 = ir_const(ar, DT_INT32, 32), *xr = ir_var_ref(ar, x), *ir = ir_var_ref(ar, i);
+  ir_block_push(ar, &k.body, assign(ar, o, ir_binary(ar, OP_MUL, ir_special(ar, SR_CTAID_X), c32)));
+  ir_block_push(ar, &k.body, assign(ar, n, ir_special(ar, SR_NCTAID_X)));
+  IrStmt *loop = ir_stmt_new(ar, S_FOR, (Span){0});
+  loop->loop = (IrForStmt){i, ir_const(ar, DT_INT32, 0), ir_var_ref(ar, n), c32, 1};
+  ir_block_push(ar, &loop->body,
+                assign(ar, x, ir_binary(ar, OP_ADD, ir, ir_const(ar, DT_INT32, 64))));
+  IrStmt *branch = ir_stmt_new(ar, S_IF, (Span){0});
+  branch->branch.cond = ir_binary(ar, OP_LT, xr, ir_var_ref(ar, n));
+  ir_block_push(ar, &branch->body, assign(ar, y, xr));
+  ir_block_push(ar, &loop->body, branch);
+  IrExpr *twice = ir_binary(ar, OP_MUL, xr, ir_const(ar, DT_INT32, 2));
+  ir_block_push(ar, &loop->body, assign(ar, w, ir_binary(ar, OP_ADD, twice, ir_var_ref(ar, o))));
+  ir_block_push(ar, &loop->body, assign(ar, y, ir_var_ref(ar, w)));
+  ir_block_push(ar, &k.body, loop);
+  IrRanges *R = ir_kernel_ranges(ar, &k);
+  int64_t *M = ir_var_multiples(ar, &k);
+  IrRange saved = ir_enter_loop_body(loop, R);
+  IrAffine a;
+  /* (i + 64) // 16 = i/16 + 4: i is a non-negative multiple of 32 */
+  IrExpr *x16 = ir_binary(ar, OP_DIV, xr, ir_const(ar, DT_INT32, 16));
+  CHECK(ir_loop_affine(ar, loop, 3, x16, R, M, &a) && a.num == 1 && a.den == 16 && !a.rest &&
+        a.k == 4);
+  /* // 128: i / 128 is not i's part divided (i is a multiple of 32 only) */
+  CHECK(!ir_loop_affine(ar, loop, 3, ir_binary(ar, OP_DIV, xr, ir_const(ar, DT_INT32, 128)), R, M,
+                        &a));
+  /* w = (i + 64) * 2 + o at [3]: 2 i + o + 128 */
+  CHECK(ir_loop_affine(ar, loop, 3, ir_var_ref(ar, w), R, M, &a) && a.num == 2 && a.den == 1 &&
+        a.rest && a.rest->kind == X_VAR && a.rest->var == o && a.k == 128);
+  /* x before its assignment holds the last trip's value: unknown */
+  CHECK(!ir_loop_affine(ar, loop, 0, xr, R, M, &a));
+  /* y at [2]: assigned inside the `if` */
+  CHECK(!ir_loop_affine(ar, loop, 2, ir_var_ref(ar, y), R, M, &a));
+  /* (i - 8) // 16: a negative part, which C's division rounds up */
+  IrExpr *neg = ir_binary(ar, OP_SUB, ir, ir_const(ar, DT_INT32, 8));
+  CHECK(!ir_loop_affine(ar, loop, 3, ir_binary(ar, OP_DIV, neg, ir_const(ar, DT_INT32, 16)), R, M,
+                        &a));
+  /* n (not assigned in the body) is loop-invariant; x is not */
+  CHECK(ir_expr_loop_invariant(ir_var_ref(ar, n), loop) && !ir_expr_loop_invariant(xr, loop));
+  R->vars[i->id] = saved;
+}
+
 /* ---------------------------------------------- identities and types */
 
 static void test_identities(Arena *ar) {
@@ -979,6 +1039,7 @@ static int run_unit(const Source *src) {
   test_reglayout_mma_int8(ar);
   test_identities(ar);
   test_ranges(ar);
+  test_induction(ar);
   test_print_expr(ar);
   test_v5_passes(ar, src);
   test_side_tensors(ar, src);
