@@ -137,20 +137,13 @@ static int64_t const_pitch_bytes(const Tile *t, int d) {
   return bytes;
 }
 
-/* Address acc + x * (the bytes between neighbours in global dimension d),
- * x an s32 coordinate: one widening multiply-add when those bytes are a
- * 32-bit constant (its 64-bit product is exact), else the element index
- * x * pitch, then its bytes. */
-static Val addr_add(Emitter *e, const Tile *t, Val acc, Val x, int d) {
-  int64_t bytes = const_pitch_bytes(t, d);
+/* Address acc + x * bytes, x an s32 coordinate, bytes a constant of 32
+ * bits (const_pitch_bytes): one widening multiply-add, its 64-bit product
+ * exact. */
+static Val addr_add(Emitter *e, Val acc, Val x, int64_t bytes) {
   Val r = new_reg(e, DT_UINT64);
   x = val_to_reg(e, x);
-  if (bytes >= 0) {
-    emit(e, "mad.wide.s32 %s, %s, %" PRId64 ", %s;", r.s, x.s, bytes, acc.s);
-    return r;
-  }
-  Val lin = lin_add(e, t, no_val(), x, d);
-  emit(e, "mad.lo.s64 %s, %s, %d, %s;", r.s, lin.s, t->eb, acc.s);
+  emit(e, "mad.wide.s32 %s, %s, %" PRId64 ", %s;", r.s, x.s, bytes, acc.s);
   return r;
 }
 
@@ -162,25 +155,53 @@ typedef struct Term {
   bool moves;
 } Term;
 
+static bool spanned(const Tile *t, int d) {
+  for (int i = 0; i < t->vrank; i++)
+    if (t->c->dims[i] == d) return true;
+  return false;
+}
+
+/* Whether the copy's offset in global dimension d changes from one trip
+ * of the loop around the copy to the next. */
+static bool offset_moves(const Emitter *e, const Tile *t, int d) {
+  return e->loop && !ir_expr_loop_invariant(t->c->offsets[d], e->loop);
+}
+
 /* The offsets' terms of the copy's address (those not constant 0) into
- * ts, from n on; returns the new count. */
-static int offset_terms(const Emitter *e, const Tile *t, Term *ts, int n) {
+ * ts, from n on, all of them (all) or those of the dimensions the view
+ * does not span; returns the new count. */
+static int offset_terms(const Emitter *e, const Tile *t, Term *ts, int n, bool all) {
   for (int d = 0; d <= t->last; d++) {
     int64_t v;
-    if (ir_is_const(t->c->offsets[d], &v) && v == 0) continue;
-    bool moves = e->loop && !ir_expr_loop_invariant(t->c->offsets[d], e->loop);
-    ts[n++] = (Term){t->off[d], d, moves};
+    if ((ir_is_const(t->c->offsets[d], &v) && v == 0) || (!all && spanned(t, d))) continue;
+    ts[n++] = (Term){t->off[d], d, offset_moves(e, t, d)};
   }
   return n;
 }
 
-/* acc + the terms, those that stay the same across the loop's trips
+/* acc + the terms. Those over constant byte pitches are one widening
+ * multiply-add each, those that stay the same across the loop's trips
  * first: their sum is then loop-invariant and ptxas computes it once
- * before the loop, leaving a widening multiply-add per moving term. */
+ * before the loop, leaving a multiply-add per moving term. The others
+ * (run-time pitches) make one element index, times the element's bytes
+ * once, between the two. */
 static Val addr_terms(Emitter *e, const Tile *t, Val acc, const Term *ts, int n) {
+  Val lin = no_val();
+  for (int i = 0; i < n; i++)
+    if (!ts[i].moves && const_pitch_bytes(t, ts[i].d) >= 0)
+      acc = addr_add(e, acc, ts[i].x, const_pitch_bytes(t, ts[i].d));
   for (int moving = 0; moving < 2; moving++)
     for (int i = 0; i < n; i++)
-      if (ts[i].moves == moving) acc = addr_add(e, t, acc, ts[i].x, ts[i].d);
+      if (ts[i].moves == moving && const_pitch_bytes(t, ts[i].d) < 0)
+        lin = lin_add(e, t, lin, val_to_reg(e, ts[i].x), ts[i].d);
+  if (lin.s[0]) {
+    Val r = new_reg(e, DT_UINT64);
+    emit(e, "mad.lo.s64 %s, %s, %d, %s;", r.s, lin.s, t->eb, acc.s);
+    acc = r;
+  }
+  for (int i = 0; i < n; i++)
+    if (ts[i].moves && const_pitch_bytes(t, ts[i].d) >= 0)
+      acc = addr_add(e, acc, ts[i].x, const_pitch_bytes(t, ts[i].d));
   return acc;
 }
 
@@ -192,12 +213,6 @@ static Val pitch_bytes(Emitter *e, const Tile *t, int d, int64_t k) {
   else
     emit(e, "mul.lo.s64 %s, %s, %" PRId64 ";", r.s, t->pitch[d].s, k);
   return r;
-}
-
-static bool spanned(const Tile *t, int d) {
-  for (int i = 0; i < t->vrank; i++)
-    if (t->c->dims[i] == d) return true;
-  return false;
 }
 
 /* Whether the copy tests the bounds of global dimension d. */
@@ -336,7 +351,8 @@ static Val iv_reg(Emitter *e, const Tile *t, const IvPlan *p, const char *thread
     e->out = L->pre;
     Val acc = thread;
     for (int d = 0; d <= t->last; d++)
-      if (p->a[d].rest) acc = addr_add(e, t, acc, reg_of(e, p->a[d].rest, DT_INT32), d);
+      if (p->a[d].rest)
+        acc = addr_add(e, acc, reg_of(e, p->a[d].rest, DT_INT32), const_pitch_bytes(t, d));
     Val r = new_reg(e, DT_UINT64);
     emit(e, "mad.wide.s32 %s, %s, %" PRId64 ", %s;", r.s, var_reg(L->loop->loop.var).s, p->stride,
          acc.s);
@@ -470,7 +486,8 @@ static Val spot_address(Emitter *e, const Tile *t, const Spot *s, char *key, siz
   Val p = reg_of(e, t->g->gptr, DT_UINT64);
   a = new_reg(e, DT_UINT64);
   emit(e, "cvta.to.global.u64 %s, %s;", a.s, p.s);
-  for (int i = 0; i < t->vrank; i++) a = addr_add(e, t, a, coord[i], t->c->dims[i]);
+  for (int i = 0; i < t->vrank; i++)
+    a = addr_add(e, a, coord[i], const_pitch_bytes(t, t->c->dims[i]));
   hoist_end(e, saved, key, &a, 1);
   return a;
 }
@@ -489,7 +506,7 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col, const Spot *spot
     int d = t->c->dims[i];
     Val x = new_reg(e, DT_INT32);
     emit(e, "add.s32 %s, %s, %s;", x.s, t->off[d].s, coord[i].s);
-    ts[n++] = (Term){coord[i], d, false};
+    ts[n++] = (Term){x, d, offset_moves(e, t, d)};
     if (i == t->vrank - 1) {
       p.last = x;
     } else if (checks(t, d)) {
@@ -507,7 +524,7 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col, const Spot *spot
     Val r = iv_reg(e, t, &plan, key, thread, &imm);
     p.gaddr = plus_imm(r, imm);
   } else {
-    p.gaddr = addr_terms(e, t, t->base, ts, offset_terms(e, t, ts, n));
+    p.gaddr = addr_terms(e, t, t->base, ts, offset_terms(e, t, ts, n, false));
   }
   p.saddr = shared_addr(e, t, shared_offset(e, t, row, col, t->eb));
   return p;
@@ -701,12 +718,10 @@ static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
   if (per_row > 1) {
     w.row = udiv(e, t->tid, per_row, OP_DIV, t->nthreads);
     q = udiv(e, t->tid, per_row, OP_MOD, t->nthreads);
-    Val qe = new_reg(e, DT_INT32);
-    emit(e, "mul.lo.s32 %s, %s, %d;", qe.s, q.s, t->width / t->eb);
     x = new_reg(e, DT_INT32);
-    emit(e, "add.s32 %s, %s, %s;", x.s, qe.s, t->off[t->last].s);
-    ts[n++] = (Term){qe, t->last, false};
+    emit(e, "mad.lo.s32 %s, %s, %d, %s;", x.s, q.s, t->width / t->eb, t->off[t->last].s);
   }
+  ts[n++] = (Term){x, t->last, offset_moves(e, t, t->last)};
   /* the global address: the thread's coordinates, then the offsets */
   w.whole = whole_chunks(t);
   if (w.whole)
@@ -717,10 +732,10 @@ static Walk walk_setup(Emitter *e, const Tile *t, int64_t per_row, bool many) {
     int d0 = t->c->dims[0];
     w.grow = new_reg(e, DT_INT32);
     emit(e, "add.s32 %s, %s, %s;", w.grow.s, t->off[d0].s, w.row.s);
-    ts[n++] = (Term){w.row, d0, false};
+    ts[n++] = (Term){w.grow, d0, offset_moves(e, t, d0)};
     if (many) w.gstep = pitch_bytes(e, t, d0, w.step * t->eb);
   }
-  w.gaddr = addr_terms(e, t, t->base, ts, offset_terms(e, t, ts, n));
+  w.gaddr = addr_terms(e, t, t->base, ts, offset_terms(e, t, ts, n, false));
   w.saddr = pre_swizzle(e, t, shared_offset(e, t, w.row, q, t->width));
   for (int i = 0; i < 8; i++) w.swz[i] = no_val();
   return w;
@@ -793,7 +808,7 @@ static Walk walk_hoisted(Emitter *e, const Tile *t, int64_t per_row, bool many) 
     w.gaddr = iv_reg(e, t, &plan, w.hkey, h[2], &w.gimm);
   } else {
     Term ts[IR_MAX_RANK];
-    w.gaddr = addr_terms(e, t, h[2], ts, offset_terms(e, t, ts, 0));
+    w.gaddr = addr_terms(e, t, h[2], ts, offset_terms(e, t, ts, 0, true));
   }
   int64_t pitch = const_pitch_bytes(t, d0);
   if (many && pitch >= 0) w.gstep_c = pitch * w.step;
