@@ -133,6 +133,19 @@ static bool all_claimed(const StreamedDot *sd, int op, const int *uses, const in
   return uses[t->id] == claimed[t->id] && uses[x->id] == claimed[x->id];
 }
 
+/* Whether streaming candidate operand op pays: the operand is larger
+ * than the dot's result (registers a thread holds). Streaming saves the
+ * operand's registers, but the mma.sync of the last k step then waits on
+ * its ldmatrix, and none is left to overlap the barrier that usually ends
+ * the loop body, as the whole operand's mma.syncs do. Attention's K and V
+ * tiles (256 elements a thread against a 32 or 64 element result) need
+ * the registers; a matmul's operands are the smaller part: measured on
+ * the H200 (2026-12-01), Tilus's Ampere matmul_v3 ran 4.8% faster and
+ * matmul_a16wx 2.4% with them whole. */
+static bool worth(const StreamedDot *sd, int op) {
+  return tensor_nslots(sd->load[op]->smem.reg) > tensor_nslots(sd->dot->dot.dst);
+}
+
 /* The candidates whose tensors are used only by candidates: each such use
  * writes the tensor before it reads it, so its registers carry nothing
  * from one candidate to another (unrolled copies of one loop body are
@@ -150,7 +163,7 @@ void stream_plan(Emitter *e) {
   for (int i = 0; i < e->nstreams; i++) {
     StreamedDot sd = e->streams[i];
     for (int op = 0; op < 2; op++)
-      if (sd.load[op] && !all_claimed(&sd, op, uses, claimed))
+      if (sd.load[op] && (!all_claimed(&sd, op, uses, claimed) || !worth(&sd, op)))
         sd.load[op] = sd.transpose[op] = NULL;
     if (sd.load[0] || sd.load[1]) e->streams[kept++] = sd;
   }
