@@ -29,6 +29,15 @@
  * registers plus immediates when the view's offset is a constant (a
  * pipeline stage after unrolling).
  *
+ * In a loop (addr_terms), a global address sums its loop-invariant terms
+ * first and each moving one last, a widening multiply-add by a constant
+ * byte pitch, so that ptxas computes the invariant sum before the loop.
+ * Where every offset is an affine function of the loop's variable and the
+ * pitches are constants (iv_plan), the address is strength-reduced: a
+ * register set before the loop and advanced by a constant each trip
+ * (LoopIvs), the copies of an unrolled body at immediates from it, as
+ * nvcc's loop strength reduction makes of Tilus's C++.
+ *
  * Alignment. A chunk's global address must be a multiple of its size; the
  * base pointer, the row pitch (the global tensor's last dimension) and the
  * offset in that dimension are run-time values, so the code tests them:
