@@ -27,9 +27,14 @@ typedef struct Ctx {
   const IrStmt *loop;
   const IrRanges *ranges;
   const int64_t *multiples;
-  int at; /* the body statement whose values are wanted */
+  int at;      /* the body statement whose values are wanted */
+  int *budget; /* variable resolutions left (shared by the nested contexts) */
   bool failed;
 } Ctx;
+
+/* Resolutions one expression may take: a chain of assignments that reads
+ * each earlier value twice would otherwise cost 2^n. */
+enum { RESOLVE_BUDGET = 512 };
 
 static IrExpr *resolve_leaf(void *ctx, IrExpr *x);
 
@@ -38,6 +43,10 @@ static IrExpr *resolve_leaf(void *ctx, IrExpr *x);
 static IrExpr *value_at(Ctx *c, IrVar *v, int at) {
   const IrBlock *body = &c->loop->body;
   if (v == c->loop->loop.var || !ir_block_assigns(body, v)) return NULL; /* itself */
+  if (--*c->budget < 0) {
+    c->failed = true;
+    return NULL;
+  }
   for (int j = at - 1; j >= 0; j--) {
     const IrStmt *s = body->items[j];
     if (s->kind == S_ASSIGN && s->assign.var == v) {
@@ -46,6 +55,7 @@ static IrExpr *value_at(Ctx *c, IrVar *v, int at) {
       inner.at = j;
       IrExpr *r = ir_expr_substitute(c->ar, s->assign.value, resolve_leaf, &inner);
       if (inner.failed) break;
+      if (r->nodes > RESOLVE_BUDGET) break; /* printed as a key: keep it small */
       return r;
     }
     if (ir_block_assigns(&s->body, v) || ir_block_assigns(&s->orelse, v) ||
@@ -168,7 +178,13 @@ bool ir_loop_affine(Arena *ar, const IrStmt *loop, int at, const IrExpr *e, cons
   if (loop->kind != S_FOR || at < 0 || at >= loop->body.len ||
       ir_block_assigns(&loop->body, loop->loop.var))
     return false;
-  Ctx c = {.ar = ar, .loop = loop, .ranges = ranges, .multiples = multiples, .at = at};
+  int budget = RESOLVE_BUDGET;
+  Ctx c = {.ar = ar,
+           .loop = loop,
+           .ranges = ranges,
+           .multiples = multiples,
+           .at = at,
+           .budget = &budget};
   IrExpr *x = ir_expr_substitute(ar, (IrExpr *)e, resolve_leaf, &c);
-  return !c.failed && affine(&c, x, out);
+  return !c.failed && affine(&c, x, out) && (!out->rest || out->rest->nodes <= RESOLVE_BUDGET);
 }
