@@ -201,6 +201,17 @@ static void test_induction(Arena *ar) {
   ir_block_push(ar, &loop->body, assign(ar, w, ir_binary(ar, OP_ADD, twice, ir_var_ref(ar, o))));
   ir_block_push(ar, &loop->body, assign(ar, y, ir_var_ref(ar, w)));
   ir_block_push(ar, &k.body, loop);
+  /* a second loop (not in the kernel): x_k = x_{k-1} + x_{k-1}, 40 times */
+  IrStmt *chain = ir_stmt_new(ar, S_FOR, (Span){0});
+  chain->loop = (IrForStmt){i, ir_const(ar, DT_INT32, 0), ir_var_ref(ar, n), c32, 1};
+  IrVar *prev = i;
+  for (int c = 0; c < 40; c++) {
+    IrVar *v = ir_new_var(ar, &k, "c", DT_INT32);
+    IrExpr *twice_prev = ir_binary(ar, OP_ADD, ir_var_ref(ar, prev), ir_var_ref(ar, prev));
+    ir_block_push(ar, &chain->body, assign(ar, v, twice_prev));
+    prev = v;
+  }
+  ir_block_push(ar, &chain->body, assign(ar, y, ir_var_ref(ar, prev)));
   IrRanges *R = ir_kernel_ranges(ar, &k);
   int64_t *M = ir_var_multiples(ar, &k);
   IrRange saved = ir_enter_loop_body(loop, R);
@@ -223,6 +234,9 @@ static void test_induction(Arena *ar) {
   IrExpr *neg = ir_binary(ar, OP_SUB, ir, ir_const(ar, DT_INT32, 8));
   CHECK(!ir_loop_affine(ar, loop, 3, ir_binary(ar, OP_DIV, neg, ir_const(ar, DT_INT32, 16)), R, M,
                         &a));
+  /* the chain (each x_k read twice) gives up in bounded time instead of
+   * resolving 2^40 times */
+  CHECK(!ir_loop_affine(ar, chain, 40, ir_var_ref(ar, prev), R, M, &a));
   /* n (not assigned in the body) is loop-invariant; x is not */
   CHECK(ir_expr_loop_invariant(ir_var_ref(ar, n), loop) && !ir_expr_loop_invariant(xr, loop));
   R->vars[i->id] = saved;
