@@ -178,11 +178,13 @@ static bool offset_moves(const Emitter *e, const Tile *t, int d) {
 
 /* The offsets' terms of the copy's address (those not constant 0) into
  * ts, from n on, all of them (all) or those of the dimensions the view
- * does not span; returns the new count. */
+ * does not span but the last (whose offset the caller's column holds);
+ * returns the new count. */
 static int offset_terms(const Emitter *e, const Tile *t, Term *ts, int n, bool all) {
   for (int d = 0; d <= t->last; d++) {
     int64_t v;
-    if ((ir_is_const(t->c->offsets[d], &v) && v == 0) || (!all && spanned(t, d))) continue;
+    if ((ir_is_const(t->c->offsets[d], &v) && v == 0) || (!all && (spanned(t, d) || d == t->last)))
+      continue;
     ts[n++] = (Term){t->off[d], d, offset_moves(e, t, d)};
   }
   return n;
