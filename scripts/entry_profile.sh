@@ -35,8 +35,8 @@ awk '/Compiling entry function/ { n = $7; gsub("\047", "", n) }
     line="$name regs=$regs spill=$spill"
     if $loops; then
       "$dump" -sass -fun "$name" "$work/k.cubin" >"$work/f.sass" </dev/null
-      m=$(python3 "$here/sass_loops.py" "$work/f.sass" 2>/dev/null </dev/null | head -1 |
-        sed -n 's/.*, \([0-9]*\) instructions (\([0-9]*\) tensor).*/loop=\1 tensor=\2/p')
+      m=$(python3 "$here/sass_loops.py" "$work/f.sass" 2>/dev/null </dev/null |
+        sed -n '1s/.*, \([0-9]*\) instructions (\([0-9]*\) tensor).*/loop=\1 tensor=\2/p' || true)
       line="$line ${m:-loop=- tensor=-}"
     fi
     echo "$line"
