@@ -450,6 +450,9 @@ const char *ev_str(Eval *E, const Value *v, Span sp);
 const char *ev_float_repr(Eval *E, double f);
 /* format(v, spec), Python's format mini-language, for compile-time values. */
 const char *ev_format(Eval *E, const Value *v, const char *spec, Span sp);
+/* fmt % arg, Python's printf-style formatting (arg: a tuple of the
+ * arguments, a dict for %(name)s keys, or the one argument). */
+const char *ev_percent_format(Eval *E, const char *fmt, Value *arg, Span sp);
 
 /* Counts one unit of compile-time work; an error past EV_MAX_STEPS. */
 void ev_step(Eval *E, Span sp);

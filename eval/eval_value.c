@@ -736,3 +736,136 @@ const char *ev_format(Eval *E, const Value *v, const char *spec, Span sp) {
     return arena_printf(E->ar, "%s%s%s", padding, sgn, body);
   }
 }
+
+/* ------------------------------------------------------------ % formatting */
+
+/* One conversion of printf-style formatting: its flags, width and
+ * precision (-1: none) and type. */
+typedef struct Conv {
+  bool left, zero, plus, space, alt;
+  long width, prec;
+  char type;
+} Conv;
+
+/* The next argument of a `%` format (args: a tuple's items, or the one
+ * value), an error when there is none. */
+static Value *next_arg(Eval *E, Value **args, int nargs, int *used, Span sp) {
+  if (*used >= nargs) ev_error(E, sp, "not enough arguments for format string");
+  return args[(*used)++];
+}
+
+/* A '*' width or precision: the next argument, an int. */
+static long star_arg(Eval *E, Value **args, int nargs, int *used, Span sp) {
+  Value *v = next_arg(E, args, nargs, used, sp);
+  if (v->kind != V_INT && v->kind != V_BOOL) ev_error(E, sp, "* wants int");
+  if (v->i > 100000 || v->i < -100000) ev_error(E, sp, "width too big");
+  return (long)v->i;
+}
+
+/* Value v under conversion c, as Python's `%` operator writes it: through
+ * format()'s mini-language, right-aligned unless '-', '0' padding for
+ * numbers only. */
+static const char *convert_one(Eval *E, const Conv *c, Value *v, Span sp) {
+  char spec[64], *q = spec;
+  char type = c->type;
+  bool number = strchr("diuoxXeEfFgG", type) != NULL;
+  if (number) {
+    bool is_int = v->kind == V_INT || v->kind == V_BOOL;
+    if (!is_int && v->kind != V_FLOAT)
+      ev_error(E, sp, "%%%c format: a real number is required, not %s", type, v_type_name(v));
+    if (strchr("oxX", type) && !is_int)
+      ev_error(E, sp, "%%%c format: an integer is required, not %s", type, v_type_name(v));
+    if (strchr("diu", type)) { /* int(x): a float truncates */
+      v = is_int ? v : v_int(E, (int64_t)v->f);
+      type = 'd';
+    } else if (strchr("eEfFgG", type) && is_int) {
+      v = v_float(E, (double)v->i);
+    }
+  } else if (type == 'c') {
+    if (v->kind == V_STR && strlen(v->s) == 1) {
+      type = 's';
+    } else if (v->kind == V_INT && v->i >= 0 && v->i < 128) {
+      v = v_str(E, arena_printf(E->ar, "%c", (char)v->i));
+      type = 's';
+    } else {
+      ev_error(E, sp, "%%c requires an ASCII int or a char");
+    }
+  } else { /* s, r, a */
+    v = v_str(E, type == 's' ? (v->kind == V_STR ? v->s : ev_str(E, v, sp)) : ev_repr(E, v, sp));
+    type = 's';
+  }
+  if (number && c->zero && !c->left) *q++ = '0'; /* fill, then '=' */
+  *q++ = c->left ? '<' : (number && c->zero) ? '=' : '>';
+  if (number && (c->plus || c->space)) *q++ = c->plus ? '+' : ' ';
+  if (c->alt && strchr("oxX", type)) *q++ = '#';
+  if (c->width > 0) q += snprintf(q, 16, "%ld", c->width);
+  if (c->prec >= 0 && type != 'd') q += snprintf(q, 16, ".%ld", c->prec);
+  *q++ = type;
+  *q = 0;
+  return ev_format(E, v, spec, sp);
+}
+
+const char *ev_percent_format(Eval *E, const char *fmt, Value *arg, Span sp) {
+  Value *one[1] = {arg}, **args = one;
+  int nargs = 1, used = 0;
+  bool mapping = arg->kind == V_DICT;
+  if (arg->kind == V_TUPLE) args = arg->items, nargs = arg->n;
+  Text t = {0};
+  for (const char *p = fmt; *p;) {
+    if (*p != '%') {
+      const char *end = strchr(p, '%');
+      size_t n = end ? (size_t)(end - p) : strlen(p);
+      text_add(E, &t, arena_strndup(E->ar, p, n), sp);
+      p += n;
+      continue;
+    }
+    p++;
+    Value *v = NULL;
+    if (*p == '(') { /* %(name)s */
+      if (!mapping) ev_error(E, sp, "format requires a mapping");
+      const char *close = strchr(p, ')');
+      if (!close) ev_error(E, sp, "ValueError: incomplete format key");
+      Value *key = v_str(E, arena_strndup(E->ar, p + 1, (size_t)(close - p - 1)));
+      v = ev_dict_get(E, arg, key, sp);
+      if (!v) ev_error(E, sp, "KeyError: %s", ev_repr(E, key, sp));
+      p = close + 1;
+    }
+    Conv c = {.prec = -1};
+    for (; *p && strchr("-0+ #", *p); p++) {
+      c.left |= *p == '-', c.zero |= *p == '0', c.plus |= *p == '+', c.space |= *p == ' ';
+      c.alt |= *p == '#';
+    }
+    if (*p == '*') {
+      c.width = star_arg(E, args, nargs, &used, sp), p++;
+      if (c.width < 0) c.left = true, c.width = -c.width;
+    } else {
+      while (*p >= '0' && *p <= '9' && c.width < 100000) c.width = c.width * 10 + (*p++ - '0');
+    }
+    if (*p == '.') {
+      p++;
+      c.prec = 0;
+      if (*p == '*') {
+        c.prec = star_arg(E, args, nargs, &used, sp), p++;
+        if (c.prec < 0) c.prec = 0;
+      } else {
+        while (*p >= '0' && *p <= '9' && c.prec < 1000) c.prec = c.prec * 10 + (*p++ - '0');
+      }
+    }
+    while (*p && strchr("hlL", *p)) p++; /* length modifiers: ignored, as Python does */
+    if (!*p) ev_error(E, sp, "ValueError: incomplete format");
+    c.type = *p++;
+    if (c.width >= 100000 || c.prec >= 1000) ev_error(E, sp, "width or precision too big");
+    if (c.type == '%') {
+      text_add(E, &t, "%", sp);
+      continue;
+    }
+    if (!strchr("diuoxXeEfFgGcsra", c.type))
+      ev_error(E, sp, "ValueError: unsupported format character '%c' (0x%x) at index %d", c.type,
+               (unsigned)(unsigned char)c.type, (int)(p - 1 - fmt));
+    if (!v) v = mapping ? arg : next_arg(E, args, nargs, &used, sp);
+    text_add(E, &t, convert_one(E, &c, v, sp), sp);
+  }
+  if (!mapping && used < nargs)
+    ev_error(E, sp, "not all arguments converted during string formatting");
+  return t.buf ? t.buf : "";
+}
