@@ -268,7 +268,7 @@ const char *ev_str_concat(Eval *E, const char *a, const char *b, Span sp) {
   return arena_printf(E->ar, "%s%s", a, b);
 }
 
-/* list/tuple concatenation and repetition, str concatenation, str % args. */
+/* list/tuple concatenation and repetition, str concatenation. */
 static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
   if (op == '+' && a->kind == b->kind && (a->kind == V_LIST || a->kind == V_TUPLE)) {
     if ((int64_t)a->n + b->n > EV_MAX_LIST_LEN) ev_error(E, sp, "compile-time list is too long");
@@ -305,7 +305,6 @@ static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
   }
   if (op == '+' && a->kind == V_STR && b->kind == V_STR)
     return v_str(E, ev_str_concat(E, a->s, b->s, sp));
-  if (op == '%' && a->kind == V_STR) return v_str(E, ev_percent_format(E, a->s, b, sp));
   ev_error(E, sp, "unsupported operand types for %s: '%s' and '%s'", op_name(op), v_type_name(a),
            v_type_name(b));
 }
@@ -494,6 +493,7 @@ static Value *rt_binop(Eval *E, int op, Value *a, Value *b, Span sp, Span asp, S
 
 /* a op b for every operand kind; asp and bsp are the operands' spans. */
 static Value *binop_at(Eval *E, int op, Value *a, Value *b, Span sp, Span asp, Span bsp) {
+  if (op == '%' && a->kind == V_STR) return v_str(E, ev_percent_format(E, a->s, b, sp));
   if (a->kind == V_TENSOR || b->kind == V_TENSOR) return ev_tensor_binop(E, op, a, b, sp);
   if (a->kind == V_EXPR || b->kind == V_EXPR) {
     if (!v_is_scalar(a) || !v_is_scalar(b))

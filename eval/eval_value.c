@@ -767,6 +767,10 @@ static long star_arg(Eval *E, Value **args, int nargs, int *used, Span sp) {
  * numbers only. */
 static const char *convert_one(Eval *E, const Conv *c, Value *v, Span sp) {
   char spec[64], *q = spec;
+  if (v->kind == V_EXPR || v->kind == V_TENSOR)
+    ev_error(E, sp,
+             "%% formatting makes a compile-time string: it cannot hold a run-time value "
+             "(self.printf prints one)");
   char type = c->type;
   bool number = strchr("diuoxXeEfFgG", type) != NULL;
   if (number) {
