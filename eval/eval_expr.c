@@ -865,28 +865,36 @@ static Value *eval_namedexpr(Eval *E, Node *n) {
   return ev_eval_expr(E, n->a);
 }
 
+void ev_slice_bounds(Eval *E, Node *idx, int64_t n, int64_t *start, int64_t *stride,
+                     uint64_t *count) {
+  /* Python evaluates lower, upper, then step */
+  Value *lov = idx->a ? ev_eval_expr(E, idx->a) : NULL;
+  Value *hiv = idx->b ? ev_eval_expr(E, idx->b) : NULL;
+  Value *stepv = idx->c ? ev_eval_expr(E, idx->c) : NULL;
+  int64_t step = 1, lo, hi;
+  if (stepv) step = v_to_int(E, stepv, idx->c->span, "slice step");
+  if (step == 0) ev_error(E, idx->span, "slice step cannot be zero");
+  lo = lov ? v_to_int(E, lov, idx->a->span, "slice") : (step > 0 ? 0 : n - 1);
+  hi = hiv ? v_to_int(E, hiv, idx->b->span, "slice") : (step > 0 ? n : -n - 1);
+  if (lo < 0) lo += n;
+  if (hi < 0) hi += n;
+  lo = lo < (step > 0 ? 0 : -1) ? (step > 0 ? 0 : -1) : lo > n ? n : lo;
+  hi = hi < (step > 0 ? 0 : -1) ? (step > 0 ? 0 : -1) : hi > n ? n : hi;
+  uint64_t len = 0;
+  if (step > 0 && hi > lo) len = ((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step + 1;
+  if (step < 0 && lo > hi) len = ((uint64_t)lo - (uint64_t)hi - 1) / (0 - (uint64_t)step) + 1;
+  *start = lo, *stride = step, *count = len;
+}
+
 /* seq[i] and seq[a:b:c] on compile-time lists and tuples (and the
  * characters of a string: str_index); `what` names seq in errors. */
 static Value *seq_index(Eval *E, Value *seq, Node *idx, const char *what) {
   if (idx->kind == N_SLICE) {
-    /* Python evaluates lower, upper, then step */
-    Value *lov = idx->a ? ev_eval_expr(E, idx->a) : NULL;
-    Value *hiv = idx->b ? ev_eval_expr(E, idx->b) : NULL;
-    Value *stepv = idx->c ? ev_eval_expr(E, idx->c) : NULL;
-    int64_t n = seq->n, step = 1, lo, hi;
-    if (stepv) step = v_to_int(E, stepv, idx->c->span, "slice step");
-    if (step == 0) ev_error(E, idx->span, "slice step cannot be zero");
-    lo = lov ? v_to_int(E, lov, idx->a->span, "slice") : (step > 0 ? 0 : n - 1);
-    hi = hiv ? v_to_int(E, hiv, idx->b->span, "slice") : (step > 0 ? n : -n - 1);
-    if (lo < 0) lo += n;
-    if (hi < 0) hi += n;
-    lo = lo < (step > 0 ? 0 : -1) ? (step > 0 ? 0 : -1) : lo > n ? n : lo;
-    hi = hi < (step > 0 ? 0 : -1) ? (step > 0 ? 0 : -1) : hi > n ? n : hi;
+    int64_t n = seq->n, lo, step;
+    uint64_t len;
+    ev_slice_bounds(E, idx, n, &lo, &step, &len);
     /* the items copied (a step of 2**40 copies one): charged, and the
      * copy is as long as the items, not the source */
-    uint64_t len = 0;
-    if (step > 0 && hi > lo) len = ((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step + 1;
-    if (step < 0 && lo > hi) len = ((uint64_t)lo - (uint64_t)hi - 1) / (0 - (uint64_t)step) + 1;
     ev_charge(E, (int64_t)len / 8, idx->span);
     Value *r = v_seq(E, seq->kind, 0);
     r->items = arena_alloc(E->ar, sizeof(Value *) * (len ? len : 1));

@@ -453,6 +453,14 @@ const char *ev_format(Eval *E, const Value *v, const char *spec, Span sp);
 /* fmt % arg, Python's printf-style formatting (arg: a tuple of the
  * arguments, a dict for %(name)s keys, or the one argument). */
 const char *ev_percent_format(Eval *E, const char *fmt, Value *arg, Span sp);
+/* The items seq[idx] selects (idx an N_SLICE, evaluated here; n items):
+ * count of them, from start, stride apart (Python's slice.indices). */
+void ev_slice_bounds(Eval *E, Node *idx, int64_t n, int64_t *start, int64_t *stride,
+                     uint64_t *count);
+/* xs[slice] = src for a compile-time list (in place: Python's list
+ * assignment, which grows or shrinks the list for a step of 1). */
+void ev_list_set_slice(Eval *E, Value *l, int64_t start, int64_t stride, uint64_t count, Value *src,
+                       Span sp);
 
 /* Counts one unit of compile-time work; an error past EV_MAX_STEPS. */
 void ev_step(Eval *E, Span sp);

@@ -106,6 +106,29 @@ static void list_insert(Eval *E, Value *l, int64_t at, Value *x, Span sp) {
   l->n++;
 }
 
+void ev_list_set_slice(Eval *E, Value *l, int64_t start, int64_t stride, uint64_t count, Value *src,
+                       Span sp) {
+  Value *from = ev_iterate_list(E, src, sp);
+  int64_t m = from->n;
+  Value **items = arena_alloc(E->ar, sizeof(Value *) * (size_t)(m ? m : 1));
+  memcpy(items, from->items, sizeof(Value *) * (size_t)m); /* xs[1:2] = xs */
+  ev_charge(E, (int64_t)(count + (uint64_t)m) / 8, sp);
+  if (stride != 1) {
+    if ((uint64_t)m != count)
+      ev_error(E, sp,
+               "ValueError: attempt to assign sequence of size %lld to extended slice of size "
+               "%llu",
+               (long long)m, (unsigned long long)count);
+    for (uint64_t k = 0; k < count; k++) l->items[start + (int64_t)k * stride] = items[k];
+    return;
+  }
+  int64_t tail = l->n - start - (int64_t)count;
+  if (m > (int64_t)count) list_reserve(E, l, m - (int64_t)count, sp);
+  memmove(&l->items[start + m], &l->items[start + (int64_t)count], sizeof(Value *) * (size_t)tail);
+  memcpy(&l->items[start], items, sizeof(Value *) * (size_t)m);
+  l->n = (int)(start + m + tail);
+}
+
 static Value *list_remove_at(Value *l, int64_t at) {
   Value *x = l->items[at];
   memmove(&l->items[at], &l->items[at + 1], sizeof(Value *) * (size_t)(l->n - at - 1));

@@ -255,11 +255,20 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
       ev_tensor_elem_set(E, seq, ev_eval_expr(E, target->b), v, target->span);
       return;
     }
+    if (seq->kind != V_LIST && (seq->kind == V_TUPLE || seq->kind == V_STR))
+      ev_error(E, target->span, "'%s' object does not support item assignment", v_type_name(seq));
     if (seq->kind != V_LIST)
       ev_error(E, target->span,
                "assignment to an element of '%s' is not "
                "supported yet",
                v_type_name(seq));
+    if (target->b->kind == N_SLICE) { /* xs[a:b] = items, in place */
+      int64_t start, stride;
+      uint64_t count;
+      ev_slice_bounds(E, target->b, seq->n, &start, &stride, &count);
+      ev_list_set_slice(E, seq, start, stride, count, v, sp);
+      return;
+    }
     int64_t i = v_to_int(E, ev_eval_expr(E, target->b), target->b->span, "list index");
     if (i < 0) i += seq->n;
     if (i < 0 || i >= seq->n) ev_error(E, target->b->span, "list assignment index out of range");
