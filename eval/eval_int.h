@@ -453,6 +453,10 @@ const char *ev_format(Eval *E, const Value *v, const char *spec, Span sp);
 /* fmt % arg, Python's printf-style formatting (arg: a tuple of the
  * arguments, a dict for %(name)s keys, or the one argument). */
 const char *ev_percent_format(Eval *E, const char *fmt, Value *arg, Span sp);
+/* chr(c): the UTF-8 text of code point c (an error at sp outside
+ * 0 ... 0x10FFFF); whether s is exactly one character. */
+const char *ev_chr(Eval *E, int64_t c, Span sp);
+bool ev_one_char(const char *s);
 /* The items seq[idx] selects (idx an N_SLICE, evaluated here; n items):
  * count of them, from start, stride apart (Python's slice.indices). */
 void ev_slice_bounds(Eval *E, Node *idx, int64_t n, int64_t *start, int64_t *stride,

@@ -505,11 +505,8 @@ static int64_t code_point(const char *s) {
   return c;
 }
 
-static Value *b_chr(Eval *E, Args *a, Span sp) {
-  ev_arg_count(E, a, sp, "chr", 1, 1);
-  int64_t c = v_to_int(E, a->pos[0], a->pos_span[0], "chr()");
-  if (c < 0 || c > 0x10FFFF)
-    ev_error(E, a->pos_span[0], "ValueError: chr() arg not in range(0x110000)");
+const char *ev_chr(Eval *E, int64_t c, Span sp) {
+  if (c < 0 || c > 0x10FFFF) ev_error(E, sp, "ValueError: chr() arg not in range(0x110000)");
   char t[5] = {0};
   if (c < 0x80) {
     t[0] = (char)c;
@@ -522,7 +519,16 @@ static Value *b_chr(Eval *E, Args *a, Span sp) {
     t[0] = (char)(0xF0 | c >> 18), t[1] = (char)(0x80 | (c >> 12 & 0x3F));
     t[2] = (char)(0x80 | (c >> 6 & 0x3F)), t[3] = (char)(0x80 | (c & 0x3F));
   }
-  return new_str(E, t, strlen(t) ? strlen(t) : 1, sp); /* chr(0) is one NUL: kept as "" */
+  return arena_strdup(E->ar, t); /* chr(0) is one NUL: kept as "" */
+}
+
+bool ev_one_char(const char *s) { return code_point(s) >= 0; }
+
+static Value *b_chr(Eval *E, Args *a, Span sp) {
+  ev_arg_count(E, a, sp, "chr", 1, 1);
+  int64_t c = v_to_int(E, a->pos[0], a->pos_span[0], "chr()");
+  const char *t = ev_chr(E, c, a->pos_span[0]);
+  return new_str(E, t, strlen(t) ? strlen(t) : 1, sp);
 }
 
 /* pow(a, b) is a ** b; pow(a, b, m) for compile-time integers. */

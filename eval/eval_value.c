@@ -786,14 +786,14 @@ static const char *convert_one(Eval *E, const Conv *c, Value *v, Span sp) {
       v = v_float(E, (double)v->i);
     }
   } else if (type == 'c') {
-    if (v->kind == V_STR && strlen(v->s) == 1) {
-      type = 's';
-    } else if (v->kind == V_INT && v->i >= 0 && v->i < 128) {
-      v = v_str(E, arena_printf(E->ar, "%c", (char)v->i));
-      type = 's';
-    } else {
-      ev_error(E, sp, "%%c requires an ASCII int or a char");
+    if (v->kind == V_INT || v->kind == V_BOOL) {
+      if (v->i < 0 || v->i > 0x10FFFF)
+        ev_error(E, sp, "OverflowError: %%c arg not in range(0x110000)");
+      v = v_str(E, ev_chr(E, v->i, sp));
+    } else if (v->kind != V_STR || !ev_one_char(v->s)) {
+      ev_error(E, sp, "%%c requires int or char");
     }
+    type = 's';
   } else { /* s, r, a */
     v = v_str(E, type == 's' ? (v->kind == V_STR ? v->s : ev_str(E, v, sp)) : ev_repr(E, v, sp));
     type = 's';
@@ -832,6 +832,7 @@ const char *ev_percent_format(Eval *E, const char *fmt, Value *arg, Span sp) {
       Value *key = v_str(E, arena_strndup(E->ar, p + 1, (size_t)(close - p - 1)));
       v = ev_dict_get(E, arg, key, sp);
       if (!v) ev_error(E, sp, "KeyError: %s", ev_repr(E, key, sp));
+      used = nargs; /* no positional conversion after a keyed one, as in CPython */
       p = close + 1;
     }
     Conv c = {.prec = -1};
@@ -866,7 +867,7 @@ const char *ev_percent_format(Eval *E, const char *fmt, Value *arg, Span sp) {
     if (!strchr("diuoxXeEfFgGcsra", c.type))
       ev_error(E, sp, "ValueError: unsupported format character '%c' (0x%x) at index %d", c.type,
                (unsigned)(unsigned char)c.type, (int)(p - 1 - fmt));
-    if (!v) v = mapping ? arg : next_arg(E, args, nargs, &used, sp);
+    if (!v) v = next_arg(E, args, nargs, &used, sp); /* a dict: itself, once */
     text_add(E, &t, convert_one(E, &c, v, sp), sp);
   }
   if (!mapping && used < nargs)
