@@ -762,6 +762,27 @@ static long star_arg(Eval *E, Value **args, int nargs, int *used, Span sp) {
   return (long)v->i;
 }
 
+/* An integer conversion with a precision, which printf-style formatting
+ * (unlike format()) reads as the least number of digits: "%5.3d" % 7 is
+ * "  007". */
+static const char *int_with_digits(Eval *E, const Conv *c, char type, int64_t i) {
+  int base = type == 'o' ? 8 : type == 'd' ? 10 : 16;
+  const char *d = int_digits(E, i, base, type == 'X');
+  size_t nd = strlen(d), zeros = (size_t)c->prec > nd ? (size_t)c->prec - nd : 0;
+  const char *sgn = i < 0 ? "-" : c->plus ? "+" : c->space ? " " : "";
+  const char *pre = !c->alt || base == 10 ? "" : base == 8 ? "0o" : type == 'X' ? "0X" : "0x";
+  size_t len = strlen(sgn) + strlen(pre) + zeros + nd;
+  size_t pad = c->width > 0 && (size_t)c->width > len ? (size_t)c->width - len : 0;
+  if (c->zero && !c->left) zeros += pad, pad = 0;
+  char *z = arena_alloc(E->ar, zeros + 1), *sp_ = arena_alloc(E->ar, pad + 1);
+  memset(z, '0', zeros);
+  z[zeros] = 0;
+  memset(sp_, ' ', pad);
+  sp_[pad] = 0;
+  if (c->left) return arena_printf(E->ar, "%s%s%s%s%s", sgn, pre, z, d, sp_);
+  return arena_printf(E->ar, "%s%s%s%s%s", sp_, sgn, pre, z, d);
+}
+
 /* Value v under conversion c, as Python's `%` operator writes it: through
  * format()'s mini-language, right-aligned unless '-', '0' padding for
  * numbers only. */
@@ -798,6 +819,7 @@ static const char *convert_one(Eval *E, const Conv *c, Value *v, Span sp) {
     v = v_str(E, type == 's' ? (v->kind == V_STR ? v->s : ev_str(E, v, sp)) : ev_repr(E, v, sp));
     type = 's';
   }
+  if (c->prec >= 0 && strchr("doxX", type)) return int_with_digits(E, c, type, v->i);
   if (number && c->zero && !c->left) *q++ = '0'; /* fill, then '=' */
   *q++ = c->left ? '<' : (number && c->zero) ? '=' : '>';
   if (number && (c->plus || c->space)) *q++ = c->plus ? '+' : ' ';
