@@ -242,13 +242,18 @@ static void tile_inside(Emitter *e, Tile *t) {
   }
 }
 
+/* The global tensor's address, in the global state space. */
+static Val global_base(Emitter *e, const Tile *t) {
+  Val p = reg_of(e, t->g->gptr, DT_UINT64), base = new_reg(e, DT_UINT64);
+  emit(e, "cvta.to.global.u64 %s, %s;", base.s, p.s);
+  return base;
+}
+
 /* The global tensor's address, shape and pitches, the offsets, and
  * whether those of the dimensions the view does not span are inside. */
 static void global_setup(Emitter *e, Tile *t) {
   const IrTensor *g = t->g;
-  Val p = reg_of(e, g->gptr, DT_UINT64);
-  t->base = new_reg(e, DT_UINT64);
-  emit(e, "cvta.to.global.u64 %s, %s;", t->base.s, p.s);
+  t->base = global_base(e, t);
   for (int d = 0; d < g->rank; d++) {
     t->gdim[d] = reg_of(e, g->gshape[d], DT_INT32);
     t->off[d] = reg_of(e, t->c->offsets[d], DT_INT32);
@@ -407,6 +412,17 @@ static Val udiv(Emitter *e, Val x, int64_t n, IrOp op, int64_t below) {
   return emit_int_divmod(e, op, x, val_imm(DT_UINT32, n), DT_UINT32, &r, NULL);
 }
 
+/* The thread's row (tid / per_row) and chunk in the row (tid % per_row)
+ * in its group, as registers: what the hoisted addresses start from. */
+static void thread_chunk(Emitter *e, const Tile *t, int64_t per_row, Val *row, Val *q) {
+  Val tid = val_to_reg(e, val_convert(e, emit_group_tid(e), DT_UINT32));
+  *row = tid, *q = val_to_reg(e, val_imm(DT_UINT32, 0));
+  if (per_row > 1) {
+    *row = val_to_reg(e, udiv(e, tid, per_row, OP_DIV, t->nthreads));
+    *q = val_to_reg(e, udiv(e, tid, per_row, OP_MOD, t->nthreads));
+  }
+}
+
 /* An address before the swizzle -> after it. Addresses before the swizzle
  * hold %smem already when it commutes with the swizzle: %smem is a
  * multiple of 1024 (emit.c), which leaves the bits a swizzle of rows of at
@@ -480,12 +496,8 @@ static Val spot_address(Emitter *e, const Tile *t, const Spot *s, char *key, siz
   Val a;
   if (hoist_find(e, key, &a, 1)) return a;
   FILE *saved = hoist_begin(e);
-  Val tid = val_to_reg(e, val_convert(e, emit_group_tid(e), DT_UINT32));
-  Val row = tid, q = val_to_reg(e, val_imm(DT_UINT32, 0)), coord[IR_MAX_RANK];
-  if (s->per_row > 1) {
-    row = udiv(e, tid, s->per_row, OP_DIV, t->nthreads);
-    q = udiv(e, tid, s->per_row, OP_MOD, t->nthreads);
-  }
+  Val row, q, coord[IR_MAX_RANK];
+  thread_chunk(e, t, s->per_row, &row, &q);
   if (s->row_add) {
     Val r = new_reg(e, DT_UINT32);
     emit(e, "add.u32 %s, %s, %" PRId64 ";", r.s, row.s, s->row_add);
@@ -494,9 +506,7 @@ static Val spot_address(Emitter *e, const Tile *t, const Spot *s, char *key, siz
   row_coords(e, t, row, coord);
   coord[t->vrank - 1] = new_reg(e, DT_UINT32);
   emit(e, "mul.lo.u32 %s, %s, %d;", coord[t->vrank - 1].s, q.s, t->width / t->eb);
-  Val p = reg_of(e, t->g->gptr, DT_UINT64);
-  a = new_reg(e, DT_UINT64);
-  emit(e, "cvta.to.global.u64 %s, %s;", a.s, p.s);
+  a = global_base(e, t);
   for (int i = 0; i < t->vrank; i++)
     a = addr_add(e, a, coord[i], const_pitch_bytes(t, t->c->dims[i]));
   hoist_end(e, saved, key, &a, 1);
@@ -779,16 +789,11 @@ static Walk walk_hoisted(Emitter *e, const Tile *t, int64_t per_row, bool many) 
   Val h[4];
   if (!hoist_find(e, key, h, 4)) {
     FILE *saved = hoist_begin(e);
-    Val tid = val_to_reg(e, val_convert(e, emit_group_tid(e), DT_UINT32));
-    Val row = tid, q = val_to_reg(e, val_imm(DT_UINT32, 0));
-    if (per_row > 1) {
-      row = val_to_reg(e, udiv(e, tid, per_row, OP_DIV, t->nthreads));
-      q = val_to_reg(e, udiv(e, tid, per_row, OP_MOD, t->nthreads));
-    }
-    Val qe = new_reg(e, DT_INT32), base = new_reg(e, DT_UINT64);
+    Val row, q;
+    thread_chunk(e, t, per_row, &row, &q);
+    Val qe = new_reg(e, DT_INT32);
     emit(e, "mul.lo.s32 %s, %s, %d;", qe.s, q.s, t->width / t->eb);
-    Val p = reg_of(e, t->g->gptr, DT_UINT64), pitch = reg_of(e, t->g->gshape[t->last], DT_INT32);
-    emit(e, "cvta.to.global.u64 %s, %s;", base.s, p.s);
+    Val pitch = reg_of(e, t->g->gshape[t->last], DT_INT32), base = global_base(e, t);
     Val lin = new_reg(e, DT_INT64), ga = new_reg(e, DT_UINT64), sa = new_reg(e, DT_UINT32);
     emit(e, "cvt.s64.s32 %s, %s;", lin.s, qe.s);
     emit(e, "mad.wide.s32 %s, %s, %s, %s;", lin.s, row.s, pitch.s, lin.s);
