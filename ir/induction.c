@@ -90,6 +90,13 @@ static IrExpr *rest_add(Arena *ar, IrOp op, IrExpr *a, IrExpr *b) {
 
 static bool affine(Ctx *c, const IrExpr *e, IrAffine *out);
 
+/* a's coefficient num / den (den > 0) in lowest terms, 0 as 0 / 1. */
+static void set_coef(IrAffine *a, int64_t num, int64_t den) {
+  int64_t g = ir_gcd(num, den);
+  a->num = num / g;
+  a->den = num ? den / g : 1;
+}
+
 /* a / q (C's division) for a constant q > 0. */
 static bool affine_div(Ctx *c, const IrAffine *a, int64_t q, IrAffine *out) {
   const IrVar *v = c->loop->loop.var;
@@ -97,13 +104,12 @@ static bool affine_div(Ctx *c, const IrAffine *a, int64_t q, IrAffine *out) {
   if (!c->ranges || a->k < INT32_MIN || a->k > INT32_MAX) return false;
   IrRange vr = c->ranges->vars[v->id];
   if (a->num < 0 || (a->num > 0 && vr.lo < 0)) return false;
-  if (!mul_ok(a->num, m, &nm) || !mul_ok(a->den, q, &dq) || (dq != 0 && nm % dq != 0)) return false;
+  if (!mul_ok(a->num, m, &nm) || !mul_ok(a->den, q, &dq) || nm % dq != 0) return false;
   IrExpr *tail = rest_add(c->ar, OP_ADD, a->rest, ir_const(c->ar, DT_INT32, a->k));
   IrRange tr;
-  if (!c->ranges || !ir_expr_range(tail, c->ranges, &tr) || tr.lo < 0) return false;
-  int64_t g = ir_gcd(a->num, dq);
-  *out = (IrAffine){.num = g ? a->num / g : 0, .den = g ? dq / g : 1};
-  if (out->num == 0) out->den = 1;
+  if (!ir_expr_range(tail, c->ranges, &tr) || tr.lo < 0) return false;
+  *out = (IrAffine){0};
+  set_coef(out, a->num, dq);
   if (a->k % q == 0 && (!a->rest || ir_expr_multiple(a->rest, c->multiples) % q == 0)) {
     out->rest = a->rest ? ir_binary(c->ar, OP_DIV, a->rest, ir_const(c->ar, DT_INT32, q)) : NULL;
     out->k = a->k / q;
@@ -116,10 +122,9 @@ static bool affine_div(Ctx *c, const IrAffine *a, int64_t q, IrAffine *out) {
 
 /* a * f for a constant f. */
 static bool affine_scale(Ctx *c, IrAffine *a, int64_t f) {
-  if (!mul_ok(a->num, f, &a->num) || !mul_ok(a->k, f, &a->k)) return false;
-  int64_t g = ir_gcd(a->num, a->den);
-  if (g > 1) a->num /= g, a->den /= g;
-  if (a->num == 0) a->den = 1;
+  int64_t num;
+  if (!mul_ok(a->num, f, &num) || !mul_ok(a->k, f, &a->k)) return false;
+  set_coef(a, num, a->den);
   if (a->rest) a->rest = ir_binary(c->ar, OP_MUL, a->rest, ir_const(c->ar, DT_INT32, f));
   return true;
 }
@@ -129,9 +134,7 @@ static bool affine_sum(Ctx *c, IrOp op, const IrAffine *a, const IrAffine *b, Ir
   if (!mul_ok(a->num, b->den, &x) || !mul_ok(bn, a->den, &y) || !add_ok(x, y, &x) ||
       !mul_ok(a->den, b->den, &d) || !add_ok(a->k, bk, &out->k))
     return false;
-  int64_t g = ir_gcd(x, d);
-  out->num = g ? x / g : 0;
-  out->den = x == 0 ? 1 : d / g;
+  set_coef(out, x, d);
   out->rest = rest_add(c->ar, op, a->rest, b->rest);
   return true;
 }
