@@ -629,6 +629,13 @@ static const char *group_digits(Eval *E, const char *s, char sep) {
   return out;
 }
 
+/* n copies of ch, as a string. */
+static char *repeat_char(Eval *E, char ch, size_t n) {
+  char *r = arena_alloc(E->ar, n + 1); /* zeroed: terminated */
+  memset(r, ch, n);
+  return r;
+}
+
 const char *ev_format(Eval *E, const Value *v, const char *spec, Span sp) {
   if (!spec[0]) return v->kind == V_STR ? v->s : ev_str(E, v, sp);
   const char *p = spec;
@@ -722,8 +729,7 @@ const char *ev_format(Eval *E, const Value *v, const char *spec, Span sp) {
   size_t len = strlen(sgn) + strlen(body); /* characters, as Python counts ASCII */
   size_t pad = width > 0 && (size_t)width > len ? (size_t)width - len : 0;
   ev_charge(E, (int64_t)(len + pad) / 64, sp);
-  char *padding = arena_alloc(E->ar, pad + 1);
-  memset(padding, fill, pad);
+  char *padding = repeat_char(E, fill, pad);
   size_t half = align == '^' ? pad / 2 : 0;
   switch (align) {
   case '<':
@@ -774,13 +780,9 @@ static const char *int_with_digits(Eval *E, const Conv *c, char type, int64_t i)
   size_t len = strlen(sgn) + strlen(pre) + zeros + nd;
   size_t pad = c->width > 0 && (size_t)c->width > len ? (size_t)c->width - len : 0;
   if (c->zero && !c->left) zeros += pad, pad = 0;
-  char *z = arena_alloc(E->ar, zeros + 1), *sp_ = arena_alloc(E->ar, pad + 1);
-  memset(z, '0', zeros);
-  z[zeros] = 0;
-  memset(sp_, ' ', pad);
-  sp_[pad] = 0;
-  if (c->left) return arena_printf(E->ar, "%s%s%s%s%s", sgn, pre, z, d, sp_);
-  return arena_printf(E->ar, "%s%s%s%s%s", sp_, sgn, pre, z, d);
+  const char *z = repeat_char(E, '0', zeros), *spaces = repeat_char(E, ' ', pad);
+  if (c->left) return arena_printf(E->ar, "%s%s%s%s%s", sgn, pre, z, d, spaces);
+  return arena_printf(E->ar, "%s%s%s%s%s", spaces, sgn, pre, z, d);
 }
 
 /* Value v under conversion c, as Python's `%` operator writes it: through
