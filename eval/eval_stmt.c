@@ -255,7 +255,7 @@ void ev_assign_to(Eval *E, Node *target, Value *v, Node *annotation, Span sp) {
       ev_tensor_elem_set(E, seq, ev_eval_expr(E, target->b), v, target->span);
       return;
     }
-    if (seq->kind != V_LIST && (seq->kind == V_TUPLE || seq->kind == V_STR))
+    if (seq->kind == V_TUPLE || seq->kind == V_STR)
       ev_error(E, target->span, "'%s' object does not support item assignment", v_type_name(seq));
     if (seq->kind != V_LIST)
       ev_error(E, target->span,
