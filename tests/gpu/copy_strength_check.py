@@ -39,8 +39,8 @@ def tile_sums(src, starts, width):
 
 
 def row_sums(src, rows_of_trip, nrows):
-    """sum over trips t of src[r0 : r0 + nrows] (r0 = rows_of_trip(t)),
-    the rows outside src counting zero."""
+    """sum over the trips of src[r0 : r0 + nrows], r0 each trip's first
+    row (rows_of_trip), the rows outside src counting zero (float64)."""
     out = torch.zeros(nrows, *src.shape[1:], dtype=torch.float64, device="cuda")
     for r0 in rows_of_trip:
         for r in range(nrows):
