@@ -292,20 +292,59 @@ static void emit_cast(Emitter *e, const IrStmt *s) {
   }
 }
 
+/* + - * and max/min on 16-bit WGMMA fragments, a packed pair of one
+ * dtype per register: one f16x2 / bf16x2 instruction per register (the
+ * pair rounded as two separate operations would round it). */
+static void emit_packed_elemwise(Emitter *e, const IrStmt *s) {
+  const IrTensor *d = s->elemwise.dst, *a = s->elemwise.a, *b = s->elemwise.b;
+  static const struct {
+    IrOp op;
+    const char *f16, *bf16;
+  } ops[] = {{OP_ADD, "add.rn.f16x2", "add.rn.bf16x2"},
+             {OP_SUB, "sub.rn.f16x2", "sub.rn.bf16x2"},
+             {OP_MUL, "mul.rn.f16x2", "mul.rn.bf16x2"},
+             {OP_MAX, "max.f16x2", "max.bf16x2"},
+             {OP_MIN, "min.f16x2", "min.bf16x2"}};
+  const char *ins = NULL;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (ops[i].op == s->elemwise.op) ins = d->dtype == DT_FLOAT16 ? ops[i].f16 : ops[i].bf16;
+  if (!ins || d->dtype != a->dtype || (b && b->dtype != a->dtype) || !is_packed(d) ||
+      !is_packed(a) || (b && !is_packed(b))) {
+    unsupported(e, "'%s' on 16-bit WGMMA fragments (+ - * maximum minimum of one dtype are)",
+                ir_op_name(s->elemwise.op));
+    return;
+  }
+  Val pair = {.s = ""};
+  if (!b) { /* the scalar in both halves */
+    Val h = val_to_reg(e, val_convert(e, emit_expr(e, s->elemwise.scalar), d->dtype));
+    pair = new_reg(e, DT_UINT32);
+    emit(e, "mov.b32 %s, {%s, %s};", pair.s, h.s, h.s);
+  }
+  for (int64_t i = 0; i < nslots(d); i += 2) {
+    Val x = slot_reg(a, i), y = b ? slot_reg(b, i) : pair;
+    if (s->elemwise.scalar_first) { /* 1.0 - t */
+      Val t = x;
+      x = y, y = t;
+    }
+    emit(e, "%s %s, %s, %s;", ins, slot_reg(d, i).s, x.s, y.s);
+  }
+}
+
 static void emit_elemwise(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->elemwise.dst, *a = s->elemwise.a, *b = s->elemwise.b;
   if (!tensor_check_regs(e, a) || !same_layout(e, d, a) ||
       (b && (!tensor_check_regs(e, b) || !same_layout(e, d, b))))
     return;
   if (is_packed(d) || is_packed(a) || (b && is_packed(b))) {
-    unsupported(e, "elementwise arithmetic on 16-bit WGMMA fragments");
+    emit_packed_elemwise(e, s);
     return;
   }
   Val scalar = {.s = ""};
   if (!b) scalar = val_to_reg(e, val_convert(e, emit_expr(e, s->elemwise.scalar), a->dtype));
   for (int64_t i = 0; i < nslots(d); i++) {
-    Val y = b ? slot_reg(b, i) : scalar;
-    Val r = emit_binop(e, s->elemwise.op, slot_reg(a, i), y, a->dtype);
+    Val x = slot_reg(a, i), y = b ? slot_reg(b, i) : scalar;
+    Val r = s->elemwise.scalar_first ? emit_binop(e, s->elemwise.op, y, x, a->dtype)
+                                     : emit_binop(e, s->elemwise.op, x, y, a->dtype);
     r = val_convert(e, r, d->dtype);
     emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s, r.s);
   }
@@ -450,6 +489,25 @@ typedef struct FragRow {
   Val addr, in;
 } FragRow;
 
+/* The address of each row a thread holds of a fragment tensor and whether
+ * it is inside the global tensor: rows row0 + 64 (i / 2) + 8 (i % 2). */
+static void frag_rows(Emitter *e, const FragStore *f, const IrTensor *t, FragRow *rows,
+                      int64_t nrows) {
+  for (int64_t i = 0; i < nrows; i++) {
+    int64_t rr = 64 * (i / 2) + 8 * (i % 2);
+    Val row = new_reg(e, DT_INT32), step = new_reg(e, DT_INT64);
+    rows[i].in = new_reg(e, DT_BOOL), rows[i].addr = new_reg(e, DT_UINT64);
+    emit(e, "add.s32 %s, %s, %" PRId64 ";", row.s, f->row0.s, rr);
+    if (f->g.inside[0])
+      emit(e, "mov.pred %s, 1;", rows[i].in.s);
+    else
+      emit(e, "setp.lt.s32 %s, %s, %s;", rows[i].in.s, row.s, f->g.dims[0].s);
+    emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", step.s, f->g.dims[1].s,
+         rr * dtype_bytes(t->dtype));
+    emit(e, "add.s64 %s, %s, %s;", rows[i].addr.s, f->base.s, step.s);
+  }
+}
+
 /* The columns col0 + col (+1) of one column pair: each in bounds (p0, p1),
  * and both in and aligned for one 2-element store (full). Computed once per
  * pair and shared by every row, so that no per-column value has to stay
@@ -529,22 +587,71 @@ static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, c
     unsupported(e, "a WGMMA fragment store of %" PRId64 " rows (out of memory)", m);
     return;
   }
-  for (int64_t i = 0; i < nrows; i++) {
-    int64_t rr = 64 * (i / 2) + 8 * (i % 2);
-    Val row = new_reg(e, DT_INT32), step = new_reg(e, DT_INT64);
-    rows[i].in = new_reg(e, DT_BOOL), rows[i].addr = new_reg(e, DT_UINT64);
-    emit(e, "add.s32 %s, %s, %" PRId64 ";", row.s, f.row0.s, rr);
-    if (f.g.inside[0])
-      emit(e, "mov.pred %s, 1;", rows[i].in.s);
-    else
-      emit(e, "setp.lt.s32 %s, %s, %s;", rows[i].in.s, row.s, f.g.dims[0].s);
-    emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", step.s, f.g.dims[1].s, rr * dtype_bytes(t->dtype));
-    emit(e, "add.s64 %s, %s, %s;", rows[i].addr.s, f.base.s, step.s);
-  }
+  frag_rows(e, &f, t, rows, nrows);
   for (int64_t j = 0; j < n / 8; j++) {
     FragCols c = frag_cols(e, &f, 8 * j);
     for (int64_t i = 0; i < nrows; i++)
       store_pair(e, t, (i / 2) * (n / 2) + 4 * j + 2 * (i % 2), &rows[i], &c, 8 * j);
+  }
+  free(rows);
+}
+
+/* Loads the pair of slots (slot, slot + 1) = columns col0 + col (+1) of
+ * row `row`, the mirror of store_pair: out-of-bounds elements read 0. */
+static void load_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow *row,
+                      const FragCols *c, int64_t col) {
+  int64_t cb = col * dtype_bytes(t->dtype), eb = dtype_bytes(t->dtype);
+  Val p0 = new_reg(e, DT_BOOL), p1 = new_reg(e, DT_BOOL), full = new_reg(e, DT_BOOL);
+  emit(e, "and.pred %s, %s, %s;", full.s, c->full.s, row->in.s);
+  emit(e, "and.pred %s, %s, %s;", p0.s, c->p0.s, row->in.s);
+  emit(e, "and.pred %s, %s, %s;", p1.s, c->p1.s, row->in.s);
+  emit(e, "and.pred %s, %s, !%s;", p0.s, p0.s, full.s);
+  emit(e, "and.pred %s, %s, !%s;", p1.s, p1.s, full.s);
+  if (is_packed(t)) {
+    Val x = new_reg(e, DT_FLOAT16), y = new_reg(e, DT_FLOAT16), pair = slot_reg(t, slot);
+    emit(e, "mov.b16 %s, 0;", x.s);
+    emit(e, "mov.b16 %s, 0;", y.s);
+    emit(e, "@%s ld.global.b16 %s, [%s+%" PRId64 "];", p0.s, x.s, row->addr.s, cb);
+    emit(e, "@%s ld.global.b16 %s, [%s+%" PRId64 "];", p1.s, y.s, row->addr.s, cb + eb);
+    emit(e, "mov.b32 %s, {%s, %s};", pair.s, x.s, y.s);
+    emit(e, "@%s ld.global.b32 %s, [%s+%" PRId64 "];", full.s, pair.s, row->addr.s, cb);
+    return;
+  }
+  Val x = slot_reg(t, slot), y = slot_reg(t, slot + 1);
+  emit(e, "mov.b32 %s, 0;", x.s);
+  emit(e, "mov.b32 %s, 0;", y.s);
+  emit(e, "@%s ld.global.v2.f32 {%s, %s}, [%s+%" PRId64 "];", full.s, x.s, y.s, row->addr.s, cb);
+  emit(e, "@%s ld.global.f32 %s, [%s+%" PRId64 "];", p0.s, x.s, row->addr.s, cb);
+  emit(e, "@%s ld.global.f32 %s, [%s+%" PRId64 "];", p1.s, y.s, row->addr.s, cb + eb);
+}
+
+/* Loads a rank-2 global tile at offsets (row, col) into a WGMMA fragment
+ * tensor (to add into an accumulator: a stream-K owner summing the partial
+ * tiles of other blocks), element (r, c) into the slot store_global reads
+ * it from; bounds-checked, out-of-bounds elements 0. */
+static void wgmma_load_global(Emitter *e, const IrStmt *s, const IrTensor *g, const IrTensor *t) {
+  if (g->rank != 2 || s->gmem.noffsets != 2 || g->dtype != t->dtype ||
+      (t->dtype != DT_FLOAT32 && !is_packed(t))) {
+    unsupported(e, "loading a %s WGMMA fragment from a rank-%d %s global tensor",
+                dtype_name(t->dtype), g->rank, dtype_name(g->dtype));
+    return;
+  }
+  if (e->group.single || e->group.size != 128) {
+    unsupported(e, "loading a WGMMA fragment outside its 128-thread warp group");
+    return;
+  }
+  FragStore f = frag_store_origin(e, s, g);
+  int64_t m = t->shape[0], n = t->shape[1], nrows = m / 64 * 2;
+  FragRow *rows = calloc((size_t)nrows, sizeof *rows);
+  if (!rows) {
+    unsupported(e, "a WGMMA fragment load of %" PRId64 " rows (out of memory)", m);
+    return;
+  }
+  frag_rows(e, &f, t, rows, nrows);
+  for (int64_t j = 0; j < n / 8; j++) {
+    FragCols c = frag_cols(e, &f, 8 * j);
+    for (int64_t i = 0; i < nrows; i++)
+      load_pair(e, t, (i / 2) * (n / 2) + 4 * j + 2 * (i % 2), &rows[i], &c, 8 * j);
   }
   free(rows);
 }
@@ -691,8 +798,7 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
     emit_spread_stmt(e, s);
     break;
   case S_LOAD_GLOBAL:
-    if (tensor_check_regs(e, s->gmem.reg))
-      unsupported(e, "load_global into a WGMMA fragment tensor");
+    if (tensor_check_regs(e, s->gmem.reg)) wgmma_load_global(e, s, s->gmem.global, s->gmem.reg);
     break;
   case S_STORE_GLOBAL:
     if (tensor_check_regs(e, s->gmem.reg)) wgmma_store_global(e, s, s->gmem.global, s->gmem.reg);

@@ -452,8 +452,14 @@ static void join_scopes(Eval *E, Dict *els, Dict *thn, Dict *before, IrStmt *st)
     es->var = var;
     es->val = v_expr(E, ir_var_ref(E->ar, var));
   }
+  /* bound in the else branch only: no value, and no variable either (a
+   * later assignment, in the next pass of a compile-time loop, binds it
+   * afresh rather than writing a variable whose name has no value) */
   for (int i = 0; i < els->len; i++)
-    if (!ev_dict_find(thn, els->items[i].name)) els->items[i].val = v_new(E, V_UNDEF);
+    if (!ev_dict_find(thn, els->items[i].name)) {
+      els->items[i].val = v_new(E, V_UNDEF);
+      els->items[i].var = NULL;
+    }
 }
 
 static Ctrl exec_if_chain(Eval *E, Node *s, bool in_chain);
@@ -545,8 +551,9 @@ static bool ct_loop_body(Eval *E, NodeList *body, Ctrl *out) {
  * or branch entered after the name was bound (the second pass of
  * `for wg in range(4): for tile in self.range(...): for j in range(4)`):
  * the run-time body is evaluated once, so a compile-time name may change
- * inside it only if it ends with the value it had on entry. NULL when the
- * ordinary rules apply. */
+ * inside it only if it ends the body with the value it had on entry (as
+ * any rebinding there, ev_rt_note_rebind). NULL when the ordinary rules
+ * apply. */
 static Slot *ct_target_to_restore(Eval *E, Node *target) {
   if (target->kind != N_NAME || E->rt_depth == 0) return NULL;
   Slot *slot = ev_dict_find(ev_cur_scope(E), target->name);
@@ -558,9 +565,11 @@ static Slot *ct_target_to_restore(Eval *E, Node *target) {
 static Ctrl ct_for(Eval *E, Node *s, Value *seq) {
   seq = ev_iterate_list(E, seq, s->b->span);
   Slot *outer = ct_target_to_restore(E, s->a);
-  Value *entry = outer ? outer->val : NULL;
   int entry_depth = outer ? outer->depth : 0;
-  if (outer) outer->depth = E->rt_depth;
+  if (outer) {
+    ev_rt_note_rebind(E, s->a->name, outer->val, s->a->span);
+    outer->depth = E->rt_depth;
+  }
   int saved = E->loop_kind;
   Ctrl out = C_NEXT;
   E->loop_kind = 1;
@@ -571,15 +580,9 @@ static Ctrl ct_for(Eval *E, Node *s, Value *seq) {
   }
   E->loop_kind = saved;
   if (i == seq->n && s->list2.len) out = ev_exec_block(E, &s->list2); /* for ... else */
-  if (outer) {
-    if (!outer->val || outer->var || !v_same(E, outer->val, entry, s->a->span))
-      ev_error(E, s->a->span,
-               "'%s' holds a compile-time value and cannot be "
-               "assigned in a run-time loop or branch; "
-               "annotate it (%s: int32 = ...)",
-               s->a->name, s->a->name);
-    outer->depth = entry_depth;
-  }
+  /* found again: the body may have grown the scope (a name first bound in
+   * a branch), moving its slots */
+  if (outer && (outer = ev_dict_find(ev_cur_scope(E), s->a->name))) outer->depth = entry_depth;
   return out;
 }
 

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# fragment_add.sh FILE.ptx: per entry of kernels/fragment_add.tls, the
+# loads of the partial sum into the fragment (a [64, 64] fragment is 8
+# column octets x 2 rows a thread: 16 pair loads, each with its two element
+# loads for ragged edges) and the arithmetic on it: float16 fragments in
+# packed f16x2 pairs (16 registers: 16 of each operation), float32 ones per
+# element (32). A subtraction from a scalar has the scalar (a %r or %f
+# register) first and the fragment (a %t register) last.
+set -eu
+awk '/^\.visible \.entry/ { name = $3; sub(/\(.*/, "", name) }
+     /ld\.global\.(b32|b16|v2\.f32|f32) / { n[name " " $2]++ }
+     /(add|max)\.(rn\.)?f(16x2|32) / { n[name " " $1]++ }
+     /sub\.(rn\.)?f(16x2|32) [^,]*, %[rf][0-9]+, %t/ { n[name " " $1 " scalar-first"]++ }
+     END { for (k in n) print k, n[k] }' "$1" | sort
