@@ -56,6 +56,11 @@ Value *ev_lookup_name(Eval *E, const char *name, Span sp) {
   if (!s) s = ev_dict_find(&E->globals, name);
   if (s && s->val->kind == V_UNDEF && s->val->i == 1) s = NULL; /* del name */
   if (s) {
+    if (s->val->kind == V_UNDEF && s->val->i == 2)
+      ev_error(E, sp,
+               "'%s' is the variable of the run-time loop at line %d and has no value after "
+               "it; keep the value in a variable of its own",
+               name, s->val->n);
     if (s->val->kind == V_UNDEF) ev_error(E, sp, "'%s' is not defined on every path", name);
     return s->val;
   }

@@ -622,6 +622,17 @@ static void rt_for(Eval *E, Node *s, Value *rng) {
   E->cur = saved;
   ev_rt_leave(E, &frame);
   clamp_depths(E);
+  /* Python leaves the last value (or the old binding, after no trip) in
+   * the name; Tilus's loop variables live inside the loop, and so does
+   * this one: the name has no value after it (an error where it is read,
+   * never a join that reads a variable no trip may have set). */
+  Slot *after = ev_dict_find(ev_cur_scope(E), s->a->name);
+  if (after && after->var == st->loop.var) {
+    after->val = v_new(E, V_UNDEF);
+    after->val->i = 2;
+    after->val->n = s->span.line;
+    after->var = NULL;
+  }
 }
 
 static Ctrl exec_for(Eval *E, Node *s) {

@@ -52,7 +52,10 @@ done
 step "libtlsrt fixtures" "$build/tests/gpu/test_gpu_runtime" tests/gpu/fixtures/fixtures.ptx
 
 say "== ctest gpu_*"
-ctest --test-dir "$build" -R "^gpu_|^ptx_gpu|^python_gpu" --timeout "${CTEST_TIMEOUT:-120}" --output-on-failure >"$out/ctest.log" 2>&1
+# (CTEST_PARALLEL=N runs N at a time: the tests check results, they time
+# nothing, so they may share the GPU)
+ctest --test-dir "$build" -R "^gpu_|^ptx_gpu|^python_gpu" --timeout "${CTEST_TIMEOUT:-120}" \
+  -j "${CTEST_PARALLEL:-1}" --output-on-failure >"$out/ctest.log" 2>&1
 rc=$?
 grep -E "tests passed|Passed|Failed|Skipped|\*\*\*" "$out/ctest.log" | tee -a "$log"
 [ "$rc" = 0 ] || { say "-- ctest: FAILED"; fails=$((fails + 1)); }
