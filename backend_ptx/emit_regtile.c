@@ -564,38 +564,6 @@ static void store_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRo
        cb + dtype_bytes(t->dtype), y.s);
 }
 
-/* Stores a WGMMA fragment tensor to a rank-2 global tensor at offsets
- * (row, col), bounds-checked against the global shape: thread t holds, in
- * fragment r, rows row0 + 64r + 8h (h = 0, 1) and column pairs
- * col0 + 8j (see the layout at the top of this file). The rows' addresses
- * come first; then, column pair by column pair, every row's store. */
-static void wgmma_store_global(Emitter *e, const IrStmt *s, const IrTensor *g, const IrTensor *t) {
-  if (g->rank != 2 || s->gmem.noffsets != 2 || g->dtype != t->dtype ||
-      (t->dtype != DT_FLOAT32 && !is_packed(t))) {
-    unsupported(e, "storing a %s WGMMA fragment to a rank-%d %s global tensor",
-                dtype_name(t->dtype), g->rank, dtype_name(g->dtype));
-    return;
-  }
-  if (e->group.single || e->group.size != 128) {
-    unsupported(e, "storing a WGMMA fragment outside its 128-thread warp group");
-    return;
-  }
-  FragStore f = frag_store_origin(e, s, g);
-  int64_t m = t->shape[0], n = t->shape[1], nrows = m / 64 * 2;
-  FragRow *rows = calloc((size_t)nrows, sizeof *rows);
-  if (!rows) {
-    unsupported(e, "a WGMMA fragment store of %" PRId64 " rows (out of memory)", m);
-    return;
-  }
-  frag_rows(e, &f, t, rows, nrows);
-  for (int64_t j = 0; j < n / 8; j++) {
-    FragCols c = frag_cols(e, &f, 8 * j);
-    for (int64_t i = 0; i < nrows; i++)
-      store_pair(e, t, (i / 2) * (n / 2) + 4 * j + 2 * (i % 2), &rows[i], &c, 8 * j);
-  }
-  free(rows);
-}
-
 /* Loads the pair of slots (slot, slot + 1) = columns col0 + col (+1) of
  * row `row`, the mirror of store_pair: out-of-bounds elements read 0. */
 static void load_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow *row,
@@ -625,33 +593,45 @@ static void load_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow
   emit(e, "@%s ld.global.f32 %s, [%s+%" PRId64 "];", p1.s, y.s, row->addr.s, cb + eb);
 }
 
-/* Loads a rank-2 global tile at offsets (row, col) into a WGMMA fragment
- * tensor (to add into an accumulator: a stream-K owner summing the partial
- * tiles of other blocks), element (r, c) into the slot store_global reads
- * it from; bounds-checked, out-of-bounds elements 0. */
-static void wgmma_load_global(Emitter *e, const IrStmt *s, const IrTensor *g, const IrTensor *t) {
+/* Stores a WGMMA fragment tensor to a rank-2 global tensor at offsets
+ * (row, col), or loads one from it (to add into an accumulator: a split
+ * wave's owner summing the partial tiles of other blocks), bounds-checked
+ * against the global shape (out-of-bounds elements dropped, or read as 0):
+ * thread t holds, in fragment r, rows row0 + 64r + 8h (h = 0, 1) and column
+ * pairs col0 + 8j (see the layout at the top of this file). The rows'
+ * addresses come first; then, column pair by column pair, every row's
+ * store or load. */
+static void wgmma_global(Emitter *e, const IrStmt *s, bool load) {
+  const IrTensor *g = s->gmem.global, *t = s->gmem.reg;
+  const char *verb = load ? "loading" : "storing";
   if (g->rank != 2 || s->gmem.noffsets != 2 || g->dtype != t->dtype ||
       (t->dtype != DT_FLOAT32 && !is_packed(t))) {
-    unsupported(e, "loading a %s WGMMA fragment from a rank-%d %s global tensor",
-                dtype_name(t->dtype), g->rank, dtype_name(g->dtype));
+    unsupported(e, "%s a %s WGMMA fragment %s a rank-%d %s global tensor", verb,
+                dtype_name(t->dtype), load ? "from" : "to", g->rank, dtype_name(g->dtype));
     return;
   }
   if (e->group.single || e->group.size != 128) {
-    unsupported(e, "loading a WGMMA fragment outside its 128-thread warp group");
+    unsupported(e, "%s a WGMMA fragment outside its 128-thread warp group", verb);
     return;
   }
   FragStore f = frag_store_origin(e, s, g);
   int64_t m = t->shape[0], n = t->shape[1], nrows = m / 64 * 2;
   FragRow *rows = calloc((size_t)nrows, sizeof *rows);
   if (!rows) {
-    unsupported(e, "a WGMMA fragment load of %" PRId64 " rows (out of memory)", m);
+    unsupported(e, "a WGMMA fragment %s of %" PRId64 " rows (out of memory)",
+                load ? "load" : "store", m);
     return;
   }
   frag_rows(e, &f, t, rows, nrows);
   for (int64_t j = 0; j < n / 8; j++) {
     FragCols c = frag_cols(e, &f, 8 * j);
-    for (int64_t i = 0; i < nrows; i++)
-      load_pair(e, t, (i / 2) * (n / 2) + 4 * j + 2 * (i % 2), &rows[i], &c, 8 * j);
+    for (int64_t i = 0; i < nrows; i++) {
+      int64_t slot = (i / 2) * (n / 2) + 4 * j + 2 * (i % 2);
+      if (load)
+        load_pair(e, t, slot, &rows[i], &c, 8 * j);
+      else
+        store_pair(e, t, slot, &rows[i], &c, 8 * j);
+    }
   }
   free(rows);
 }
@@ -798,10 +778,10 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
     emit_spread_stmt(e, s);
     break;
   case S_LOAD_GLOBAL:
-    if (tensor_check_regs(e, s->gmem.reg)) wgmma_load_global(e, s, s->gmem.global, s->gmem.reg);
+    if (tensor_check_regs(e, s->gmem.reg)) wgmma_global(e, s, true);
     break;
   case S_STORE_GLOBAL:
-    if (tensor_check_regs(e, s->gmem.reg)) wgmma_store_global(e, s, s->gmem.global, s->gmem.reg);
+    if (tensor_check_regs(e, s->gmem.reg)) wgmma_global(e, s, false);
     break;
   case S_LOAD_SHARED:
     if (tensor_check_regs(e, s->smem.reg))
