@@ -299,6 +299,7 @@ static bool run_warp(Sim *S, SimWarp *w) {
 /* One block from start to end; false after a report. */
 static bool run_block(Sim *S, int64_t block) {
   setup_block(S, block);
+  sim_cover_start(S);
   while (!S->failed) {
     bool moved = false, all_exited = true;
     for (int i = 0; i < S->nwarps && !S->failed; i++) {
@@ -308,7 +309,7 @@ static bool run_block(Sim *S, int64_t block) {
     }
     if (S->failed) break;
     if (all_exited) {
-      sim_end_checks(S);
+      if (sim_end_checks(S)) sim_cover_check(S);
       break;
     }
     if (!moved) {
@@ -318,6 +319,7 @@ static bool run_block(Sim *S, int64_t block) {
         report_deadlock(S);
     }
   }
+  sim_cover_free(S);
   free_block(S);
   return !S->failed;
 }

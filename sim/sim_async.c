@@ -473,7 +473,8 @@ bool sim_tma_store(Sim *S, SimWarp *w, const IrStmt *s) {
       !sim_plain_bulk_read(S, w, &src, s))
     return false;
   sim_groups_push(&w->bulk, &src, s, w->id, w->id);
-  return true;
+  sim_cover_store(S, w, s);
+  return !S->failed;
 }
 
 /* ---------------------------------------------------------------- WGMMA */

@@ -162,6 +162,15 @@ typedef struct SimWarp {
   int64_t *clock;             /* what it knows of each warp (sim_order.c) */
 } SimWarp;
 
+/* An output of a whole-grid run: a byte per element of global view t,
+ * set where a store wrote it (sim_cover.c). */
+typedef struct SimCover {
+  const IrTensor *t;
+  int64_t dims[IR_MAX_RANK];
+  int64_t n;
+  unsigned char *written;
+} SimCover;
+
 typedef struct Sim {
   const IrKernel *k;
   Diag *d;
@@ -198,6 +207,10 @@ typedef struct Sim {
   bool grid;
   int64_t *sem_addr, *sem_val;
   int nsems, capsems;
+  /* With `grid` set, the outputs whose every element some block must
+   * write (sim_cover.c) */
+  SimCover *covers;
+  int ncovers;
   int64_t steps; /* statements executed (a runaway guard) */
   bool failed;   /* a problem was reported: stop */
 } Sim;
@@ -210,6 +223,12 @@ void sim_enter(Sim *S, int cta);
 bool sim_cta_exited(const Sim *S, int cta);
 /* The warp group of warp w. */
 SimWarpGroup *sim_wg(Sim *S, const SimWarp *w);
+
+/* sim_cover.c */
+void sim_cover_start(Sim *S);
+void sim_cover_store(Sim *S, SimWarp *w, const IrStmt *s);
+bool sim_cover_check(Sim *S);
+void sim_cover_free(Sim *S);
 
 /* sim_expr.c */
 int64_t sim_eval_int(Sim *S, SimWarp *w, const IrExpr *e, Span sp);

@@ -389,6 +389,9 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
   case S_SEM_WAIT:
   case S_SEM_RELEASE:
     return exec_semaphore(S, w, s);
+  case S_STORE_GLOBAL: /* no synchronisation; what it writes, for sim_cover.c */
+    sim_cover_store(S, w, s);
+    return S->failed ? STEP_FAILED : STEP_RAN;
   default:
     return STEP_RAN; /* register and global work: no synchronisation */
   }
