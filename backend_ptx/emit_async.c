@@ -249,7 +249,8 @@ void emit_tma_stmt(Emitter *e, const IrStmt *s) {
     emit_effect(e, "cp.async.bulk.commit_group;");
     break;
   case S_TMA_WAIT:
-    emit_effect(e, "cp.async.bulk.wait_group.read %" PRId64 ";", s->wait.max_pending);
+    emit_effect(e, "cp.async.bulk.wait_group%s %" PRId64 ";", s->wait.read ? ".read" : "",
+                s->wait.max_pending);
     break;
   default:
     break;

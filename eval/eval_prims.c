@@ -1213,16 +1213,17 @@ static Value *p_tma_s2g(Eval *E, Args *a, Span sp) {
 /* fence()/commit_group() take nothing; wait_group(n) a constant. */
 static Value *p_simple(Eval *E, Args *a, Span sp, SKind k, const char *fname, bool takes_n) {
   static const char *const names[] = {"n", NULL};
-  /* tma.wait_group: tlsc's waits for the reads of shared memory (.read) */
+  /* tma.wait_group(n, read=False): read=True waits only for the reads of
+   * shared memory (.read), as Tilus's */
   static const char *const tma_names[] = {"n", "read", NULL};
   static const char *const none[] = {NULL};
   Value *v[2] = {NULL, NULL};
   const char *const *ns = !takes_n ? none : k == S_TMA_WAIT ? tma_names : names;
   ev_bind_args(E, a, sp, fname, ns, takes_n ? 1 : 0, v);
-  if (k == S_TMA_WAIT && v[1] && !(v[1]->kind == V_BOOL && v[1]->i))
+  if (k == S_TMA_WAIT && v[1] && v[1]->kind != V_BOOL)
     ev_error(E, ev_arg_span(a, ns, 1, sp),
-             "tma.wait_group(read=False) is not supported by tlsc yet: its wait_group waits "
-             "until the groups' reads of shared memory are done (read=True)");
+             "tma.wait_group(read=...) takes True or False (it picks the instruction), not %s",
+             v[1]->kind == V_EXPR ? "a value computed at run time" : v_type_name(v[1]));
   int64_t n = 0;
   if (takes_n) {
     n = v_to_int(E, v[0], sp, "wait_group() argument");
@@ -1236,6 +1237,7 @@ static Value *p_simple(Eval *E, Args *a, Span sp, SKind k, const char *fname, bo
   }
   IrStmt *s = stmt(E, k, sp);
   if (takes_n) s->wait.max_pending = n;
+  if (k == S_TMA_WAIT) s->wait.read = v[1] && v[1]->i;
   return v_none(E);
 }
 

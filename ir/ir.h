@@ -445,7 +445,7 @@ typedef enum SKind {
   S_TMA_STORE,      /* tma: shared -> global, in a bulk async-group */
   S_TMA_FENCE,      /* fence.proxy.async.shared::cta (no fields) */
   S_TMA_COMMIT,     /* cp.async.bulk.commit_group (no fields) */
-  S_TMA_WAIT,       /* wait: cp.async.bulk.wait_group.read */
+  S_TMA_WAIT,       /* wait: cp.async.bulk.wait_group[.read] */
   S_CP_ASYNC,       /* cpasync: global -> shared by the group's threads */
   S_CP_COMMIT,      /* cp.async.commit_group (no fields) */
   S_CP_WAIT,        /* wait: cp.async.wait_group */
@@ -621,6 +621,10 @@ typedef struct IrSetmaxnregStmt {
  * groups of the thread) are still pending. */
 typedef struct IrWaitStmt {
   int64_t max_pending;
+  /* S_TMA_WAIT: only until the groups' reads of shared memory are done
+   * (Tilus's read=True, cp.async.bulk.wait_group.read); else until their
+   * writes are done and visible to this thread (read=False, the default) */
+  bool read;
 } IrWaitStmt;
 
 /* S_WGMMA_MMA: acc (register, WGMMA accumulator layout) += a @ b, a and b

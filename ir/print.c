@@ -260,7 +260,8 @@ static void print_simple(FILE *out, const IrStmt *s) {
     fputs("tma.commit_group", out);
     break;
   case S_TMA_WAIT:
-    fprintf(out, "tma.wait_group %lld", (long long)s->wait.max_pending);
+    fprintf(out, "tma.wait_group %lld%s", (long long)s->wait.max_pending,
+            s->wait.read ? " read" : "");
     break;
   case S_CP_ASYNC:
     print_cp_async(out, &s->cpasync);
