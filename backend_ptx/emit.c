@@ -269,6 +269,7 @@ static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const P
   e.ranges = ir_kernel_ranges(m->ar, k);
   e.multiples = ir_var_multiples(m->ar, k);
   spread_plan(&e);
+  regtile_plan(&e);
   emit_prologue(&e);
   fflush(e.out);
   size_t prologue_len = body_len; /* the hoisted code goes after it */

@@ -89,6 +89,10 @@ typedef struct Emitter {
    * pointers are __restrict__), so loads through it are ld.global.nc,
    * which ptxas may move above stores and branches (spread_plan) */
   bool *ro_params;
+  /* by tensor id: a global_tensor() workspace that only WGMMA fragments of
+   * one shape are stored to and loaded from, whole blocks of rows, laid out
+   * in the fragment's own order (regtile_plan, emit_regtile.c) */
+  bool *native_ws;
   struct Prov *prov;   /* the provenance of 64-bit variables (emit_spread.c) */
   const IrStmt *cur;   /* the statement being emitted (emit_block) */
   const IrStmt *prev;  /* the statement emitted just before, in the same block */
@@ -275,6 +279,8 @@ bool emit_invariant(const IrExpr *x);
 /* Marks the tensors that ldmatrix alone writes (e->ldm_pairs) and
  * declares their pair registers into out. */
 void spread_plan(Emitter *e);
+/* emit_regtile.c: which workspaces get the fragment order (Emitter.native_ws) */
+void regtile_plan(Emitter *e);
 /* ".nc" when global address addr (u64) points only into buffers the kernel
  * never writes (Emitter.ro_params), else "" */
 const char *emit_nc(const Emitter *e, const IrExpr *addr);

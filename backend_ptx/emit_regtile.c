@@ -593,6 +593,139 @@ static void load_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow
   emit(e, "@%s ld.global.f32 %s, [%s+%" PRId64 "];", p1.s, y.s, row->addr.s, cb + eb);
 }
 
+/* ------------------------------------------------ private workspaces */
+
+/* A global_tensor() workspace is the kernel's own: nothing outside sees its
+ * layout. One that only WGMMA fragments of one shape [M, N] are stored to
+ * and loaded from (store_global, load_global), N its whole row and the row
+ * offset a multiple of M, is laid out in the fragment's order instead of
+ * row-major: the block of M rows at row r holds, at vector (i / 4) * 128 +
+ * t, thread t's registers i .. i + 3. A thread then moves its fragment in
+ * coalesced 16-byte accesses (row-major, a warp's 4-byte pairs fall in 8
+ * rows: a split wave's owner read a partial sum at a sixth of a K step's
+ * rate), and reads back exactly what the same thread of another block's
+ * group wrote, which is all a partial sum needs. */
+typedef struct WsScan {
+  const IrKernel *k;
+  bool *bad;      /* by tensor id: some use the fragment order cannot serve */
+  int64_t *m, *n; /* by tensor id: the fragment shape, 0 before the first */
+  bool *escaped;  /* by parameter index: named by an expression */
+  const int64_t *multiples;
+} WsScan;
+
+static bool is_workspace(const IrTensor *t) {
+  return t && t->space == MS_GLOBAL && t->gptr && t->gptr->kind == X_PARAM &&
+         t->gptr->param->workspace;
+}
+
+static IrExpr *note_params(void *ctx, IrExpr *x) {
+  WsScan *w = ctx;
+  if (!x) return x;
+  if (x->kind == X_PARAM) w->escaped[x->param->index] = true;
+  note_params(ctx, x->a);
+  note_params(ctx, x->b);
+  note_params(ctx, x->c);
+  return x;
+}
+
+/* Whether a fragment store or load at these offsets fits the order. */
+static bool fits_fragment_order(const WsScan *w, const IrStmt *s) {
+  const IrTensor *g = s->gmem.global, *t = s->gmem.reg;
+  int64_t c0, n;
+  if (t->layout != LAYOUT_WGMMA_ACC || g->dtype != t->dtype || g->rank != 2 || t->rank != 2 ||
+      s->gmem.ndims != 0 || s->gmem.noffsets != 2 || (t->dtype != DT_FLOAT32 && !is_packed(t)))
+    return false;
+  if (!ir_is_const(s->gmem.offsets[1], &c0) || c0 != 0 || !ir_is_const(g->gshape[1], &n) ||
+      n != t->shape[1] || (n * dtype_bytes(t->dtype)) % 16 || nslots(t) % 8)
+    return false;
+  int64_t mult = ir_expr_multiple(s->gmem.offsets[0], w->multiples);
+  return mult != 0 && mult % t->shape[0] == 0;
+}
+
+static void scan_ws(WsScan *w, const IrBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    IrStmt *s = b->items[i];
+    scan_ws(w, &s->body);
+    scan_ws(w, &s->orelse);
+    ir_stmt_map_exprs(s, note_params, w);
+    const IrTensor *g = NULL;
+    if (s->kind == S_TMA_LOAD || s->kind == S_TMA_STORE) g = s->tma.global;
+    if (s->kind == S_CP_ASYNC) g = s->cpasync.global;
+    if (g && is_workspace(g)) w->bad[g->id] = true;
+    if ((s->kind != S_LOAD_GLOBAL && s->kind != S_STORE_GLOBAL) || !is_workspace(s->gmem.global))
+      continue;
+    g = s->gmem.global;
+    const IrTensor *t = s->gmem.reg;
+    if (!fits_fragment_order(w, s) ||
+        (w->m[g->id] && (w->m[g->id] != t->shape[0] || w->n[g->id] != t->shape[1])))
+      w->bad[g->id] = true;
+    w->m[g->id] = t->shape[0], w->n[g->id] = t->shape[1];
+  }
+}
+
+void regtile_plan(Emitter *e) {
+  const IrKernel *k = e->k;
+  size_t nt = (size_t)k->ntensors + 1, np = (size_t)k->nparams + 1;
+  Arena *ar = e->m->ar;
+  WsScan w = {k,
+              arena_alloc(ar, nt),
+              arena_alloc(ar, sizeof(int64_t) * nt),
+              arena_alloc(ar, sizeof(int64_t) * nt),
+              arena_alloc(ar, np),
+              ir_var_multiples(ar, k)};
+  memset(w.bad, 0, nt);
+  memset(w.m, 0, sizeof(int64_t) * nt);
+  memset(w.n, 0, sizeof(int64_t) * nt);
+  memset(w.escaped, 0, np);
+  scan_ws(&w, &k->body);
+  e->native_ws = arena_alloc(ar, sizeof(bool) * nt);
+  for (int i = 0; i < k->ntensors; i++) {
+    const IrTensor *g = k->tensors[i];
+    int64_t rows = is_workspace(g) ? ir_expr_multiple(g->gshape[0], NULL) : 1;
+    e->native_ws[i] = is_workspace(g) && w.m[i] && !w.bad[i] && !w.escaped[g->gptr->param->index] &&
+                      rows % w.m[i] == 0;
+  }
+}
+
+/* A fragment store or load of a workspace in the fragment order: the
+ * block's first row row0 (a multiple of M) starts at the row-major
+ * address of that row, so the block is found without a division; a block
+ * outside the workspace is not stored (and loads as 0), as the row-major
+ * form drops rows outside. */
+static void wgmma_global_native(Emitter *e, const IrStmt *s, bool load) {
+  const IrTensor *g = s->gmem.global, *t = s->gmem.reg;
+  int64_t m = t->shape[0], rowbytes = t->shape[1] * dtype_bytes(t->dtype);
+  GView v = global_view(e, g);
+  Val row = val_to_reg(e, val_convert(e, emit_expr(e, s->gmem.offsets[0]), DT_INT32));
+  Val in = new_reg(e, DT_BOOL), fits = new_reg(e, DT_BOOL), last = new_reg(e, DT_INT32);
+  emit(e, "sub.s32 %s, %s, %" PRId64 ";", last.s, v.dims[0].s, m);
+  emit(e, "setp.ge.s32 %s, %s, 0;", in.s, row.s);
+  emit(e, "setp.le.s32 %s, %s, %s;", fits.s, row.s, last.s);
+  emit(e, "and.pred %s, %s, %s;", in.s, in.s, fits.s);
+  Val tid = emit_group_tid(e), at = new_reg(e, DT_INT64), lane = new_reg(e, DT_UINT64);
+  Val addr = new_reg(e, DT_UINT64);
+  emit(e, "mul.wide.s32 %s, %s, %" PRId64 ";", at.s, row.s, rowbytes);
+  emit(e, "add.s64 %s, %s, %s;", addr.s, v.base.s, at.s);
+  emit(e, "mul.wide.u32 %s, %s, 16;", lane.s, tid.s);
+  emit(e, "add.s64 %s, %s, %s;", addr.s, addr.s, lane.s);
+  bool packed = is_packed(t);
+  int64_t nregs = packed ? nslots(t) / 2 : nslots(t);
+  const char *vt = packed ? ".b32" : ".f32";
+  for (int64_t i = 0; i < nregs; i += 4) {
+    Val r[4];
+    for (int j = 0; j < 4; j++) r[j] = slot_reg(t, packed ? 2 * (i + j) : i + j);
+    int64_t off = i / 4 * 128 * 16;
+    if (load) {
+      for (int j = 0; j < 4; j++) emit(e, "mov.b32 %s, 0;", r[j].s);
+      emit(e, "@%s ld.global.v4%s {%s, %s, %s, %s}, [%s+%" PRId64 "];", in.s, vt, r[0].s, r[1].s,
+           r[2].s, r[3].s, addr.s, off);
+    } else {
+      emit(e, "@%s st.global.v4%s [%s+%" PRId64 "], {%s, %s, %s, %s};", in.s, vt, addr.s, off,
+           r[0].s, r[1].s, r[2].s, r[3].s);
+    }
+  }
+}
+
 /* Stores a WGMMA fragment tensor to a rank-2 global tensor at offsets
  * (row, col), or loads one from it (to add into an accumulator: a split
  * wave's owner summing the partial tiles of other blocks), bounds-checked
@@ -612,6 +745,10 @@ static void wgmma_global(Emitter *e, const IrStmt *s, bool load) {
   }
   if (e->group.single || e->group.size != 128) {
     unsupported(e, "%s a WGMMA fragment outside its 128-thread warp group", verb);
+    return;
+  }
+  if (e->native_ws && e->native_ws[g->id]) {
+    wgmma_global_native(e, s, load);
     return;
   }
   FragStore f = frag_store_origin(e, s, g);
