@@ -27,9 +27,11 @@ static int param_of(const IrTensor *t) {
   return p && p->kind == X_PARAM && p->param->is_ptr && !p->param->workspace ? p->param->index : -1;
 }
 
-/* Whether expression e names pointer parameter `index`. */
+/* Whether expression e names pointer parameter `index` (a tree too large
+ * to walk, expressions being DAGs, counts as naming it). */
 static bool names_param(const IrExpr *e, int index) {
   if (!e) return false;
+  if (e->nodes > (1 << 16)) return true;
   if (e->kind == X_PARAM) return e->param->index == index;
   return names_param(e->a, index) || names_param(e->b, index) || names_param(e->c, index);
 }
