@@ -606,17 +606,11 @@ static void load_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow
  * rate), and reads back exactly what the same thread of another block's
  * group wrote, which is all a partial sum needs. */
 typedef struct WsScan {
-  const IrKernel *k;
-  bool *bad;        /* by tensor id: some use the fragment order cannot serve */
-  int64_t *m, *n;   /* by tensor id: the fragment shape, 0 before the first */
-  bool *escaped;    /* by parameter index: named by an expression */
-  bool all_escaped; /* an expression too large to walk as a tree */
+  bool *bad;      /* by tensor id: some use the fragment order cannot serve */
+  int64_t *m, *n; /* by tensor id: the fragment shape, 0 before the first */
+  bool *escaped;  /* by parameter index: named by an expression */
   const int64_t *multiples;
 } WsScan;
-
-/* Expressions are DAGs: a walk as a tree is bounded by its node count, and
- * one past this many nodes counts as naming every parameter. */
-enum { WS_WALK_NODES = 1 << 16 };
 
 static bool is_workspace(const IrTensor *t) {
   return t && t->space == MS_GLOBAL && t->gptr && t->gptr->kind == X_PARAM &&
@@ -624,16 +618,7 @@ static bool is_workspace(const IrTensor *t) {
 }
 
 static IrExpr *note_params(void *ctx, IrExpr *x) {
-  WsScan *w = ctx;
-  if (!x) return x;
-  if (x->nodes > WS_WALK_NODES) {
-    w->all_escaped = true;
-    return x;
-  }
-  if (x->kind == X_PARAM) w->escaped[x->param->index] = true;
-  note_params(ctx, x->a);
-  note_params(ctx, x->b);
-  note_params(ctx, x->c);
+  ir_expr_mark_params(x, ((WsScan *)ctx)->escaped);
   return x;
 }
 
@@ -676,23 +661,18 @@ void regtile_plan(Emitter *e) {
   const IrKernel *k = e->k;
   size_t nt = (size_t)k->ntensors + 1, np = (size_t)k->nparams + 1;
   Arena *ar = e->m->ar;
-  WsScan w = {.k = k,
-              .bad = arena_alloc(ar, nt),
+  WsScan w = {.bad = arena_alloc(ar, nt), /* zeroed */
               .m = arena_alloc(ar, sizeof(int64_t) * nt),
               .n = arena_alloc(ar, sizeof(int64_t) * nt),
               .escaped = arena_alloc(ar, np),
               .multiples = e->multiples};
-  memset(w.bad, 0, nt);
-  memset(w.m, 0, sizeof(int64_t) * nt);
-  memset(w.n, 0, sizeof(int64_t) * nt);
-  memset(w.escaped, 0, np);
   scan_ws(&w, &k->body);
   e->native_ws = arena_alloc(ar, sizeof(bool) * nt);
   for (int i = 0; i < k->ntensors; i++) {
     const IrTensor *g = k->tensors[i];
     int64_t rows = is_workspace(g) ? ir_expr_multiple(g->gshape[0], NULL) : 1;
-    e->native_ws[i] = is_workspace(g) && w.m[i] && !w.bad[i] && !w.all_escaped &&
-                      !w.escaped[g->gptr->param->index] && rows % w.m[i] == 0;
+    e->native_ws[i] = is_workspace(g) && w.m[i] && !w.bad[i] && !w.escaped[g->gptr->param->index] &&
+                      rows % w.m[i] == 0;
   }
 }
 

@@ -54,9 +54,9 @@ Value *ev_lookup_name(Eval *E, const char *name, Span sp) {
     for (Env *e = E->frame->env; !s && e; e = e->up) s = ev_dict_find(e->d, name);
   }
   if (!s) s = ev_dict_find(&E->globals, name);
-  if (s && s->val->kind == V_UNDEF && s->val->i == 1) s = NULL; /* del name */
+  if (s && s->val->kind == V_UNDEF && s->val->i == UNDEF_DELETED) s = NULL;
   if (s) {
-    if (s->val->kind == V_UNDEF && s->val->i == 2)
+    if (s->val->kind == V_UNDEF && s->val->i == UNDEF_LOOP_VAR)
       ev_error(E, sp,
                "'%s' is the variable of the run-time loop at line %d and has no value after "
                "it; keep the value in a variable of its own",

@@ -29,8 +29,15 @@ enum {
   EV_MAX_VALUE_DEPTH = 1000    /* nesting of compile-time values compared */
 };
 
+/* Why a V_UNDEF name has no value (its i). */
+typedef enum UndefWhy {
+  UNDEF_SOME_PATHS, /* bound on only some paths of a run-time if */
+  UNDEF_DELETED,    /* del name: lookups say it is not defined */
+  UNDEF_LOOP_VAR,   /* a run-time loop's variable after the loop (n: its line) */
+} UndefWhy;
+
 typedef enum VKind {
-  V_UNDEF, /* a name bound on only some paths of a run-time if */
+  V_UNDEF, /* a name with no value: i says why (UndefWhy) */
   V_NONE,
   V_BOOL,    /* i */
   V_INT,     /* i */

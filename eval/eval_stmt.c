@@ -629,7 +629,7 @@ static void rt_for(Eval *E, Node *s, Value *rng) {
   Slot *after = ev_dict_find(ev_cur_scope(E), s->a->name);
   if (after && after->var == st->loop.var) {
     after->val = v_new(E, V_UNDEF);
-    after->val->i = 2;
+    after->val->i = UNDEF_LOOP_VAR;
     after->val->n = s->span.line;
     after->var = NULL;
   }
@@ -848,7 +848,7 @@ static void exec_del(Eval *E, Node *t) {
     Slot *s = ev_dict_find(ev_assign_scope(E, t->name), t->name);
     if (!s) ev_error(E, t->span, "name '%s' is not defined", t->name);
     s->val = v_new(E, V_UNDEF);
-    s->val->i = 1; /* deleted: lookups say it is not defined */
+    s->val->i = UNDEF_DELETED;
     s->var = NULL;
     return;
   }

@@ -956,6 +956,8 @@ bool ir_expr_reads(const IrExpr *e, const IrVar *v);
 bool ir_expr_loop_invariant(const IrExpr *e, const IrStmt *loop);
 /* Sets read[id] for every variable e reads. */
 void ir_expr_mark_vars(const IrExpr *e, bool *read);
+/* Sets named[index] for every kernel parameter e names. */
+void ir_expr_mark_params(const IrExpr *e, bool *named);
 
 /* unroll.c: each run-time loop with an unroll factor U > 1 (and a constant
  * step) becomes a main loop of U copies of its body with one exit test per

@@ -333,23 +333,33 @@ bool ir_expr_loop_invariant(const IrExpr *e, const IrStmt *loop) {
   return r;
 }
 
-static void mark(const IrExpr *e, bool *read, Memo *seen) {
+/* Sets vars[id] for every variable and params[index] for every parameter
+ * e names (either array NULL: not wanted), each node once. */
+static void mark(const IrExpr *e, bool *vars, bool *params, Memo *seen) {
   if (!e) return;
   if (e->kind == X_VAR) {
-    if (e->var->id >= 0) read[e->var->id] = true;
+    if (vars && e->var->id >= 0) vars[e->var->id] = true;
     return;
   }
-  if (e->kind == X_CONST || e->kind == X_PARAM || e->kind == X_SPECIAL) return;
+  if (e->kind == X_PARAM) {
+    if (params && e->param->index >= 0) params[e->param->index] = true;
+    return;
+  }
+  if (e->kind == X_CONST || e->kind == X_SPECIAL) return;
   if (seen->cap && seen->keys[slot(seen, e)]) return;
   memo_put(seen, e, NULL);
-  mark(e->a, read, seen);
-  mark(e->b, read, seen);
-  mark(e->c, read, seen);
+  mark(e->a, vars, params, seen);
+  mark(e->b, vars, params, seen);
+  mark(e->c, vars, params, seen);
 }
 
-void ir_expr_mark_vars(const IrExpr *e, bool *read) {
+static void mark_all(const IrExpr *e, bool *vars, bool *params) {
   Memo seen = {0};
-  mark(e, read, &seen);
+  mark(e, vars, params, &seen);
   free(seen.keys);
   free(seen.vals);
 }
+
+void ir_expr_mark_vars(const IrExpr *e, bool *read) { mark_all(e, read, NULL); }
+
+void ir_expr_mark_params(const IrExpr *e, bool *named) { mark_all(e, NULL, named); }

@@ -27,15 +27,6 @@ static int param_of(const IrTensor *t) {
   return p && p->kind == X_PARAM && p->param->is_ptr && !p->param->workspace ? p->param->index : -1;
 }
 
-/* Whether expression e names pointer parameter `index` (a tree too large
- * to walk, expressions being DAGs, counts as naming it). */
-static bool names_param(const IrExpr *e, int index) {
-  if (!e) return false;
-  if (e->nodes > (1 << 16)) return true;
-  if (e->kind == X_PARAM) return e->param->index == index;
-  return names_param(e->a, index) || names_param(e->b, index) || names_param(e->c, index);
-}
-
 static void note_store(ParamUse *u, const IrTensor *t) {
   int p = param_of(t);
   if (p < 0) return;
@@ -48,11 +39,13 @@ static void note_other(ParamUse *u, const IrTensor *t) {
   if (p >= 0) u[p].other = true;
 }
 
-static void scan(const IrBlock *b, ParamUse *u, int nparams) {
+/* Over the body: each parameter's stores and other uses; in_sem[p]: a
+ * semaphore's address names parameter p. */
+static void scan(const IrBlock *b, ParamUse *u, bool *in_sem) {
   for (int i = 0; i < b->len; i++) {
     const IrStmt *s = b->items[i];
-    scan(&s->body, u, nparams);
-    scan(&s->orelse, u, nparams);
+    scan(&s->body, u, in_sem);
+    scan(&s->orelse, u, in_sem);
     switch (s->kind) {
     case S_TMA_STORE:
       note_store(u, s->tma.global);
@@ -71,8 +64,7 @@ static void scan(const IrBlock *b, ParamUse *u, int nparams) {
       break;
     case S_SEM_WAIT:
     case S_SEM_RELEASE:
-      for (int p = 0; p < nparams; p++)
-        if (names_param(s->sem.addr, p)) u[p].other = true;
+      ir_expr_mark_params(s->sem.addr, in_sem);
       break;
     default:
       break;
@@ -85,11 +77,12 @@ void sim_cover_start(Sim *S) {
   const IrKernel *k = S->k;
   if (!S->grid || k->nparams == 0) return;
   ParamUse *u = sim_zalloc((size_t)k->nparams, sizeof *u);
-  scan(&k->body, u, k->nparams);
+  bool *in_sem = sim_zalloc((size_t)k->nparams, sizeof *in_sem);
+  scan(&k->body, u, in_sem);
   S->covers = sim_zalloc((size_t)k->nparams, sizeof *S->covers);
   for (int p = 0; p < k->nparams; p++) {
     const IrTensor *t = u[p].view;
-    if (!t || u[p].other || t->rank < 1 || t->rank > IR_MAX_RANK) continue;
+    if (!t || u[p].other || in_sem[p] || t->rank < 1 || t->rank > IR_MAX_RANK) continue;
     SimCover *c = &S->covers[S->ncovers];
     int64_t n = 1;
     for (int d = 0; d < t->rank && n > 0; d++) {
@@ -103,6 +96,7 @@ void sim_cover_start(Sim *S) {
     S->ncovers++;
   }
   free(u);
+  free(in_sem);
 }
 
 static SimCover *cover_of(Sim *S, const IrTensor *t) {
