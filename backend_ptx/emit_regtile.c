@@ -642,13 +642,13 @@ static void scan_ws(WsScan *w, const IrBlock *b) {
     scan_ws(w, &s->body);
     scan_ws(w, &s->orelse);
     ir_stmt_map_exprs(s, note_params, w);
-    const IrTensor *g = NULL;
-    if (s->kind == S_TMA_LOAD || s->kind == S_TMA_STORE) g = s->tma.global;
-    if (s->kind == S_CP_ASYNC) g = s->cpasync.global;
-    if (g && is_workspace(g)) w->bad[g->id] = true;
-    if ((s->kind != S_LOAD_GLOBAL && s->kind != S_STORE_GLOBAL) || !is_workspace(s->gmem.global))
+    bool stores;
+    const IrTensor *g = ir_stmt_global(s, &stores);
+    if (!is_workspace(g)) continue;
+    if (s->kind != S_LOAD_GLOBAL && s->kind != S_STORE_GLOBAL) { /* TMA, cp.async */
+      w->bad[g->id] = true;
       continue;
-    g = s->gmem.global;
+    }
     const IrTensor *t = s->gmem.reg;
     if (!fits_fragment_order(w, s) ||
         (w->m[g->id] && (w->m[g->id] != t->shape[0] || w->n[g->id] != t->shape[1])))

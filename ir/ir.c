@@ -948,6 +948,22 @@ int ir_stmt_tensors(const IrStmt *s, const IrTensor **t) {
   }
 }
 
+const IrTensor *ir_stmt_global(const IrStmt *s, bool *stores) {
+  *stores = s->kind == S_TMA_STORE || s->kind == S_STORE_GLOBAL;
+  switch (s->kind) {
+  case S_TMA_LOAD:
+  case S_TMA_STORE:
+    return s->tma.global;
+  case S_CP_ASYNC:
+    return s->cpasync.global;
+  case S_LOAD_GLOBAL:
+  case S_STORE_GLOBAL:
+    return s->gmem.global;
+  default:
+    return NULL;
+  }
+}
+
 bool ir_stmt_names(const IrStmt *s, const IrTensor *t) {
   const IrTensor *ops[IR_STMT_MAX_TENSORS];
   int n = ir_stmt_tensors(s, ops);

@@ -806,6 +806,10 @@ int64_t ir_reduce_scratch_bytes(const IrStmt *s);
  * IR_STMT_MAX_TENSORS. Global and shared views (IrRef) are not included. */
 #define IR_STMT_MAX_TENSORS 4
 int ir_stmt_tensors(const IrStmt *s, const IrTensor **t);
+/* The global tensor statement s itself copies to or from (TMA copies,
+ * cp.async, load_global, store_global), NULL for none; *stores says whether
+ * s writes it. */
+const IrTensor *ir_stmt_global(const IrStmt *s, bool *stores);
 /* Whether s itself names register tensor t (ir_stmt_tensors). */
 bool ir_stmt_names(const IrStmt *s, const IrTensor *t);
 /* uses[id] += 1 for every operand of a statement of b (nested blocks

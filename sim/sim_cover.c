@@ -46,29 +46,13 @@ static void scan(const IrBlock *b, ParamUse *u, bool *in_sem) {
     const IrStmt *s = b->items[i];
     scan(&s->body, u, in_sem);
     scan(&s->orelse, u, in_sem);
-    switch (s->kind) {
-    case S_TMA_STORE:
-      note_store(u, s->tma.global);
-      break;
-    case S_STORE_GLOBAL:
-      note_store(u, s->gmem.global);
-      break;
-    case S_TMA_LOAD:
-      note_other(u, s->tma.global);
-      break;
-    case S_LOAD_GLOBAL:
-      note_other(u, s->gmem.global);
-      break;
-    case S_CP_ASYNC:
-      note_other(u, s->cpasync.global);
-      break;
-    case S_SEM_WAIT:
-    case S_SEM_RELEASE:
-      ir_expr_mark_params(s->sem.addr, in_sem);
-      break;
-    default:
-      break;
-    }
+    bool stores;
+    const IrTensor *g = ir_stmt_global(s, &stores);
+    if (g && stores)
+      note_store(u, g);
+    else if (g)
+      note_other(u, g);
+    if (s->kind == S_SEM_WAIT || s->kind == S_SEM_RELEASE) ir_expr_mark_params(s->sem.addr, in_sem);
   }
 }
 
