@@ -189,6 +189,7 @@ static void emit_reg_decls(Emitter *e, FILE *out) {
   for (int c = 0; c < RC_COUNT; c++)
     if (e->nregs[c]) fprintf(out, "\t.reg %s %s<%d>;\n", decl[c][0], decl[c][1], e->nregs[c]);
   fprintf(out, "\t.reg .b32 %%tidx, %%warp, %%smem, %%sdesc;\n\t.reg .pred %%ptrue;\n");
+  if (e->k->ntmaps) fprintf(out, "\t.reg .b64 %%tmap<%d>;\n", e->k->ntmaps);
   for (int i = 0; i < e->k->nparams; i++) {
     const IrParam *p = e->k->params[i];
     fprintf(out, "\t.reg %s %%arg%d;\n", p->is_ptr ? ".b64" : ptx_btype(p->type), i);
@@ -216,6 +217,10 @@ static void emit_prologue(Emitter *e) {
     }
     emit(e, "ld.param%s %%arg%d, [%s_param_%s];", param_type(p), i, k->name, p->name);
   }
+  /* The tensor maps' generic addresses, once: ptxas does not hoist the
+   * cvta.param (a constant-bank load and 64-bit adds) out of a loop, where
+   * it would delay each TMA copy. */
+  for (int i = 0; i < k->ntmaps; i++) emit(e, "cvta.param.u64 %%tmap%d, %s_tmap%d;", i, k->name, i);
   emit(e, "mov.u32 %%tidx, %%tid.x;");
   /* The warp index through shfl from lane 0, so that ptxas knows it is
    * warp-uniform: branches on it (thread groups) are then non-divergent,

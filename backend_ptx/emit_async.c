@@ -5,7 +5,8 @@
  * thread of the group (Tilus elects one lane of the issuing warp), unless
  * already inside single_thread(). The tensor-map operand is the generic
  * address of the `.param .align 64 .b8 NAME_tmapI[128]` kernel parameter
- * (cvta.param), as the ISA allows for cp.async.bulk.tensor.
+ * (cvta.param, once in the prologue into %tmapI), as the ISA allows for
+ * cp.async.bulk.tensor.
  */
 #include <inttypes.h>
 
@@ -177,9 +178,10 @@ static void tma_coords(Emitter *e, const IrTmaStmt *t, char *buf, size_t size) {
   }
 }
 
-static Val tmap_addr(Emitter *e, int index) {
-  Val t = new_reg(e, DT_UINT64);
-  emit(e, "cvta.param.u64 %s, %s_tmap%d;", t.s, e->k->name, index);
+/* The generic address of tensor map `index` (the prologue's cvta.param). */
+static Val tmap_addr(int index) {
+  Val t = {.type = DT_UINT64};
+  snprintf(t.s, sizeof t.s, "%%tmap%d", index);
   return t;
 }
 
@@ -189,7 +191,7 @@ static void tma_load_body(Emitter *e, const void *arg) {
   char coords[512];
   Val dst = emit_smem_addr(e, &c->shared);
   Val bar = emit_smem_addr(e, &c->barrier);
-  Val map = tmap_addr(e, c->tmap);
+  Val map = tmap_addr(c->tmap);
   tma_coords(e, c, coords, sizeof coords);
   if (c->mcast) { /* the same offsets in every CTA of the 16-bit ctaMask */
     Val mask = val_convert(e, emit_expr(e, c->mcast), DT_UINT32);
@@ -212,7 +214,7 @@ static void tma_store_body(Emitter *e, const void *arg) {
   const IrTmaStmt *c = &((const IrStmt *)arg)->tma;
   char coords[512];
   Val src = emit_smem_addr(e, &c->shared);
-  Val map = tmap_addr(e, c->tmap);
+  Val map = tmap_addr(c->tmap);
   tma_coords(e, c, coords, sizeof coords);
   emit_effect(e, "cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%s, {%s}], [%s];",
               c->noffsets, map.s, coords, src.s);

@@ -511,6 +511,24 @@ class Timer:
         return start.elapsed_time(stop)
 
 
+def profile_once(runs, timer, what):
+    """One launch of each run inside a profiler range, L2 flushed before
+    it. A run may launch more than one kernel, so each starts with a
+    marker, torch's spin_kernel (torch.cuda._sleep): the profiler's
+    records from one marker to the next are the run's, and the 'profile'
+    lines name the runs in order."""
+    cudart = torch.cuda.cudart()
+    for key, fn in runs.items():
+        timer.flush.zero_()
+        torch.cuda.synchronize()
+        print(f"profile {what}: {key}", flush=True)
+        cudart.cudaProfilerStart()
+        torch.cuda._sleep(1)
+        fn()
+        torch.cuda.synchronize()
+        cudart.cudaProfilerStop()
+
+
 class StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports a missing host-side package and its submodules as empty
     modules whose every attribute is None (the examples import reference
@@ -591,6 +609,10 @@ def main():
                     help="a16wx: the weight dtype the file was compiled for (-D b_dtype=)")
     ap.add_argument("--check-sizes", type=sizes, help="AxB[xC],... instead of the case's")
     ap.add_argument("--bench-sizes", type=sizes, help="AxB[xC],... instead of the case's")
+    ap.add_argument("--profile", action="store_true",
+                    help="--bench then runs each timed kernel once more between "
+                         "cudaProfilerStart and cudaProfilerStop, in the order of the "
+                         "'profile' lines it prints (for ncu --profile-from-start off)")
     opts = ap.parse_args()
     rt = Runtime(opts.lib)
     # --compare modules, loaded once (their fastest entry is tuned per size)
@@ -686,6 +708,8 @@ def main():
                               for key in med if key != "tlsc")
             print(f"bench {name} {shape} [{rt.lib.tls_kernel_name(best).decode()}]: {line};"
                   f" tlsc speed-up {ratios}", flush=True)
+            if opts.profile:
+                profile_once(runs, timer, f"{name} {shape}")
     sys.exit(1 if failures else 0)
 
 

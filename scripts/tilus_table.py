@@ -2,7 +2,7 @@
 """The table of Tilus's own example kernels against Tilus, in one command.
 
     python3 scripts/tilus_table.py --tilus TILUS_DIR --build BUILD [--only NAME,...]
-        [--rounds N] [--timeout S] [--specialize] [--out table.md]
+        [--rounds N] [--timeout S] [--specialize] [--ncu NCU] [--logs DIR] [--out table.md]
 
 On the GPU machine (torch, nvcc, Tilus's wheels installed as
 docs/performance.md says): for each example file of TILUS_DIR/examples
@@ -21,6 +21,7 @@ that fails to compile, to check or to run is a row that says so. Tilus's
 location is an argument: nothing of it is part of tlsc.
 """
 import argparse
+import csv
 import os
 import re
 import subprocess
@@ -37,6 +38,18 @@ A16_INIT = "weight_tile=(16,16),a_dtype=float16,b_dtype=int4b,group_size=128"
 # name: (file under examples/, case kind, class, tlsc -D args, Tilus __init__
 #        arguments, check sizes, bench size, extra kernels_check options)
 CASES = {
+    # tlsc's own ladder (a path under @tlsc/ is in this repository), each
+    # file valid Tilus Python, so both compilers take it as it is
+    "ladder_v1": ("@tlsc/examples/matmul_v1.tls", "matmul", "MatmulWGMMAV1", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "ladder_v3": ("@tlsc/examples/matmul_v3.tls", "matmul", "MatmulWGMMAV3", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "ladder_v4": ("@tlsc/examples/matmul_v4.tls", "matmul", "MatmulWGMMAV4", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "ladder_v5": ("@tlsc/examples/matmul_v5.tls", "matmul", "MatmulWGMMAV5", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
+    "ladder_v7": ("@tlsc/examples/matmul_v7.tls", "matmul", "MatmulV7", [], "",
+                  "1000x1016x1032,257x256x264", "8192x8192x8192", []),
     "hopper_v0": ("hopper_matmul/matmul_v0.py", "matmul", "MatmulTMA", [], "",
                   "1000x1016x1032,257x256x264", "8192x8192x8192", []),
     "hopper_v1": ("hopper_matmul/matmul_v1.py", "matmul", "MatmulWGMMA", [], "",
@@ -98,15 +111,74 @@ def specialize_args(kind, bench):
     return ["--specialize", f"n_size={n}", "--specialize", f"k_size={k}"]
 
 
+# ncu (--ncu): the metrics of one launch of each timed kernel, and the
+# tensor instruction a matmul's work is counted in (warp-level: a
+# m64n256k16 HGMMA is 4 warp instructions of 64*256*16 multiply-adds, a
+# m16n8k16 HMMA one of 16*8*16)
+NCU_METRICS = ("gpu__time_duration.sum,smsp__inst_executed.sum,"
+               "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,"
+               "launch__registers_per_thread")
+TENSOR_UNIT = {"matmul": ("HGMMA m64n256k16", 64 * 256 * 16 // 4),
+               "matmul_kn": ("HMMA m16n8k16", 16 * 8 * 16), "a16wx": ("HMMA m16n8k16", 16 * 8 * 16)}
+PROFILE = re.compile(r"^profile \S+ \S+: (?P<run>\S+)$")
+
+
+def case_source(rel, opts):
+    """A case's file: under Tilus's examples, or (@tlsc/) in this repository."""
+    if rel.startswith("@tlsc/"):
+        return os.path.join(HERE, "..", rel[len("@tlsc/"):])
+    return os.path.join(opts.tilus, "examples", rel)
+
+
+def ncu_records(out):
+    """(run label, {metric: value}) for each kernel ncu profiled: the runs
+    are named by kernels_check's 'profile' lines, in order, and each starts
+    with a marker record (spin_kernel); ncu's CSV (--page raw: a header, a
+    units row, a row per kernel) holds the records in launch order."""
+    labels = [m["run"] for m in map(PROFILE.match, out.splitlines()) if m]
+    rows = list(csv.reader(line for line in out.splitlines() if line.startswith('"')))
+    header = next((r for r in rows if r and r[0] == "ID"), None)
+    if not header:
+        return []
+    records, run = [], -1
+    for r in rows:
+        if len(r) != len(header) or not r[0].isdigit():
+            continue
+        rec = dict(zip(header, r))
+        if "spin_kernel" in rec.get("Kernel Name", ""):
+            run += 1
+        elif 0 <= run < len(labels):
+            records.append((labels[run], rec))
+    return records
+
+
+def ncu_rows(rel, kind, bench, out):
+    """The --ncu table's rows of one case."""
+    rows = []
+    unit = TENSOR_UNIT.get(kind)
+    macs = 1
+    for d in bench.split("x"):
+        macs *= int(d)
+    for label, rec in ncu_records(out):
+        inst = float(rec.get("smsp__inst_executed.sum", "nan").replace(",", ""))
+        per = f"{inst / (macs / unit[1]):.2f}" if unit else ""
+        rows.append([rel, label, rec.get("Kernel Name", "")[:48],
+                     f"{float(rec.get('gpu__time_duration.sum', 'nan').replace(',', '')) / 1e3:.1f} us",
+                     f"{inst / 1e6:.2f} M", per,
+                     rec.get("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", ""),
+                     rec.get("launch__registers_per_thread", "")])
+    return rows
+
+
 def run_case(name, spec, opts, workdir):
-    """One row: compile, check, bench; the row's cells."""
+    """One row: compile, check, bench; the row's cells, and the --ncu rows."""
     rel, kind, cls, defines, init, checks, bench, extra = spec
-    src = os.path.join(opts.tilus, "examples", rel)
+    src = case_source(rel, opts)
     ptx = os.path.join(workdir, name + ".ptx")
     tlsc = os.path.join(opts.build, "driver", "tlsc")
     comp = subprocess.run([tlsc, *defines, src, "-o", ptx], capture_output=True, text=True)
     if comp.returncode:
-        return [rel, "does not compile: " + comp.stderr.splitlines()[0], "", "", "", ""]
+        return [rel, "does not compile: " + comp.stderr.splitlines()[0], "", "", "", ""], []
     case, compare = ptx, []
     spec = specialize_args(kind, bench) if opts.specialize else []
     if spec:
@@ -115,25 +187,33 @@ def run_case(name, spec, opts, workdir):
                               text=True)
         if comp.returncode:
             return [rel, "does not compile specialised: " + comp.stderr.splitlines()[0], "", "",
-                    "", ""]
+                    "", ""], []
         compare = ["--compare", f"generic={ptx}"]
     tilus = f"{kind}:{src}:{cls}" + (f":{init}" if init else "")
     cmd = [sys.executable, os.path.join(HERE, "kernels_check.py"),
            "--lib", os.path.join(opts.build, "runtime", "libtlsrt.so"),
            "--case", f"{kind}:{case}:{cls}", *compare, "--tilus", tilus, "--check-sizes", checks,
            "--bench", "--bench-sizes", bench, "--rounds", str(opts.rounds), *extra]
+    if opts.ncu:
+        cmd = [opts.ncu, "--profile-from-start", "off", "--clock-control", "none", "--csv",
+               "--page", "raw", "--print-units", "base", "--metrics", NCU_METRICS, *cmd, "--profile"]
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=opts.timeout)
-        out = res.stdout + res.stderr
+        # one stream, so that ncu's lines stay between the runs' 'profile' lines
+        res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=opts.timeout)
+        out = res.stdout
+        if opts.logs:
+            with open(os.path.join(opts.logs, name + ".log"), "w") as f:
+                f.write(" ".join(cmd) + "\n" + out)
     except subprocess.TimeoutExpired:
-        return [rel, f"timed out after {opts.timeout} s", "", "", "", ""]
+        return [rel, f"timed out after {opts.timeout} s", "", "", "", ""], []
     checks_ok = [line for line in out.splitlines() if line.startswith("check ")]
     failed = [line for line in checks_ok if line.endswith("FAIL")]
     verdict = f"{len(checks_ok)} checks, {len(failed)} failed" if checks_ok else "no check ran"
     line = next((line for line in out.splitlines() if BENCH.match(line)), None)
     if not line:
         tail = out.strip().splitlines()[-1:] or ["no output"]
-        return [rel, verdict + "; no timing: " + tail[0][:120], "", "", "", ""]
+        return [rel, verdict + "; no timing: " + tail[0][:120], "", "", "", ""], []
     m, mt, mg = BENCH.match(line), TILUS.search(line), GENERIC.search(line)
     t, ti = float(m["tlsc"]), mt and float(mt["tilus"])
     ratio = f"{ti / t:.3f}x" if ti else "(Tilus did not run)"
@@ -142,7 +222,7 @@ def run_case(name, spec, opts, workdir):
         tg = float(mg["generic"])
         generic = f"{tg:.1f} us" + (f" ({ti / tg:.3f}x)" if ti else "")
     return [rel, verdict, f"{t:.1f} us [{m['entry']}]", f"{ti:.1f} us" if ti else "", ratio,
-            generic]
+            generic], ncu_rows(rel, kind, bench, out) if opts.ncu else []
 
 
 def main():
@@ -154,6 +234,11 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds per file")
     ap.add_argument("--specialize", action="store_true",
                     help="time the matmuls specialised on the bench size's n and k too")
+    ap.add_argument("--ncu", metavar="NCU",
+                    help="run each file under this ncu and add a table of one launch of each "
+                         "timed kernel: time, warp instructions (per tensor instruction for "
+                         "the matmuls), tensor pipe, registers")
+    ap.add_argument("--logs", metavar="DIR", help="keep each file's command and output there")
     ap.add_argument("--out", help="also write the table there")
     ap.add_argument("--list", action="store_true", help="list the case names and exit")
     opts = ap.parse_args()
@@ -161,16 +246,27 @@ def main():
         print("\n".join(CASES))
         return 0
     names = opts.only.split(",") if opts.only else list(CASES)
+    if opts.logs:
+        os.makedirs(opts.logs, exist_ok=True)
     unknown = [n for n in names if n not in CASES]
     if unknown:
         ap.error("unknown case(s): " + ", ".join(unknown) + " (--list shows them)")
     rows = ["| file | checks | tlsc | Tilus | tlsc speed-up over Tilus | tlsc generic entry |",
             "|---|---|---|---|---|---|"]
+    prof = ["| file | run | kernel | time | warp instructions | per tensor instruction | "
+            "tensor pipe % | registers |", "|---|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as work:
         for name in names:
-            row = run_case(name, CASES[name], opts, work)
+            row, ncu = run_case(name, CASES[name], opts, work)
             rows.append("| " + " | ".join(row) + " |")
             print(rows[-1], flush=True)
+            for r in ncu:
+                prof.append("| " + " | ".join(r) + " |")
+                print(prof[-1], flush=True)
+    if opts.ncu:
+        unit = ", ".join(f"{k}: {u[0]}" for k, u in TENSOR_UNIT.items())
+        rows += ["", f"ncu, one launch of each (tensor instructions counted as: {unit}):", ""]
+        rows += prof
     if opts.out:
         with open(opts.out, "w") as f:
             f.write("\n".join(rows) + "\n")

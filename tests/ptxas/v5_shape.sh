@@ -13,6 +13,9 @@
 #                      producer, 2 x (1 + 7) in the consumers = 24
 #   elect.sync         one per single-thread region / TMA issue (7 x 4 in the
 #                      producer, 8 per consumer group) = 44
+#   cvta.param         one per tensor map (2), in the prologue: none in a
+#                      loop, where ptxas would reload the parameter base
+#                      before every TMA copy
 #   div/rem            none by a constant (emit_divmod.c), none by the block
 #                      swizzle's run-time divisors: expressions of the
 #                      parameters, divided through hidden multipliers
@@ -33,6 +36,8 @@ echo "mbarrier.try_wait.parity.relaxed.cta: $(count 'mbarrier\.try_wait\.parity\
 echo "mbarrier.init: $(count 'mbarrier\.init\.shared::cta\.b64')"
 echo "elect.sync: $(count 'elect\.sync _\|%p[0-9]+, -1;')"
 echo "predicated mbarrier.arrive: $(count '@%p[0-9]+ mbarrier\.arrive\.shared::cta\.b64 _')"
+echo "cvta.param: $(count 'cvta\.param\.u64')"
+echo "cvta.param after the first label: $(awk '/^\$L[0-9]+:/{l=1} l && /cvta\.param/' "$f" | wc -l)"
 echo "div/rem by a constant: $(count '(div|rem)\.[su](32|64) [^,]+, [^,]+, -?[0-9]+;')"
 echo "div/rem by a register: $(count '(div|rem)\.[su](32|64) [^,]+, [^,]+, %[a-z]+[0-9]*;')"
 echo "cvt.rn.f16x2.f32: $(count 'cvt\.rn\.f16x2\.f32')"
