@@ -117,7 +117,9 @@ def specialize_args(kind, bench):
 # m16n8k16 HMMA one of 16*8*16)
 NCU_METRICS = ("gpu__time_duration.sum,smsp__inst_executed.sum,"
                "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,"
-               "launch__registers_per_thread")
+               "launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,"
+               "launch__grid_size,launch__block_size,launch__shared_mem_per_block,"
+               "dram__throughput.avg.pct_of_peak_sustained_elapsed")
 TENSOR_UNIT = {"matmul": ("HGMMA m64n256k16", 64 * 256 * 16 // 4),
                "matmul_kn": ("HMMA m16n8k16", 16 * 8 * 16), "a16wx": ("HMMA m16n8k16", 16 * 8 * 16)}
 PROFILE = re.compile(r"^profile \S+ \S+: (?P<run>\S+)$")
@@ -166,7 +168,11 @@ def ncu_rows(rel, kind, bench, out):
                      f"{float(rec.get('gpu__time_duration.sum', 'nan').replace(',', '')) / 1e3:.1f} us",
                      f"{inst / 1e6:.2f} M", per,
                      rec.get("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", ""),
-                     rec.get("launch__registers_per_thread", "")])
+                     rec.get("launch__registers_per_thread", ""),
+                     rec.get("sm__warps_active.avg.pct_of_peak_sustained_active", ""),
+                     f"{rec.get('launch__grid_size', '')} x {rec.get('launch__block_size', '')}",
+                     rec.get("launch__shared_mem_per_block", ""),
+                     rec.get("dram__throughput.avg.pct_of_peak_sustained_elapsed", "")])
     return rows
 
 
@@ -237,7 +243,7 @@ def main():
     ap.add_argument("--ncu", metavar="NCU",
                     help="run each file under this ncu and add a table of one launch of each "
                          "timed kernel: time, warp instructions (per tensor instruction for "
-                         "the matmuls), tensor pipe, registers")
+                         "the matmuls), tensor pipe, registers, occupancy, launch shape, DRAM")
     ap.add_argument("--logs", metavar="DIR", help="keep each file's command and output there")
     ap.add_argument("--out", help="also write the table there")
     ap.add_argument("--list", action="store_true", help="list the case names and exit")
@@ -254,7 +260,8 @@ def main():
     rows = ["| file | checks | tlsc | Tilus | tlsc speed-up over Tilus | tlsc generic entry |",
             "|---|---|---|---|---|---|"]
     prof = ["| file | run | kernel | time | warp instructions | per tensor instruction | "
-            "tensor pipe % | registers |", "|---|---|---|---|---|---|---|---|"]
+            "tensor pipe % | registers | warps active % | grid x block | shared bytes | DRAM % |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as work:
         for name in names:
             row, ncu = run_case(name, CASES[name], opts, work)
