@@ -15,6 +15,13 @@
  *   wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3
  *       {N/2 acc regs}, descA, descB, scale-d, 1, 1;
  * without transpose immediates: the ISA reads fp8 operands K-major only.
+ * In the register form A is a float16/bfloat16 register tensor [M, K] in
+ * the fragment layout: the A fragment of a k16 step is the accumulator
+ * fragment of its 16 columns, so its four f16x2 registers are the packed
+ * registers 4kk .. 4kk + 3 of the 64-row fragment (emit_regtile.c), and
+ *   wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16
+ *       {acc regs}, {a0, a1, a2, a3}, descB, scale-d, 1, 1, 0;
+ * (no transpose immediate for A).
  * A k16 step of a 2-byte type and a k32 step of fp8 are both 32 bytes of
  * K, so everything below works in bytes: a K-major fp8 tile with a 128-byte
  * swizzle is the f16 one with 128 elements per row. The f16 fragment holds
@@ -156,59 +163,91 @@ static const char *acc_type(DType acc, DType ab) {
   return acc == DT_FLOAT16 && (ab == DT_FLOAT16 || dtype_is_fp8(ab)) ? ".f16" : NULL;
 }
 
+/* A in registers: a float16/bfloat16 [M, K] tensor in the fragment layout
+ * of the accumulator's warp group. */
+static bool register_a_ok(Emitter *e, const IrTensor *ra, const IrTensor *acc) {
+  if (ra->layout == LAYOUT_WGMMA_ACC && ra->rank == 2 && dtype_bytes(ra->dtype) == 2 &&
+      !dtype_is_fp8(ra->dtype) && ra->nthreads == acc->nthreads)
+    return true;
+  unsupported(e,
+              "wgmma register operand A '%s' that is not a float16/bfloat16 [M, K] tile in "
+              "the WGMMA fragment layout",
+              ra->name);
+  return false;
+}
+
+/* "{%tA_i, ..., %tA_i+3}": the A fragment of k step kk of 64-row fragment r
+ * of a register A with k columns (k/4 packed registers per fragment). */
+static void a_regs(const IrTensor *ra, int64_t r, int64_t kk, int64_t k, char *buf, size_t size) {
+  int64_t first = r * (k / 4) + 4 * kk;
+  snprintf(buf, size,
+           "{%%t%d_%" PRId64 ", %%t%d_%" PRId64 ", %%t%d_%" PRId64 ", %%t%d_%" PRId64 "}", ra->id,
+           first, ra->id, first + 1, ra->id, first + 2, ra->id, first + 3);
+}
+
 static void emit_mma(Emitter *e, const IrStmt *s) {
-  const IrTensor *acc = s->wgmma.acc;
-  const IrRef *a = &s->wgmma.a, *b = &s->wgmma.b;
+  const IrWgmmaStmt *w = &s->wgmma;
+  const IrTensor *acc = w->acc, *ra = w->ra;
+  const IrRef *a = &w->a, *b = &w->b;
   if (!acc || acc->layout != LAYOUT_WGMMA_ACC || acc->rank != 2 ||
       (acc->dtype != DT_FLOAT32 && acc->dtype != DT_FLOAT16)) {
     unsupported(e, "a wgmma accumulator that is not a float32 or float16 [M, N] WGMMA "
                    "fragment tensor");
     return;
   }
-  if (!operand_ok(e, a, 1, "A") || !operand_ok(e, b, 0, "B")) return;
-  int64_t m = acc->shape[0], n = acc->shape[1], k = ir_ref_dim(a, 1);
-  if (!dtype_wgmma_inputs_ok(a->t->dtype, b->t->dtype)) {
+  if ((ra ? !register_a_ok(e, ra, acc) : !operand_ok(e, a, 1, "A")) || !operand_ok(e, b, 0, "B"))
+    return;
+  DType at = ir_wgmma_a_dtype(w);
+  int64_t m = acc->shape[0], n = acc->shape[1], k = ir_wgmma_a_dim(w, 1);
+  if (!dtype_wgmma_inputs_ok(at, b->t->dtype)) {
     unsupported(e,
                 "wgmma operands of dtypes %s and %s (float16 or bfloat16 pairs, or fp8 are "
                 "supported)",
-                dtype_name(a->t->dtype), dtype_name(b->t->dtype));
+                dtype_name(at), dtype_name(b->t->dtype));
     return;
   }
-  const char *dtype = acc_type(acc->dtype, a->t->dtype);
+  const char *dtype = acc_type(acc->dtype, at);
   if (!dtype) {
     unsupported(e, "a %s wgmma accumulator for %s operands (float32, or float16 for float16)",
-                dtype_name(acc->dtype), dtype_name(a->t->dtype));
+                dtype_name(acc->dtype), dtype_name(at));
     return;
   }
   /* one instruction covers 32 bytes of K: k16 for 2-byte types, k32 for
    * fp8 */
-  bool fp8 = dtype_is_fp8(a->t->dtype);
+  bool fp8 = dtype_is_fp8(at);
   int64_t kstep = fp8 ? 32 : 16;
-  if (ir_ref_dim(a, 0) != m || ir_ref_dim(b, 1) != n || ir_ref_dim(b, 0) != k || m % 64 || n % 8 ||
-      n < 8 || n > 256 || k % kstep) {
+  if (ir_wgmma_a_dim(w, 0) != m || ir_ref_dim(b, 1) != n || ir_ref_dim(b, 0) != k || m % 64 ||
+      n % 8 || n < 8 || n > 256 || k % kstep) {
     unsupported(e,
                 "wgmma shapes [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64 "] -> [%" PRId64
                 ", %" PRId64 "]",
-                ir_ref_dim(a, 0), k, ir_ref_dim(b, 0), ir_ref_dim(b, 1), m, n);
+                ir_wgmma_a_dim(w, 0), k, ir_ref_dim(b, 0), ir_ref_dim(b, 1), m, n);
     return;
   }
-  Val alo = desc_lo(e, a), blo = desc_lo(e, b);
-  uint32_t ahi = desc_hi(a->t->swizzle_bytes), bhi = desc_hi(b->t->swizzle_bytes);
-  int64_t row_bytes = a->t->swizzle_bytes;
+  Val alo = ra ? (Val){.s = ""} : desc_lo(e, a), blo = desc_lo(e, b);
+  uint32_t ahi = ra ? 0 : desc_hi(a->t->swizzle_bytes), bhi = desc_hi(b->t->swizzle_bytes);
+  int64_t row_bytes = ra ? 0 : a->t->swizzle_bytes;
   /* registers per fragment: one per f32 element, one per f16 pair */
   int64_t nregs = acc->dtype == DT_FLOAT16 ? n / 4 : n / 2;
   char regs[128 * 24]; /* nregs <= 128 names of at most 22 characters */
   for (int64_t r = 0; r < m / 64; r++) {
     acc_list(acc, r * nregs, nregs, regs, sizeof regs);
     for (int64_t kk = 0; kk < k / kstep; kk++) {
-      int64_t aoff = (64 * r * row_bytes + 32 * kk) >> 4, boff = (32 * kk) >> 4;
-      Val dak = make_desc(e, alo, aoff, ahi), dbk = make_desc(e, blo, boff, bhi);
-      /* fp8 forms have no transpose immediates (K-major only) */
-      emit(e,
-           "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k%" PRId64 "%s%s%s %s, %s, %s, %%ptrue, 1, "
-           "1%s;",
-           n, kstep, dtype, ab_type(a->t->dtype), ab_type(b->t->dtype), regs, dak.s, dbk.s,
-           fp8 ? "" : ", 0, 0");
+      char op[160], areg[128];
+      snprintf(op, sizeof op, "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k%" PRId64 "%s%s%s", n,
+               kstep, dtype, ab_type(at), ab_type(b->t->dtype));
+      if (ra)
+        a_regs(ra, r, kk, k, areg, sizeof areg);
+      else
+        snprintf(areg, sizeof areg, "%s",
+                 make_desc(e, alo, (64 * r * row_bytes + 32 * kk) >> 4, ahi).s);
+      Val dbk = make_desc(e, blo, (32 * kk) >> 4, bhi);
+      /* the register form has one transpose immediate (B's), the shared
+       * form two; fp8 forms none (K-major only) */
+      emit(e, "%s %s, %s, %s, %%ptrue, 1, 1%s;", op, regs, areg, dbk.s,
+           ra    ? ", 0"
+           : fp8 ? ""
+                 : ", 0, 0");
     }
   }
 }

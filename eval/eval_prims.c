@@ -1315,25 +1315,40 @@ static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
              "wgmma requires a warp group: a thread group of 128 "
              "threads starting at a multiple of 128");
   adopt_accumulator(E, v[2]);
-  IrRef ra = v_to_ref(E, v[0], sp, "wgmma a");
+  IrWgmmaStmt w = {0};
+  /* A in shared memory, or in registers (wgmma's register form) */
+  if (v[0]->kind == V_TENSOR && v[0]->t->space == MS_REGISTER)
+    w.ra = v_to_tensor(E, v[0], sp, MS_REGISTER, "wgmma a");
+  else
+    w.a = v_to_ref(E, v[0], sp, "wgmma a (a shared or register tensor)");
   IrRef rb = v_to_ref(E, v[1], sp, "wgmma b");
   IrTensor *acc = v_to_tensor(E, v[2], sp, MS_REGISTER, "wgmma accumulator");
-  if (ir_ref_rank(&ra) != 2 || ir_ref_rank(&rb) != 2 || acc->rank != 2)
+  if ((w.ra ? w.ra->rank : ir_ref_rank(&w.a)) != 2 || ir_ref_rank(&rb) != 2 || acc->rank != 2)
     ev_error(E, sp, "wgmma operands must have rank 2");
-  int64_t m = ir_ref_dim(&ra, 0), k = ir_ref_dim(&ra, 1), n = ir_ref_dim(&rb, 1);
+  DType adt = ir_wgmma_a_dtype(&w);
+  int64_t m = ir_wgmma_a_dim(&w, 0), k = ir_wgmma_a_dim(&w, 1), n = ir_ref_dim(&rb, 1);
   if (ir_ref_dim(&rb, 0) != k || acc->shape[0] != m || acc->shape[1] != n)
     ev_error(E, sp,
              "wgmma shapes do not match: a is [%lld, %lld], b is "
              "[%lld, %lld], acc is [%lld, %lld]",
              (long long)m, (long long)k, (long long)ir_ref_dim(&rb, 0), (long long)n,
              (long long)acc->shape[0], (long long)acc->shape[1]);
-  if (!dtype_wgmma_inputs_ok(ra.t->dtype, rb.t->dtype))
+  if (!dtype_wgmma_inputs_ok(adt, rb.t->dtype))
     ev_error(E, sp,
              "WGMMA has no shape for %s x %s inputs (float16 or "
              "bfloat16, both the same, or float8_e4m3/float8_e5m2 in any pair)",
-             dtype_name(ra.t->dtype), dtype_name(rb.t->dtype));
-  bool fp8 = dtype_is_fp8(ra.t->dtype);
-  if (acc->dtype != DT_FLOAT32 && !(acc->dtype == DT_FLOAT16 && (ra.t->dtype == DT_FLOAT16 || fp8)))
+             dtype_name(adt), dtype_name(rb.t->dtype));
+  bool fp8 = dtype_is_fp8(adt);
+  if (w.ra && fp8)
+    ev_error(E, sp,
+             "wgmma with A in registers takes float16 or bfloat16 A (fp8 A must be a shared "
+             "tile)");
+  if (w.ra && w.ra->nthreads != 128)
+    ev_error(E, sp,
+             "wgmma's register operand A must be a register tensor of this warp group (made "
+             "inside its 128-thread group), not one of %d threads",
+             w.ra->nthreads);
+  if (acc->dtype != DT_FLOAT32 && !(acc->dtype == DT_FLOAT16 && (adt == DT_FLOAT16 || fp8)))
     ev_error(E, sp,
              "WGMMA accumulates in float32 (or float16 for float16 or fp8 "
              "inputs), not %s",
@@ -1346,22 +1361,22 @@ static Value *p_wgmma_mma(Eval *E, Args *a, Span sp) {
              "multiple of 8 in 8..256, K a multiple of %lld)",
              (long long)n, (long long)kstep, (long long)m, (long long)k, (long long)k, (long long)n,
              (long long)kstep);
-  if (fp8 && (ra.transposed || !rb.transposed))
+  if (fp8 && (w.a.transposed || !rb.transposed))
     ev_error(E, sp,
              "fp8 WGMMA reads K-major operands only: %s must be %s (the ISA has no "
              "transposed fp8 operands)",
-             ra.transposed ? "a" : "b",
-             ra.transposed ? "an [M, K] tile with K contiguous, not a transposed view"
-                           : "the transposed view of an [N, K] tile with K contiguous "
-                             "(b=sb.transpose())");
+             w.a.transposed ? "a" : "b",
+             w.a.transposed ? "an [M, K] tile with K contiguous, not a transposed view"
+                            : "the transposed view of an [N, K] tile with K contiguous "
+                              "(b=sb.transpose())");
   if (acc->nthreads != 128)
     ev_error(E, sp,
              "the WGMMA accumulator must be a register tensor of a "
              "128-thread warp group");
   IrStmt *s = stmt(E, S_WGMMA_MMA, sp);
-  s->wgmma.acc = acc;
-  s->wgmma.a = ra;
-  s->wgmma.b = rb;
+  w.acc = acc;
+  w.b = rb;
+  s->wgmma = w;
   return v_none(E);
 }
 

@@ -404,16 +404,19 @@ static bool check_cp_async(Verifier *v, const IrStmt *s, const bool *assigned) {
 
 /* acc[M, N] += A[M, K] @ B[K, N]: shapes, dtypes and instruction limits. */
 static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
-  const IrRef *a = &s->wgmma.a, *b = &s->wgmma.b;
-  const IrTensor *acc = s->wgmma.acc;
-  if (ir_ref_rank(a) != 2 || ir_ref_rank(b) != 2 || acc->rank != 2) {
+  const IrWgmmaStmt *w = &s->wgmma;
+  const IrRef *a = &w->a, *b = &w->b;
+  const IrTensor *acc = w->acc;
+  int a_rank = w->ra ? w->ra->rank : ir_ref_rank(a);
+  if (a_rank != 2 || ir_ref_rank(b) != 2 || acc->rank != 2) {
     diag_error(v->d, s->span,
                "wgmma.mma needs 2-D operands, got A rank %d, "
                "B rank %d, accumulator rank %d",
-               ir_ref_rank(a), ir_ref_rank(b), acc->rank);
+               a_rank, ir_ref_rank(b), acc->rank);
     return false;
   }
-  int64_t m = ir_ref_dim(a, 0), k = ir_ref_dim(a, 1), n = ir_ref_dim(b, 1);
+  DType at = ir_wgmma_a_dtype(w);
+  int64_t m = ir_wgmma_a_dim(w, 0), k = ir_wgmma_a_dim(w, 1), n = ir_ref_dim(b, 1);
   if (ir_ref_dim(b, 0) != k || acc->shape[0] != m || acc->shape[1] != n) {
     diag_error(v->d, s->span,
                "wgmma.mma shapes do not agree: A is [%lld, "
@@ -424,14 +427,23 @@ static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
   }
   /* float16 and fp8 inputs may also accumulate in float16 (.f16), as the
    * evaluator allows. */
-  bool fp8 = dtype_is_fp8(a->t->dtype);
-  bool f16_acc = acc->dtype == DT_FLOAT16 && (a->t->dtype == DT_FLOAT16 || fp8);
-  if (!dtype_wgmma_inputs_ok(a->t->dtype, b->t->dtype) || (acc->dtype != DT_FLOAT32 && !f16_acc)) {
+  bool fp8 = dtype_is_fp8(at);
+  bool f16_acc = acc->dtype == DT_FLOAT16 && (at == DT_FLOAT16 || fp8);
+  if (!dtype_wgmma_inputs_ok(at, b->t->dtype) || (acc->dtype != DT_FLOAT32 && !f16_acc)) {
     diag_error(v->d, s->span,
                "wgmma.mma supports float16/bfloat16 pairs and fp8 (e4m3/e5m2) inputs "
                "with a float32 accumulator (or float16 for float16 and fp8 inputs), "
                "got %s x %s -> %s",
-               dtype_name(a->t->dtype), dtype_name(b->t->dtype), dtype_name(acc->dtype));
+               dtype_name(at), dtype_name(b->t->dtype), dtype_name(acc->dtype));
+    return false;
+  }
+  /* the register form takes 16-bit A fragments only (fp8 ones are K-major
+   * quadruples, which no tlsc register layout holds) */
+  if (w->ra && (fp8 || w->ra->nthreads != 128)) {
+    diag_error(v->d, s->span,
+               "wgmma.mma's register operand A must be a float16 or bfloat16 tile of the "
+               "warp group, not %s over %d threads",
+               dtype_name(at), w->ra->nthreads);
     return false;
   }
   int64_t kstep = fp8 ? 32 : 16;
@@ -445,7 +457,7 @@ static bool check_wgmma_shapes(Verifier *v, const IrStmt *s) {
   }
   /* fp8 operands have no transpose bit: A is [M, K] and B the transposed
    * view of an [N, K] tile, K contiguous in both. */
-  if (fp8 && (a->transposed || !b->transposed)) {
+  if (fp8 && (a->transposed || !b->transposed)) { /* fp8: A is shared (above) */
     diag_error(v->d, s->span,
                "wgmma.mma with fp8 operands needs both K-major: operand %s is not "
                "(A an [M, K] tile, B the transpose of an [N, K] tile)",
@@ -480,8 +492,9 @@ static bool check_wgmma(Verifier *v, const IrStmt *s, const bool *assigned, Regi
     return false;
   }
   if (s->kind != S_WGMMA_MMA) return true;
-  return check_register(v, s->wgmma.acc, rg, s->span, "the accumulator") &&
-         check_shared_view(v, &s->wgmma.a, assigned, s->span, "operand A") &&
+  bool a_ok = s->wgmma.ra ? check_register(v, s->wgmma.ra, rg, s->span, "operand A")
+                          : check_shared_view(v, &s->wgmma.a, assigned, s->span, "operand A");
+  return check_register(v, s->wgmma.acc, rg, s->span, "the accumulator") && a_ok &&
          check_shared_view(v, &s->wgmma.b, assigned, s->span, "operand B") &&
          check_wgmma_shapes(v, s);
 }

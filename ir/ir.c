@@ -896,6 +896,13 @@ IrExpr *ir_ref_byte_offset(Arena *ar, const IrRef *r) {
 
 /* ---------------------------------------------------------- statements */
 
+int64_t ir_wgmma_a_dim(const IrWgmmaStmt *w, int i) {
+  if (!w->ra) return ir_ref_dim(&w->a, i);
+  return i >= 0 && i < w->ra->rank ? w->ra->shape[i] : 0;
+}
+
+DType ir_wgmma_a_dtype(const IrWgmmaStmt *w) { return w->ra ? w->ra->dtype : w->a.t->dtype; }
+
 /* ir_stmt_tensors: t[0] the written tensor (NULL if none), then the read
  * ones (NULL where an optional operand is absent). */
 int ir_stmt_tensors(const IrStmt *s, const IrTensor **t) {
@@ -940,9 +947,9 @@ int ir_stmt_tensors(const IrStmt *s, const IrTensor **t) {
   case S_STORE_SHARED:
     t[0] = NULL, t[1] = s->smem.reg;
     return 2;
-  case S_WGMMA_MMA: /* acc += a @ b */
-    t[0] = t[1] = s->wgmma.acc;
-    return 2;
+  case S_WGMMA_MMA: /* acc += a @ b; a in registers (ra) or shared */
+    t[0] = t[1] = s->wgmma.acc, t[2] = s->wgmma.ra;
+    return 3;
   default:
     return 0;
   }

@@ -627,12 +627,18 @@ typedef struct IrWaitStmt {
   bool read;
 } IrWaitStmt;
 
-/* S_WGMMA_MMA: acc (register, WGMMA accumulator layout) += a @ b, a and b
- * shared views (b usually a transposed view). */
+/* S_WGMMA_MMA: acc (register, WGMMA accumulator layout) += a @ b, b a
+ * shared view (usually a transposed one). A is the shared view a, or, in
+ * wgmma's register form, the register tensor ra (16-bit, in the WGMMA
+ * fragment layout, a.t NULL); ir_wgmma_a_dim / ir_wgmma_a_dtype read
+ * either. */
 typedef struct IrWgmmaStmt {
-  IrTensor *acc;
+  IrTensor *acc, *ra;
   IrRef a, b;
 } IrWgmmaStmt;
+
+int64_t ir_wgmma_a_dim(const IrWgmmaStmt *w, int i);
+DType ir_wgmma_a_dtype(const IrWgmmaStmt *w);
 
 /* S_FILL: every element of the register tensor dst = value. */
 typedef struct IrFillStmt {

@@ -271,8 +271,9 @@ static void make_acc(IrTensor *t, const IrStmt *s, const IrTensor *from, AccCtx 
  * in both directions: their operands share one element-to-thread map. */
 static void acc_stmt(IrStmt *s, void *ctx) {
   AccCtx *c = ctx;
-  if (s->kind == S_WGMMA_MMA) {
+  if (s->kind == S_WGMMA_MMA) { /* the register A holds fragments too */
     make_acc(s->wgmma.acc, s, NULL, c);
+    make_acc(s->wgmma.ra, s, s->wgmma.acc, c);
     return;
   }
   if (s->kind == S_SLICE) { /* columns of a fragment are a fragment */

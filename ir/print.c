@@ -282,7 +282,10 @@ static void print_simple(FILE *out, const IrStmt *s) {
     fputs("wgmma.mma ", out);
     print_tensor_ref(out, s->wgmma.acc);
     fputs(" += ", out);
-    print_ref(out, &s->wgmma.a);
+    if (s->wgmma.ra)
+      print_tensor_ref(out, s->wgmma.ra);
+    else
+      print_ref(out, &s->wgmma.a);
     fputs(" @ ", out);
     print_ref(out, &s->wgmma.b);
     break;

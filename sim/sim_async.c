@@ -494,7 +494,7 @@ bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s) {
   int first = w->cta * S->wpc + w->lid / 4 * 4, last = first + g->meet.size - 1;
   switch (s->kind) {
   case S_WGMMA_MMA:
-    for (int i = 0; i < 2; i++) {
+    for (int i = s->wgmma.ra ? 1 : 0; i < 2; i++) { /* a register A reads no shared memory */
       SimView v;
       const IrRef *operand = i == 0 ? &s->wgmma.a : &s->wgmma.b;
       if (!sim_view(S, w, operand, s->span, &v) || !sim_shared_read(S, w, &v, s) ||

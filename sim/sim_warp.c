@@ -306,7 +306,7 @@ static bool operands_ok(const Sim *S, const IrStmt *s) {
     return is_shared(&s->tma.shared) && is_bar(&s->tma.barrier) && s->tma.tmap >= 0 &&
            s->tma.tmap < S->k->ntmaps;
   case S_WGMMA_MMA:
-    return is_shared(&s->wgmma.a) && is_shared(&s->wgmma.b);
+    return (s->wgmma.ra || is_shared(&s->wgmma.a)) && is_shared(&s->wgmma.b);
   case S_TMA_STORE:
     return is_shared(&s->tma.shared);
   case S_LOAD_SHARED:
