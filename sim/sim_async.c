@@ -487,6 +487,48 @@ static bool cp_async_group_read(Sim *S, int first, int last, const SimView *v, c
   return true;
 }
 
+/* Notes that the wgmma s of group `group` names register tensor t. */
+static void note_reg_use(SimWarpGroup *g, const IrTensor *t, const IrStmt *s, int64_t group) {
+  if (!t) return;
+  for (int i = 0; i < g->nregs; i++)
+    if (g->regs[i].t == t) {
+      g->regs[i] = (SimRegUse){t, s, group};
+      return;
+    }
+  if (g->nregs < SIM_MAX_MMA_REGS) g->regs[g->nregs++] = (SimRegUse){t, s, group};
+}
+
+/* Drops the register tensors of retired groups. */
+static void retire_reg_uses(SimWarpGroup *g) {
+  int n = 0;
+  for (int i = 0; i < g->nregs; i++)
+    if (g->regs[i].group >= g->mma.retired) g->regs[n++] = g->regs[i];
+  g->nregs = n;
+}
+
+bool sim_wgmma_regs_check(Sim *S, SimWarp *w, const IrStmt *s) {
+  SimWarpGroup *g = sim_wg(S, w);
+  if (g->nregs == 0) return true;
+  const IrTensor *ops[IR_STMT_MAX_TENSORS];
+  int n = ir_stmt_tensors(s, ops);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; ops[i] && j < g->nregs; j++) {
+      const SimRegUse *u = &g->regs[j];
+      if (u->t != ops[i]) continue;
+      bool acc = u->s->wgmma.acc == u->t;
+      diag_error(S->d, s->span,
+                 "register tensor '%s' is %s here while a wgmma that %s it is in flight in block "
+                 "%" PRId64 " of %s (warp %d): a wgmma.wait_group must retire its group first",
+                 u->t->name, i == 0 ? "written" : "read", acc ? "accumulates into" : "reads",
+                 S->block, S->k->name, w->lid);
+      diag_note(S->d, u->s->span, "the wgmma, %s",
+                u->group >= g->mma.committed ? "not committed yet" : "committed, not retired");
+      S->failed = true;
+      return false;
+    }
+  return true;
+}
+
 /* One wgmma statement for the whole warp group (all its warps have met
  * here; w is the last to arrive). */
 bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s) {
@@ -502,12 +544,15 @@ bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s) {
         return false;
       sim_groups_push(&g->mma, &v, s, first, last);
     }
+    note_reg_use(g, s->wgmma.acc, s, g->mma.committed);
+    note_reg_use(g, s->wgmma.ra, s, g->mma.committed);
     return true;
   case S_WGMMA_COMMIT:
     g->mma.committed++;
     return true;
   case S_WGMMA_WAIT:
     sim_retire(&g->mma, s->wait.max_pending);
+    retire_reg_uses(g);
     return true;
   default:
     return true; /* wgmma.fence orders registers, not shared memory */

@@ -118,9 +118,23 @@ typedef struct SimMeet {
   int64_t begin, end; /* a thread group's barrier: its threads; else 0, 0 */
 } SimMeet;
 
+/* A register tensor that an in-flight wgmma reads or writes (its
+ * accumulator, its A in registers), until a wait retires `group`. */
+typedef struct SimRegUse {
+  const IrTensor *t;
+  const IrStmt *s; /* the newest wgmma.mma that names it */
+  int64_t group;
+} SimRegUse;
+
+/* At most this many register tensors are followed per warp group (more go
+ * unchecked, never falsely reported). */
+#define SIM_MAX_MMA_REGS 16
+
 typedef struct SimWarpGroup {
   SimMeet meet;
   SimGroups mma;
+  SimRegUse regs[SIM_MAX_MMA_REGS];
+  int nregs;
 } SimWarpGroup;
 
 /* The threads a statement runs on: [begin, end) of the block. */
@@ -250,6 +264,9 @@ bool sim_complete_copy(Sim *S);
 bool sim_shared_read(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s);
 bool sim_shared_write(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s);
 bool sim_wgmma(Sim *S, SimWarp *w, const IrStmt *s);
+/* A statement of warp w other than the wgmma ones may not name a register
+ * tensor that a wgmma of w's warp group still reads or writes. */
+bool sim_wgmma_regs_check(Sim *S, SimWarp *w, const IrStmt *s);
 void sim_retire(SimGroups *g, int64_t keep);
 void sim_bulk_retire(Sim *S, SimWarp *w, const IrStmt *s);
 void sim_retire_stamped(Sim *S, SimWarp *w, SimGroups *g, int64_t keep, const IrStmt *s);

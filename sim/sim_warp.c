@@ -327,6 +327,9 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
                "not (run the passes first)");
     return failed(S);
   }
+  bool wgmma = s->kind == S_WGMMA_FENCE || s->kind == S_WGMMA_MMA || s->kind == S_WGMMA_COMMIT ||
+               s->kind == S_WGMMA_WAIT;
+  if (!wgmma && !sim_wgmma_regs_check(S, w, s)) return failed(S);
   switch (s->kind) {
   case S_ASSIGN:
     return exec_assign(S, w, s);
