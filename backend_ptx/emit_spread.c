@@ -975,6 +975,12 @@ Val emit_math_fn(Emitter *e, IrMathFn fn, Val x) {
   case FN_RECIP:
     emit(e, "rcp.rn%s %s, %s;", ty, r.s, x.s);
     return r;
+  case FN_ROUND: /* integers are integral already */
+    if (dtype_is_float(t))
+      emit(e, "cvt.rni%s%s %s, %s;", ty, ty, r.s, x.s);
+    else
+      emit(e, "mov%s %s, %s;", ptx_btype(t), r.s, x.s);
+    return r;
   }
   return r;
 }
@@ -988,7 +994,7 @@ static bool fn_type(IrMathFn fn, DType t, DType *work) {
   *work = t;
   if (t == DT_FLOAT32) return true;
   if (t == DT_FLOAT64) return !approx;
-  return fn == FN_ABS || fn == FN_NEG || fn == FN_SQUARE;
+  return fn == FN_ABS || fn == FN_NEG || fn == FN_SQUARE || fn == FN_ROUND;
 }
 
 static void spread_unary(Emitter *e, const IrStmt *s) {

@@ -53,7 +53,7 @@ static const struct {
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
 static const char tilus_prims[] = " store_global_scatter store_shared_scatter reshape_shared"
-                                  " flatten transpose round clip repeat"
+                                  " flatten transpose repeat"
                                   " repeat_interleave any all scan cumsum cumprod"
                                   " print_tensor randint4x randint"
                                   " rand randn ";

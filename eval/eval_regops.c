@@ -13,7 +13,7 @@ static const struct {
 } unary_fns[] = {
     {"exp", FN_EXP},   {"exp2", FN_EXP2},   {"log", FN_LOG},   {"log2", FN_LOG2},
     {"sqrt", FN_SQRT}, {"rsqrt", FN_RSQRT}, {"abs", FN_ABS},   {"square", FN_SQUARE},
-    {"sin", FN_SIN},   {"cos", FN_COS},     {"tanh", FN_TANH},
+    {"sin", FN_SIN},   {"cos", FN_COS},     {"tanh", FN_TANH}, {"round", FN_ROUND},
 };
 
 static const struct {
@@ -28,7 +28,7 @@ static const struct {
 bool ev_is_regop(const char *name) {
   if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0 || strcmp(name, "assign") == 0 ||
       strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0 ||
-      strcmp(name, "reshape") == 0)
+      strcmp(name, "reshape") == 0 || strcmp(name, "clip") == 0)
     return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
@@ -69,7 +69,7 @@ static Value *unary(Eval *E, const char *name, IrMathFn fn, Args *a, Span sp) {
   ev_bind_args(E, a, sp, name, names, 1, v);
   IrTensor *x = reg_arg(E, v[0], sp, name);
   ev_check_compute_dtype(E, x->dtype, sp, arena_printf(E->ar, "%s() of", name));
-  if (!dtype_is_float(x->dtype) && fn != FN_ABS && fn != FN_SQUARE)
+  if (!dtype_is_float(x->dtype) && fn != FN_ABS && fn != FN_SQUARE && fn != FN_ROUND)
     ev_error(E, sp, "%s() needs a floating-point tensor, not %s", name, dtype_name(x->dtype));
   IrStmt *s = ir_stmt_new(E->ar, S_UNARY, sp);
   s->unary.fn = fn;
@@ -127,6 +127,29 @@ static Value *reduce(Eval *E, const char *name, IrOp op, Args *a, Span sp) {
   for (int d = x->rank - 1; d >= 0; d--)
     if (dims & (1u << d)) x = reduce_dim(E, x, d, keepdim, op, sp);
   return to_out(E, x, v[3], sp);
+}
+
+/* self.clip(x, min, max, out=None): max(min(x, max), min) element by
+ * element, as Tilus computes it (so min wins where min > max), the bounds
+ * converted to x's dtype first. */
+static Value *clip(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"x", "min", "max", "out", NULL};
+  Value *v[4] = {NULL, NULL, NULL, NULL};
+  ev_bind_args(E, a, sp, "clip", names, 3, v);
+  IrTensor *x = reg_arg(E, v[0], sp, "clip");
+  ev_check_compute_dtype(E, x->dtype, sp, "clip() of");
+  Value *bound[2];
+  for (int i = 0; i < 2; i++) {
+    if (v[i + 1]->kind == V_TENSOR)
+      ev_error(E, sp, "clip() takes scalar bounds (use minimum() and maximum() for tensors)");
+    Value *b = v[i + 1];
+    if (b->kind == V_FLOAT && !dtype_is_float(x->dtype)) /* int32(2.7) is 2 */
+      b = v_int(E, (int64_t)b->f);
+    bound[i] = v_expr(E, ev_scalar_as(E, b, x->dtype, sp));
+  }
+  Value *below = ev_tensor_elemwise(E, OP_MIN, v[0], bound[1], sp);
+  Value *r = ev_tensor_elemwise(E, OP_MAX, below, bound[0], sp);
+  return to_out(E, r->t, v[3], sp);
 }
 
 /* self.maximum(lhs, rhs, out=None), minimum, add: element-wise,
@@ -511,6 +534,7 @@ Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
   if (strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0)
     return squeeze_call(E, name[0] == 'u', a, sp);
   if (strcmp(name, "reshape") == 0) return reshape_call(E, a, sp);
+  if (strcmp(name, "clip") == 0) return clip(E, a, sp);
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return unary(E, name, unary_fns[i].fn, a, sp);
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)

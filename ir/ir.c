@@ -154,7 +154,7 @@ const char *ir_fn_name(IrMathFn fn) {
       [FN_EXP] = "exp",          [FN_EXP2] = "exp2",   [FN_LOG] = "log", [FN_LOG2] = "log2",
       [FN_SQRT] = "sqrt",        [FN_RSQRT] = "rsqrt", [FN_ABS] = "abs", [FN_NEG] = "neg",
       [FN_SQUARE] = "square",    [FN_SIN] = "sin",     [FN_COS] = "cos", [FN_TANH] = "tanh",
-      [FN_RECIP] = "reciprocal",
+      [FN_RECIP] = "reciprocal", [FN_ROUND] = "round",
   };
   if ((int)fn < 0 || (int)fn >= (int)(sizeof names / sizeof names[0]) || !names[fn]) return "?";
   return names[fn];
@@ -402,6 +402,8 @@ static double math_value(IrMathFn fn, double x) {
     return tanh(x);
   case FN_RECIP:
     return 1 / x;
+  case FN_ROUND:
+    return nearbyint(x); /* the default rounding: to nearest, ties to even */
   }
   return x;
 }

@@ -677,7 +677,8 @@ typedef enum IrMathFn {
   FN_SIN,
   FN_COS,
   FN_TANH,
-  FN_RECIP
+  FN_RECIP,
+  FN_ROUND /* to the nearest integer, ties to even; integers unchanged */
 } IrMathFn;
 const char *ir_fn_name(IrMathFn fn); /* "exp", "rsqrt" ... */
 typedef struct IrUnaryStmt {
