@@ -290,7 +290,8 @@ static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
   }
   if (op == '*' && a->kind == V_STR && (b->kind == V_INT || b->kind == V_BOOL)) { /* "ab" * 3 */
     int64_t times = b->i < 0 ? 0 : b->i, len = (int64_t)strlen(a->s);
-    if (len && times > EV_MAX_STR_LEN / len)
+    if (len == 0 || times == 0) return v_str(E, ""); /* "" * 10**12: no loop */
+    if (times > EV_MAX_STR_LEN / len)
       ev_error(E, sp, "compile-time string is too long (over %d bytes)", EV_MAX_STR_LEN);
     ev_charge(E, len * times / 64, sp);
     char *r = arena_alloc(E->ar, (size_t)(len * times + 1));
@@ -301,6 +302,7 @@ static Value *seq_binop(Eval *E, int op, Value *a, Value *b, Span sp) {
   if (op == '*' && (a->kind == V_LIST || a->kind == V_TUPLE) &&
       (b->kind == V_INT || b->kind == V_BOOL)) {
     int64_t times = b->i < 0 ? 0 : b->i;
+    if (a->n == 0) times = 0; /* [] * 10**12: no loop */
     if (a->n && times > EV_MAX_LIST_LEN / a->n) ev_error(E, sp, "compile-time list is too long");
     ev_charge(E, a->n * times / 8, sp);
     Value *r = v_seq(E, a->kind, (int)(a->n * times));
