@@ -339,12 +339,15 @@ static Val emit_pred_binary(Emitter *e, IrOp op, Val a, Val b) {
   }
 }
 
-static const char *cmp_name(IrOp op) {
+/* The setp comparison of op. Float != is the unordered neu, true when
+ * either side is NaN, as in Python and C (ne is false there); the other
+ * comparisons are false on NaN in both. */
+static const char *cmp_name(IrOp op, DType t) {
   switch (op) {
   case OP_EQ:
     return "eq";
   case OP_NE:
-    return "ne";
+    return dtype_is_float(t) ? "neu" : "ne";
   case OP_LT:
     return "lt";
   case OP_LE:
@@ -360,7 +363,7 @@ static Val emit_compare(Emitter *e, IrOp op, Val a, Val b) {
   if (b.type != a.type) b = val_convert(e, b, a.type);
   if (is_imm(a)) a = val_to_reg(e, a);
   Val r = new_reg(e, DT_BOOL);
-  emit(e, "setp.%s%s %s, %s, %s;", cmp_name(op), ptx_type(a.type), r.s, a.s, b.s);
+  emit(e, "setp.%s%s %s, %s, %s;", cmp_name(op, a.type), ptx_type(a.type), r.s, a.s, b.s);
   return r;
 }
 

@@ -54,7 +54,7 @@ static const struct {
  * methods of a Script, then the groups whose every member is missing. */
 static const char tilus_prims[] = " store_global_scatter store_shared_scatter reshape_shared"
                                   " flatten transpose repeat"
-                                  " repeat_interleave any all scan cumsum cumprod"
+                                  " repeat_interleave scan cumsum cumprod"
                                   " print_tensor randint4x randint"
                                   " rand randn ";
 static const char tilus_prim_groups[] = " clc tcgen05 atomic ";

@@ -28,7 +28,8 @@ static const struct {
 bool ev_is_regop(const char *name) {
   if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0 || strcmp(name, "assign") == 0 ||
       strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0 ||
-      strcmp(name, "reshape") == 0 || strcmp(name, "clip") == 0)
+      strcmp(name, "reshape") == 0 || strcmp(name, "clip") == 0 || strcmp(name, "any") == 0 ||
+      strcmp(name, "all") == 0)
     return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
@@ -127,6 +128,29 @@ static Value *reduce(Eval *E, const char *name, IrOp op, Args *a, Span sp) {
   for (int d = x->rank - 1; d >= 0; d--)
     if (dims & (1u << d)) x = reduce_dim(E, x, d, keepdim, op, sp);
   return to_out(E, x, v[3], sp);
+}
+
+/* self.any(x, dim=None, keepdim=False, out=None), all: whether some
+ * (every) element along the dimensions is non-zero, as a bool tensor: x
+ * != 0 as int32, reduced by max (min), then != 0. */
+static Value *any_all(Eval *E, bool all, Args *a, Span sp) {
+  static const char *const names[] = {"x", "dim", "keepdim", "out", NULL};
+  Value *v[4] = {NULL, NULL, NULL, NULL};
+  const char *name = all ? "all" : "any";
+  ev_bind_args(E, a, sp, name, names, 1, v);
+  IrTensor *x = reg_arg(E, v[0], sp, name);
+  Value *nz = x->dtype == DT_BOOL ? v[0] : ev_tensor_elemwise(E, OP_NE, v[0], v_int(E, 0), sp);
+  IrStmt *s = ir_stmt_new(E->ar, S_CAST, sp);
+  s->cast.src = nz->t;
+  s->cast.dst = new_reg(E, DT_INT32, x->rank, x->shape, x->nthreads, sp);
+  ev_emit(E, s);
+  IrTensor *r = s->cast.dst;
+  bool keepdim = v[2] && v_truthy(E, v[2], sp);
+  unsigned dims = reduce_dims(E, v[1], x->rank, sp);
+  for (int d = x->rank - 1; d >= 0; d--)
+    if (dims & (1u << d)) r = reduce_dim(E, r, d, keepdim, all ? OP_MIN : OP_MAX, sp);
+  Value *b = ev_tensor_elemwise(E, OP_NE, v_tensor(E, r), v_int(E, 0), sp);
+  return to_out(E, b->t, v[3], sp);
 }
 
 /* self.clip(x, min, max, out=None): max(min(x, max), min) element by
@@ -535,6 +559,8 @@ Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
     return squeeze_call(E, name[0] == 'u', a, sp);
   if (strcmp(name, "reshape") == 0) return reshape_call(E, a, sp);
   if (strcmp(name, "clip") == 0) return clip(E, a, sp);
+  if (strcmp(name, "any") == 0 || strcmp(name, "all") == 0)
+    return any_all(E, name[1] == 'l', a, sp);
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return unary(E, name, unary_fns[i].fn, a, sp);
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
