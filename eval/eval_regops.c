@@ -29,7 +29,8 @@ bool ev_is_regop(const char *name) {
   if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0 || strcmp(name, "assign") == 0 ||
       strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0 ||
       strcmp(name, "reshape") == 0 || strcmp(name, "clip") == 0 || strcmp(name, "any") == 0 ||
-      strcmp(name, "all") == 0)
+      strcmp(name, "all") == 0 || strcmp(name, "repeat") == 0 ||
+      strcmp(name, "repeat_interleave") == 0)
     return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
@@ -542,6 +543,87 @@ static Value *reshape_call(Eval *E, Args *a, Span sp) {
   return v_tensor(E, d);
 }
 
+/* x reshaped to shape (the same elements in the same registers). */
+static IrTensor *reshaped(Eval *E, IrTensor *x, int rank, const int64_t *shape, Span sp) {
+  IrTensor *d = new_reg(E, x->dtype, rank, shape, x->nthreads, sp);
+  IrStmt *s = ir_stmt_new(E->ar, S_RESHAPE, sp);
+  s->cast.dst = d;
+  s->cast.src = x;
+  ev_emit(E, s);
+  return d;
+}
+
+/* x (of the rank of shape, dimensions of 1 where it repeats) broadcast to
+ * shape: a select of x under an all-true condition (0 otherwise), which
+ * copies the values exactly (-0.0 and NaN too, where x + 0 would not). */
+static IrTensor *broadcast_to(Eval *E, IrTensor *x, int rank, const int64_t *shape, Span sp) {
+  IrTensor *cond = new_reg(E, DT_BOOL, rank, shape, x->nthreads, sp);
+  IrStmt *f = ir_stmt_new(E->ar, S_FILL, sp);
+  f->fill.dst = cond;
+  f->fill.value = ir_const(E->ar, DT_BOOL, 1);
+  ev_emit(E, f);
+  IrStmt *s = ir_stmt_new(E->ar, S_WHERE, sp);
+  s->where.cond = cond;
+  s->where.a = x;
+  /* never taken: no second copy of x */
+  s->where.sb =
+      dtype_is_float(x->dtype) ? ir_const_f(E->ar, x->dtype, 0.0) : ir_const(E->ar, x->dtype, 0);
+  s->where.dst = new_reg(E, x->dtype, rank, shape, x->nthreads, sp);
+  ev_emit(E, s);
+  return s->where.dst;
+}
+
+/* self.repeat(x, repeats, out=None) and repeat_interleave: the tensor
+ * tiled (repeat: [1, 2, 3] -> [1, 2, 3, 1, 2, 3]) or each element
+ * repeated in place ([1, 1, 2, 2, 3, 3]) along each dimension; repeats
+ * and x's shape aligned on the right, the shorter padded with 1s in
+ * front, as in Tilus. Each repeated dimension of size s becomes [r, s]
+ * (repeat) or [s, r] (interleave): x reshaped with a 1 there, broadcast,
+ * and reshaped to [r * s], so one more dimension per repeated one must
+ * fit tlsc's rank limit. */
+static Value *repeat_call(Eval *E, bool interleave, Args *a, Span sp) {
+  static const char *const names[] = {"x", "repeats", "out", NULL};
+  Value *v[3] = {NULL, NULL, NULL};
+  const char *name = interleave ? "repeat_interleave" : "repeat";
+  ev_bind_args(E, a, sp, name, names, 2, v);
+  IrTensor *x = reg_arg(E, v[0], sp, name);
+  if (v[1]->kind != V_LIST && v[1]->kind != V_TUPLE)
+    ev_error(E, sp, "%s(): repeats takes a list of counts, not '%s'", name, v_type_name(v[1]));
+  int n = v[1]->n, rank = n > x->rank ? n : x->rank;
+  if (rank > IR_MAX_RANK)
+    ev_error(E, sp, "%s(): %d dimensions; tlsc takes at most %d", name, rank, IR_MAX_RANK);
+  int64_t size[IR_MAX_RANK], times[IR_MAX_RANK];
+  for (int d = 0; d < rank; d++) {
+    int xd = d - (rank - x->rank), rd = d - (rank - n);
+    size[d] = xd >= 0 ? x->shape[xd] : 1;
+    times[d] = rd >= 0 ? v_to_int(E, v[1]->items[rd], sp, "repeats") : 1;
+    if (times[d] < 1)
+      ev_error(E, sp, "%s(): count %lld is not positive", name, (long long)times[d]);
+  }
+  int64_t split[2 * IR_MAX_RANK], unit[2 * IR_MAX_RANK], out[IR_MAX_RANK];
+  int ns = 0, repeated = 0;
+  for (int d = 0; d < rank; d++) repeated += times[d] > 1;
+  for (int d = 0; d < rank; d++) {
+    out[d] = size[d] * times[d];
+    if (times[d] == 1) {
+      split[ns] = unit[ns] = size[d], ns++;
+      continue;
+    }
+    if (ns + 2 > IR_MAX_RANK)
+      ev_error(E, sp,
+               "%s(): repeating %d dimensions of a rank-%d tensor needs more than %d dimensions "
+               "on the way (tlsc's limit); repeat fewer at once",
+               name, repeated, x->rank, IR_MAX_RANK);
+    int64_t first = interleave ? size[d] : times[d], second = interleave ? times[d] : size[d];
+    split[ns] = first, split[ns + 1] = second;
+    unit[ns] = interleave ? size[d] : 1, unit[ns + 1] = interleave ? 1 : size[d];
+    ns += 2;
+  }
+  IrTensor *u = reshaped(E, x, ns, unit, sp);
+  IrTensor *b = broadcast_to(E, u, ns, split, sp);
+  return to_out(E, reshaped(E, b, rank, out, sp), v[2], sp);
+}
+
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
   if (strcmp(name, "where") == 0) return where(E, a, sp);
   if (strcmp(name, "assign") == 0) { /* self.assign(dst, src): dst's values = src's */
@@ -559,6 +641,8 @@ Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
     return squeeze_call(E, name[0] == 'u', a, sp);
   if (strcmp(name, "reshape") == 0) return reshape_call(E, a, sp);
   if (strcmp(name, "clip") == 0) return clip(E, a, sp);
+  if (strcmp(name, "repeat") == 0 || strcmp(name, "repeat_interleave") == 0)
+    return repeat_call(E, name[6] == '_', a, sp);
   if (strcmp(name, "any") == 0 || strcmp(name, "all") == 0)
     return any_all(E, name[1] == 'l', a, sp);
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
