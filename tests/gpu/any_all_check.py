@@ -11,14 +11,10 @@ all positive but one zero; at a ragged m, outputs poisoned first.
 Exits 3 without torch or a GPU (a skip under tests/gpu/run_or_skip.sh), 1
 when a check fails.
 """
-import sys
-
-from gpu_check import setup
-
-torch = None  # imported by setup(), skipping without it
+from gpu_check import run_rounds
 
 
-def rows(m):
+def rows(torch, m):
     """[m, 64] float32: row i of kind i % 5 (see the docstring)."""
     x = torch.rand(m, 64, device="cuda") + 0.5
     for i in range(m):
@@ -36,23 +32,17 @@ def rows(m):
     return x
 
 
-def main():
-    global torch
-    torch, o, mod = setup("any_all_check", 2)
-    ok = True
-    for rnd in range(o.rounds):
-        torch.manual_seed(rnd)
-        m = 77
-        x = rows(m)
-        y = torch.full((m, 2), -1, device="cuda", dtype=torch.int32)
-        mod.AnyAll(m, x, y)
-        torch.cuda.synchronize()
-        ref = torch.stack([(x != 0).any(dim=1), (x > 0).all(dim=1)], dim=1).int()
-        bad = int((y != ref).sum().item())
-        print(f"round {rnd}: {bad} of {ref.numel()} differ {'FAIL' if bad else 'PASS'}")
-        ok = ok and not bad
-    sys.exit(0 if ok else 1)
+def check_round(torch, mod, rnd):
+    m = 77
+    x = rows(torch, m)
+    y = torch.full((m, 2), -1, device="cuda", dtype=torch.int32)
+    mod.AnyAll(m, x, y)
+    torch.cuda.synchronize()
+    ref = torch.stack([(x != 0).any(dim=1), (x > 0).all(dim=1)], dim=1).int()
+    bad = int((y != ref).sum().item())
+    print(f"round {rnd}: {bad} of {ref.numel()} differ {'FAIL' if bad else 'PASS'}")
+    return not bad
 
 
 if __name__ == "__main__":
-    main()
+    run_rounds("any_all_check", 2, check_round)

@@ -28,3 +28,15 @@ def setup(name, rounds):
     import tlsc
 
     return torch, opts, tlsc.load(opts.ptx, lib=opts.lib)
+
+
+def run_rounds(name, rounds, check_round):
+    """setup(name, rounds), then check_round(torch, module, rnd) for each
+    round after torch.manual_seed(rnd) (it prints its own lines and returns
+    whether they passed); exits 0 when every round passed, else 1."""
+    torch, opts, mod = setup(name, rounds)
+    ok = True
+    for rnd in range(opts.rounds):
+        torch.manual_seed(rnd)
+        ok = check_round(torch, mod, rnd) and ok
+    sys.exit(0 if ok else 1)

@@ -11,42 +11,30 @@ against torch (x.repeat, repeat_interleave dimension by dimension), with
 Exits 3 without torch or a GPU (a skip under tests/gpu/run_or_skip.sh), 1
 when a check fails.
 """
-import sys
-
-from gpu_check import setup
-
-torch = None  # imported by setup(), skipping without it
+from gpu_check import run_rounds
 
 
-def same_bits(a, b):
-    return torch.equal(a.view(torch.int32), b.view(torch.int32))
-
-
-def main():
-    global torch
-    torch, o, mod = setup("repeat_check", 2)
+def check_round(torch, mod, rnd):
+    x = torch.randn(8, 16, device="cuda")
+    x[1, 2], x[5, 7], x[3, 0] = -0.0, float("nan"), float("-inf")
+    y = torch.full((16, 48), 12345.0, device="cuda")
+    z = torch.full((16, 48), 12345.0, device="cuda")
+    w = torch.full((2, 32), 12345.0, device="cuda")
+    mod.Repeat(x, y, z, w)
+    torch.cuda.synchronize()
+    checks = (
+        ("repeat [2, 3]", y, x.repeat(2, 3)),
+        ("repeat_interleave [2, 3]", z, x.repeat_interleave(2, 0).repeat_interleave(3, 1)),
+        ("repeat_interleave [2, 2] of a row", w,
+         x[3].reshape(1, 16).repeat_interleave(2, 0).repeat_interleave(2, 1)),
+    )
     ok = True
-    for rnd in range(o.rounds):
-        torch.manual_seed(rnd)
-        x = torch.randn(8, 16, device="cuda")
-        x[1, 2], x[5, 7], x[3, 0] = -0.0, float("nan"), float("-inf")
-        y = torch.full((16, 48), 12345.0, device="cuda")
-        z = torch.full((16, 48), 12345.0, device="cuda")
-        w = torch.full((2, 32), 12345.0, device="cuda")
-        mod.Repeat(x, y, z, w)
-        torch.cuda.synchronize()
-        checks = (
-            ("repeat [2, 3]", y, x.repeat(2, 3)),
-            ("repeat_interleave [2, 3]", z, x.repeat_interleave(2, 0).repeat_interleave(3, 1)),
-            ("repeat_interleave [2, 2] of a row", w,
-             x[3].reshape(1, 16).repeat_interleave(2, 0).repeat_interleave(2, 1)),
-        )
-        for name, got, ref in checks:
-            good = same_bits(got, ref)
-            print(f"round {rnd} {name}: {'PASS' if good else 'FAIL'}")
-            ok = ok and good
-    sys.exit(0 if ok else 1)
+    for name, got, ref in checks:
+        good = torch.equal(got.view(torch.int32), ref.view(torch.int32))  # bit for bit
+        print(f"round {rnd} {name}: {'PASS' if good else 'FAIL'}")
+        ok = ok and good
+    return ok
 
 
 if __name__ == "__main__":
-    main()
+    run_rounds("repeat_check", 2, check_round)
