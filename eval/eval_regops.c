@@ -168,8 +168,11 @@ static Value *clip(Eval *E, Args *a, Span sp) {
     if (v[i + 1]->kind == V_TENSOR)
       ev_error(E, sp, "clip() takes scalar bounds (use minimum() and maximum() for tensors)");
     Value *b = v[i + 1];
-    if (b->kind == V_FLOAT && !dtype_is_float(x->dtype)) /* int32(2.7) is 2 */
+    if (b->kind == V_FLOAT && !dtype_is_float(x->dtype)) { /* int32(2.7) is 2 */
+      if (!(b->f > -2147483649.0 && b->f < 2147483648.0))  /* NaN too */
+        ev_error(E, sp, "clip(): bound %g does not fit in %s", b->f, dtype_name(x->dtype));
       b = v_int(E, (int64_t)b->f);
+    }
     bound[i] = v_expr(E, ev_scalar_as(E, b, x->dtype, sp));
   }
   Value *below = ev_tensor_elemwise(E, OP_MIN, v[0], bound[1], sp);
@@ -599,6 +602,9 @@ static Value *repeat_call(Eval *E, bool interleave, Args *a, Span sp) {
     times[d] = rd >= 0 ? v_to_int(E, v[1]->items[rd], sp, "repeats") : 1;
     if (times[d] < 1)
       ev_error(E, sp, "%s(): count %lld is not positive", name, (long long)times[d]);
+    if (times[d] > (1 << 24) / size[d]) /* far past any register file */
+      ev_error(E, sp, "%s(): %lld x %lld elements along dimension %d is too many", name,
+               (long long)size[d], (long long)times[d], d);
   }
   int64_t split[2 * IR_MAX_RANK], unit[2 * IR_MAX_RANK], out[IR_MAX_RANK];
   int ns = 0, repeated = 0;
