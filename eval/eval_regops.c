@@ -169,7 +169,8 @@ static Value *clip(Eval *E, Args *a, Span sp) {
       ev_error(E, sp, "clip() takes scalar bounds (use minimum() and maximum() for tensors)");
     Value *b = v[i + 1];
     if (b->kind == V_FLOAT && !dtype_is_float(x->dtype)) { /* int32(2.7) is 2 */
-      if (!(b->f > -2147483649.0 && b->f < 2147483648.0))  /* NaN too */
+      /* in int64 range, so that the conversion is defined (NaN fails) */
+      if (!(b->f >= -9223372036854775808.0 && b->f < 9223372036854775808.0))
         ev_error(E, sp, "clip(): bound %g does not fit in %s", b->f, dtype_name(x->dtype));
       b = v_int(E, (int64_t)b->f);
     }
