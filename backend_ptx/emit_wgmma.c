@@ -167,7 +167,7 @@ static const char *acc_type(DType acc, DType ab) {
  * of the accumulator's warp group. */
 static bool register_a_ok(Emitter *e, const IrTensor *ra, const IrTensor *acc) {
   if (ra->layout == LAYOUT_WGMMA_ACC && ra->rank == 2 && dtype_bytes(ra->dtype) == 2 &&
-      !dtype_is_fp8(ra->dtype) && ra->nthreads == acc->nthreads)
+      ra->nthreads == acc->nthreads)
     return true;
   unsupported(e,
               "wgmma register operand A '%s' that is not a float16/bfloat16 [M, K] tile in "
@@ -230,12 +230,13 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   /* registers per fragment: one per f32 element, one per f16 pair */
   int64_t nregs = acc->dtype == DT_FLOAT16 ? n / 4 : n / 2;
   char regs[128 * 24]; /* nregs <= 128 names of at most 22 characters */
+  char op[160];
+  snprintf(op, sizeof op, "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k%" PRId64 "%s%s%s", n,
+           kstep, dtype, ab_type(at), ab_type(b->t->dtype));
   for (int64_t r = 0; r < m / 64; r++) {
     acc_list(acc, r * nregs, nregs, regs, sizeof regs);
     for (int64_t kk = 0; kk < k / kstep; kk++) {
-      char op[160], areg[128];
-      snprintf(op, sizeof op, "wgmma.mma_async.sync.aligned.m64n%" PRId64 "k%" PRId64 "%s%s%s", n,
-               kstep, dtype, ab_type(at), ab_type(b->t->dtype));
+      char areg[128];
       if (ra)
         a_regs(ra, r, kk, k, areg, sizeof areg);
       else

@@ -161,11 +161,14 @@ def ncu_rows(rel, kind, bench, out):
     macs = 1
     for d in bench.split("x"):
         macs *= int(d)
+    def number(rec, metric):  # ncu may print thousands separators
+        return float(rec.get(metric, "nan").replace(",", ""))
+
     for label, rec in ncu_records(out):
-        inst = float(rec.get("smsp__inst_executed.sum", "nan").replace(",", ""))
+        inst = number(rec, "smsp__inst_executed.sum")
         per = f"{inst / (macs / unit[1]):.2f}" if unit else ""
         rows.append([rel, label, rec.get("Kernel Name", "")[:48],
-                     f"{float(rec.get('gpu__time_duration.sum', 'nan').replace(',', '')) / 1e3:.1f} us",
+                     f"{number(rec, 'gpu__time_duration.sum') / 1e3:.1f} us",
                      f"{inst / 1e6:.2f} M", per,
                      rec.get("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", ""),
                      rec.get("launch__registers_per_thread", ""),
@@ -204,7 +207,7 @@ def run_case(name, spec, opts, workdir):
         cmd = [opts.ncu, "--profile-from-start", "off", "--clock-control", "none", "--csv",
                "--page", "raw", "--print-units", "base", "--metrics", NCU_METRICS, *cmd, "--profile"]
     try:
-        # one stream, so that ncu's lines stay between the runs' 'profile' lines
+        # one stream: the checks, the 'profile' lines and ncu's CSV together
         res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              timeout=opts.timeout)
         out = res.stdout
