@@ -61,9 +61,12 @@ static int swizzle_mode(int bytes) {
   }
 }
 
-/* Checks that a view is a K-major swizzled operand with rows of exactly one
- * swizzle width; kdim is the view dimension that is K. */
-static bool operand_ok(Emitter *e, const IrRef *r, int kdim, const char *what) {
+/* Checks that a view is a swizzled operand whose rows are exactly one
+ * swizzle width: K-major (K contiguous, the usual [M, K] A and transposed
+ * [N, K] B), or, for 16-bit types, MN-major (M or N contiguous: A the
+ * transposed view of a [K, M] tile, B a [K, N] tile, the imm-trans bit set).
+ * kdim is the view dimension that is K; *mn_major says which. */
+static bool operand_ok(Emitter *e, const IrRef *r, int kdim, const char *what, bool *mn_major) {
   const IrTensor *t = r->t;
   if (!t || t->space != MS_SHARED || ir_ref_rank(r) != 2) {
     unsupported(e, "wgmma operand %s that is not a rank-2 shared tile", what);
@@ -73,16 +76,27 @@ static bool operand_ok(Emitter *e, const IrRef *r, int kdim, const char *what) {
     unsupported(e, "wgmma operand %s without a 32/64/128-byte swizzle", what);
     return false;
   }
-  bool kmajor = (kdim == 1) != r->transposed; /* K is the contiguous dim */
-  int64_t k = ir_ref_dim(r, kdim);
-  if (!kmajor || k * dtype_bytes(t->dtype) != t->swizzle_bytes) {
+  *mn_major = (kdim == 1) == r->transposed;                 /* K is not the contiguous dim */
+  int64_t row = ir_ref_dim(r, *mn_major ? 1 - kdim : kdim); /* the contiguous dim */
+  bool wide = *mn_major && dtype_bytes(t->dtype) != 2;
+  if (row * dtype_bytes(t->dtype) != t->swizzle_bytes || wide) {
     unsupported(e,
-                "wgmma operand %s that is not K-major with rows of one swizzle width "
-                "(K = %" PRId64 ")",
-                what, k);
+                "wgmma operand %s whose contiguous dimension (%s, %" PRId64 " elements) is not "
+                "one swizzle width%s",
+                what, *mn_major ? "M or N" : "K", row,
+                wide ? ", or MN-major and not of a 16-bit type" : "");
     return false;
   }
   return true;
+}
+
+/* The descriptor's start-address step (>> 4) of k step kk (32 bytes of K)
+ * and of 64-row fragment r: along a K-major row, or, MN-major, 16 rows of
+ * one swizzle width each per k16 step (the fragment then is the one row
+ * width: r is 0). */
+static int64_t operand_step(const IrTensor *t, bool mn_major, int64_t r, int64_t kk) {
+  if (mn_major) return 16 * kk * t->swizzle_bytes >> 4;
+  return (64 * r * t->swizzle_bytes + 32 * kk) >> 4;
 }
 
 /* The low word of the descriptor of the view r: the start address >> 4 in
@@ -195,7 +209,9 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
                    "fragment tensor");
     return;
   }
-  if ((ra ? !register_a_ok(e, ra, acc) : !operand_ok(e, a, 1, "A")) || !operand_ok(e, b, 0, "B"))
+  bool a_mn = false, b_mn = false;
+  if ((ra ? !register_a_ok(e, ra, acc) : !operand_ok(e, a, 1, "A", &a_mn)) ||
+      !operand_ok(e, b, 0, "B", &b_mn))
     return;
   DType at = ir_wgmma_a_dtype(w);
   int64_t m = acc->shape[0], n = acc->shape[1], k = ir_wgmma_a_dim(w, 1);
@@ -226,7 +242,6 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
   }
   Val alo = ra ? (Val){.s = ""} : desc_lo(e, a), blo = desc_lo(e, b);
   uint32_t ahi = ra ? 0 : desc_hi(a->t->swizzle_bytes), bhi = desc_hi(b->t->swizzle_bytes);
-  int64_t row_bytes = ra ? 0 : a->t->swizzle_bytes;
   /* registers per fragment: one per f32 element, one per f16 pair */
   int64_t nregs = acc->dtype == DT_FLOAT16 ? n / 4 : n / 2;
   char regs[128 * 24]; /* nregs <= 128 names of at most 22 characters */
@@ -241,14 +256,16 @@ static void emit_mma(Emitter *e, const IrStmt *s) {
         a_regs(ra, r, kk, k, areg, sizeof areg);
       else
         snprintf(areg, sizeof areg, "%s",
-                 make_desc(e, alo, (64 * r * row_bytes + 32 * kk) >> 4, ahi).s);
-      Val dbk = make_desc(e, blo, (32 * kk) >> 4, bhi);
-      /* the register form has one transpose immediate (B's), the shared
-       * form two; fp8 forms none (K-major only) */
-      emit(e, "%s %s, %s, %s, %%ptrue, 1, 1%s;", op, regs, areg, dbk.s,
-           ra    ? ", 0"
-           : fp8 ? ""
-                 : ", 0, 0");
+                 make_desc(e, alo, operand_step(a->t, a_mn, r, kk), ahi).s);
+      Val dbk = make_desc(e, blo, operand_step(b->t, b_mn, 0, kk), bhi);
+      /* the transpose immediates (1: MN-major): the register form has
+       * B's, the shared form A's and B's, fp8 forms none (K-major only) */
+      char trans[16] = "";
+      if (ra)
+        snprintf(trans, sizeof trans, ", %d", b_mn);
+      else if (!fp8)
+        snprintf(trans, sizeof trans, ", %d, %d", a_mn, b_mn);
+      emit(e, "%s %s, %s, %s, %%ptrue, 1, 1%s;", op, regs, areg, dbk.s, trans);
     }
   }
 }
