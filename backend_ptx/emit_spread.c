@@ -150,6 +150,14 @@ typedef struct GAccess {
   bool load;
   const char *nc;        /* loads: ".nc" from a buffer the kernel never writes */
   int tdim[IR_MAX_RANK]; /* per global dimension: the tile's over it, or -1 */
+  /* Once per statement (plan_origin): every slot's coordinates are the
+   * origin's plus constants of the layout, so its address is the
+   * origin's plus a constant number of pitches of each dimension. */
+  bool planned;
+  Val addr;               /* u64: the origin's address (not tested) */
+  Val ok0[IR_MAX_RANK];   /* origin[d] inside dimension d ("": not made yet, on
+                             this path of the code: reset_ok0) */
+  Val pitch[IR_MAX_RANK]; /* s64 bytes per step along d (an immediate when known) */
 } GAccess;
 
 static void access_coords(Emitter *e, const GAccess *a, int64_t slot, Val *coords) {
@@ -237,9 +245,11 @@ static void subbyte_access(Emitter *e, const GAccess *a, const Val *coords, int6
        tensor_slot_reg(a->t, slot).s, lo.s, sh.s, n);
 }
 
-/* Slots [slot, slot + n) as one access of n consecutive elements (n == 1:
- * a scalar), under the bounds of its first element. */
-static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
+/* Unplanned accesses (plan_origin's rule): the address and every test
+ * from the slot's coordinates. Slots [slot, slot + n) as one access of n
+ * consecutive elements (n == 1: a scalar), under the bounds of its first
+ * element. */
+static void access_run_coords(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
   Val coords[IR_MAX_RANK], inb;
   access_coords(e, a, slot, coords);
   if (dtype_is_subbyte(a->t->dtype)) {
@@ -268,9 +278,9 @@ static void access_run(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
  * dimensions for the run, then per element a test of its column and an
  * immediate offset (rather than an address and every dimension's test per
  * element: fewer instructions and registers in the unaligned copy). */
-static void access_elems(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
+static void access_elems_coords(Emitter *e, const GAccess *a, int64_t slot, int64_t n) {
   if (n == 1 || dtype_is_subbyte(a->t->dtype)) {
-    for (int64_t i = 0; i < n; i++) access_run(e, a, slot + i, 1);
+    for (int64_t i = 0; i < n; i++) access_run_coords(e, a, slot + i, 1);
     return;
   }
   Val coords[IR_MAX_RANK];
@@ -314,6 +324,172 @@ static void access_elems(Emitter *e, const GAccess *a, int64_t slot, int64_t n) 
       emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p.s, mem_type(a->t->dtype), addr.s, off,
            r.s);
     }
+  }
+}
+
+/* Forgets the origin's tests: each path of the code (vectors, or element
+ * by element) makes its own where it needs them. */
+static void reset_ok0(GAccess *a) {
+  for (int d = 0; d < a->g.rank; d++) a->ok0[d] = (Val){.s = ""};
+}
+
+/* Whether v is an immediate (not a register), and its value. */
+static bool imm_value(Val v, int64_t *x) {
+  if (v.s[0] == '%') return false;
+  *x = strtoll(v.s, NULL, 0);
+  return true;
+}
+
+/* Whether an access is planned from its origin: a tensor of rank 3 or
+ * more (an address there is a chain of 64-bit multiply-adds, which the
+ * plan makes once), or one whose pitches are all constants (every slot an
+ * immediate offset). Otherwise each access computes its own address, as
+ * ptxas keeps fewer registers live for it (a matmul's operand loads near
+ * the register limit). */
+static bool plan_worth(const GAccess *a) {
+  if (dtype_is_subbyte(a->t->dtype)) return false;
+  if (a->g.rank >= 3) return true;
+  int64_t x;
+  for (int d = 1; d < a->g.rank; d++)
+    if (!imm_value(a->g.dims[d], &x)) return false;
+  return true;
+}
+
+/* Once per statement: the origin's address, its test per dimension, and
+ * the dimensions' pitches (rather than a whole
+ * address and every dimension's test per element: a thread of a decode
+ * kernel holding 64 elements of a 4-D tensor computed 64 of each). */
+static void plan_origin(Emitter *e, GAccess *a) {
+  const GView *g = &a->g;
+  Val lin = global_linear(e, g, a->origin);
+  a->addr = new_reg(e, DT_UINT64);
+  emit(e, "mad.lo.s64 %s, %s, %d, %s;", a->addr.s, lin.s, g->bytes, g->base.s);
+  /* pitch[d] = bytes * dims[d+1] * ... (inner first, an immediate while
+   * every factor is) */
+  Val pitch = val_imm(DT_INT64, g->bytes);
+  for (int d = g->rank - 1; d >= 0; d--) {
+    a->pitch[d] = pitch;
+    if (d == 0) break;
+    Val dim = val_convert(e, g->dims[d], DT_INT64);
+    int64_t pc, dc;
+    if (imm_value(pitch, &pc) && imm_value(dim, &dc)) {
+      pitch = val_imm(DT_INT64, pc * dc);
+    } else {
+      Val next = new_reg(e, DT_INT64);
+      emit(e, "mul.lo.s64 %s, %s, %s;", next.s, val_to_reg(e, pitch).s, val_to_reg(e, dim).s);
+      pitch = next;
+    }
+  }
+}
+
+/* The address of slot `slot` (its layout offsets lc) plus `extra` bytes,
+ * as "[reg+imm]": the origin's address and the offsets' pitches. */
+static void slot_addr(Emitter *e, const GAccess *a, const int64_t *lc, int64_t extra, char *at,
+                      size_t size) {
+  Val addr = a->addr;
+  int64_t imm = extra;
+  for (int d = 0; d < a->g.rank; d++) {
+    int td = a->tdim[d];
+    int64_t pc;
+    if (td < 0 || !lc[td]) continue;
+    if (imm_value(a->pitch[d], &pc)) {
+      imm += lc[td] * pc;
+      continue;
+    }
+    Val next = new_reg(e, DT_UINT64);
+    emit(e, "mad.lo.s64 %s, %s, %" PRId64 ", %s;", next.s, a->pitch[d].s, lc[td], addr.s);
+    addr = next;
+  }
+  snprintf(at, size, "[%s+%" PRId64 "]", addr.s, imm);
+}
+
+/* Whether slot `slot` (layout offsets lc, plus `plus` along the innermost
+ * global dimension) is inside the tensor: the origin's tests where the
+ * slot does not move it, a test of the moved coordinate where it does;
+ * and the store's replica test. A predicate that may hold always. */
+static Val slot_ok(Emitter *e, GAccess *a, const int64_t *lc, int64_t plus) {
+  Val ok = {.s = ""};
+  int last = a->g.rank - 1;
+  for (int d = 0; d < a->g.rank; d++) {
+    if (a->g.inside[d]) continue;
+    int td = a->tdim[d];
+    int64_t off = (td >= 0 ? lc[td] : 0) + (d == last ? plus : 0);
+    Val p = a->ok0[d];
+    if (!off && !p.s[0]) { /* the origin's own test, made once on this path */
+      p = a->ok0[d] = new_reg(e, DT_BOOL);
+      emit(e, "setp.lt.u32 %s, %s, %s;", p.s, a->origin[d].s, a->g.dims[d].s);
+    }
+    if (off) {
+      Val c = new_reg(e, DT_INT32);
+      p = new_reg(e, DT_BOOL);
+      emit(e, "add.s32 %s, %s, %" PRId64 ";", c.s, a->origin[d].s, off);
+      emit(e, "setp.lt.u32 %s, %s, %s;", p.s, c.s, a->g.dims[d].s);
+    }
+    if (!ok.s[0]) {
+      ok = p;
+      continue;
+    }
+    Val both = new_reg(e, DT_BOOL);
+    emit(e, "and.pred %s, %s, %s;", both.s, ok.s, p.s);
+    ok = both;
+  }
+  if (!a->load && a->store_ok.s[0]) {
+    if (!ok.s[0]) return a->store_ok;
+    Val both = new_reg(e, DT_BOOL);
+    emit(e, "and.pred %s, %s, %s;", both.s, ok.s, a->store_ok.s);
+    ok = both;
+  }
+  if (!ok.s[0]) {
+    ok = new_reg(e, DT_BOOL);
+    emit(e, "mov.pred %s, 1;", ok.s);
+  }
+  return ok;
+}
+
+/* One element (slot), at `at`, under p. */
+static void access_one(Emitter *e, const GAccess *a, int64_t slot, const char *at, Val p) {
+  Val r = tensor_slot_reg(a->t, slot);
+  if (a->load) {
+    emit(e, "mov%s %s, %s;", ptx_btype(a->t->dtype), r.s, zero_of(a->t->dtype));
+    emit(e, "@%s ld.global%s%s %s, %s;", p.s, a->nc, mem_type(a->t->dtype), r.s, at);
+  } else {
+    emit(e, "@%s st.global%s %s, %s;", p.s, mem_type(a->t->dtype), at, r.s);
+  }
+}
+
+/* Slots [slot, slot + n) as one access of n consecutive elements (n == 1:
+ * a scalar), under the bounds of its first element. */
+static void access_run(Emitter *e, GAccess *a, int64_t slot, int64_t n) {
+  if (!a->planned) {
+    access_run_coords(e, a, slot, n);
+    return;
+  }
+  int64_t lc[IR_MAX_RANK];
+  ir_reglayout_coords(a->L, 0, slot, lc);
+  char at[80];
+  slot_addr(e, a, lc, 0, at, sizeof at);
+  Val p = slot_ok(e, a, lc, 0);
+  if (n == 1) {
+    access_one(e, a, slot, at, p);
+    return;
+  }
+  vector_access(e, a->t, slot, n, a->nc[0] ? "global.nc" : "global", at, a->load, p.s);
+}
+
+/* Slots [slot, slot + n), consecutive along the innermost global
+ * dimension, one element at a time (the copy for unaligned rows): each at
+ * an immediate offset from the run's address, under its own bounds. */
+static void access_elems(Emitter *e, GAccess *a, int64_t slot, int64_t n) {
+  if (!a->planned) {
+    access_elems_coords(e, a, slot, n);
+    return;
+  }
+  int64_t lc[IR_MAX_RANK];
+  ir_reglayout_coords(a->L, 0, slot, lc);
+  for (int64_t j = 0; j < n; j++) {
+    char at[80];
+    slot_addr(e, a, lc, j * a->g.bytes, at, sizeof at);
+    access_one(e, a, slot + j, at, slot_ok(e, a, lc, j));
   }
 }
 
@@ -461,6 +637,9 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
       emit(e, "mov.b32 %s, %s;", a.origin[d].s, off.s);
   }
   a.store_ok = load ? (Val){.s = ""} : first_replica(e, a.L, tid);
+  a.planned = plan_worth(&a);
+  if (a.planned) plan_origin(e, &a);
+  reset_ok0(&a);
   int64_t n = vector_elems(&a), slots = a.L->nslots;
   if (n > 1 && e->aligned_copy && versionable(e, s, n)) { /* the body's copy decides */
     for (int64_t i = 0; i < slots; i += n)
@@ -481,6 +660,7 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
   for (int64_t i = 0; i < slots; i += n) access_run(e, &a, i, n);
   emit(e, "bra.uni $L%d;", done);
   emit_label(e, scalar);
+  reset_ok0(&a);
   for (int64_t i = 0; i < slots; i += n) access_elems(e, &a, i, n);
   emit_label(e, done);
 }
