@@ -268,6 +268,15 @@ Val smem_swizzle(Emitter *e, Val off, Swizzle z);
  * loads and stores, element-wise arithmetic with broadcasting, unary
  * functions, reductions */
 void emit_spread_stmt(Emitter *e, const IrStmt *s);
+/* What emit_spread.c lends its neighbours: whether the group running here
+ * owns t (else an error); (tid / div) % mod; the thread part of each
+ * coordinate under L; row-major element strides. */
+bool spread_owned(Emitter *e, const IrTensor *t);
+Val spread_tid_digit(Emitter *e, Val tid, int64_t div, int64_t mod);
+void spread_thread_coords(Emitter *e, const IrRegLayout *L, Val tid, Val *tc);
+void spread_row_major(const int64_t *shape, int rank, int64_t *stride);
+/* emit_scan.c: a prefix scan (an S_REDUCE with scan set) */
+void emit_scan(Emitter *e, const IrStmt *s);
 /* The predicate (a register; "" when the kernel has no such access) that
  * every global vector access of a spread tensor whose alignment is
  * kernel-invariant is aligned: the base pointers and row lengths are

@@ -20,7 +20,7 @@ static const IrRegLayout *layout_of(const IrTensor *t) { return t->reg; }
 
 /* The owner group must be the group running the statement: a thread's
  * registers are only its own. */
-static bool owned_here(Emitter *e, const IrTensor *t) {
+bool spread_owned(Emitter *e, const IrTensor *t) {
   if (!tensor_check_regs(e, t)) return false;
   if (!e->group.single && e->group.size == layout_of(t)->nthreads) return true;
   unsupported(
@@ -31,7 +31,7 @@ static bool owned_here(Emitter *e, const IrTensor *t) {
 
 /* (tid / div) % mod as a u32 register (by constants: shifts and masks for
  * powers of two, multiplications otherwise). */
-static Val tid_digit(Emitter *e, Val tid, int64_t div, int64_t mod) {
+Val spread_tid_digit(Emitter *e, Val tid, int64_t div, int64_t mod) {
   Val u = tid;
   u.type = DT_UINT32;
   if (div > 1) u = emit_int_divmod(e, OP_DIV, u, val_imm(DT_UINT32, div), DT_UINT32, NULL, NULL);
@@ -41,12 +41,12 @@ static Val tid_digit(Emitter *e, Val tid, int64_t div, int64_t mod) {
 }
 
 /* The thread part of each coordinate (s32 registers). */
-static void thread_coords(Emitter *e, const IrRegLayout *L, Val tid, Val *tc) {
+void spread_thread_coords(Emitter *e, const IrRegLayout *L, Val tid, Val *tc) {
   for (int d = 0; d < L->rank; d++) tc[d] = val_imm(DT_INT32, 0);
   for (int i = 0; i < L->nthread; i++) {
     int m = L->thread_mode[i];
     if (m < 0) continue;
-    Val digit = tid_digit(e, tid, ir_reglayout_thread_stride(L, i), L->thread_size[i]);
+    Val digit = spread_tid_digit(e, tid, ir_reglayout_thread_stride(L, i), L->thread_size[i]);
     int d = L->mode_dim[m];
     Val r = new_reg(e, DT_INT32);
     emit(e, "mad.lo.s32 %s, %s, %" PRId64 ", %s;", r.s, digit.s, ir_reglayout_mode_stride(L, m),
@@ -60,7 +60,7 @@ static Val first_replica(Emitter *e, const IrRegLayout *L, Val tid) {
   Val p = {.s = "", .type = DT_BOOL};
   for (int i = 0; i < L->nthread; i++) {
     if (L->thread_mode[i] >= 0) continue;
-    Val digit = tid_digit(e, tid, ir_reglayout_thread_stride(L, i), L->thread_size[i]);
+    Val digit = spread_tid_digit(e, tid, ir_reglayout_thread_stride(L, i), L->thread_size[i]);
     Val q = new_reg(e, DT_BOOL);
     emit(e, "setp.eq.u32 %s, %s, 0;", q.s, digit.s);
     if (p.s[0]) emit(e, "and.pred %s, %s, %s;", q.s, q.s, p.s);
@@ -70,7 +70,7 @@ static Val first_replica(Emitter *e, const IrRegLayout *L, Val tid) {
 }
 
 /* Row-major element strides of a shape. */
-static void row_major(const int64_t *shape, int rank, int64_t *stride) {
+void spread_row_major(const int64_t *shape, int rank, int64_t *stride) {
   int64_t acc = 1;
   for (int d = rank - 1; d >= 0; d--) {
     stride[d] = acc;
@@ -614,7 +614,7 @@ Val emit_spread_alignment(Emitter *e) {
 
 static void spread_global(Emitter *e, const IrStmt *s, bool load) {
   const IrTensor *t = s->gmem.reg, *g = s->gmem.global;
-  if (!owned_here(e, t)) return;
+  if (!spread_owned(e, t)) return;
   if (g->rank < t->rank || t->dtype == DT_BOOL) {
     unsupported(e, "this global load/store shape or dtype");
     return;
@@ -625,7 +625,7 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
   a.g = global_view(e, g);
   global_view_inside(e, &a.g, s);
   Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
-  thread_coords(e, a.L, tid, tc);
+  spread_thread_coords(e, a.L, tid, tc);
   for (int d = 0; d < g->rank; d++) {
     Val off = d < s->gmem.noffsets ? val_convert(e, emit_expr(e, s->gmem.offsets[d]), DT_INT32)
                                    : val_imm(DT_INT32, 0);
@@ -921,7 +921,7 @@ static int64_t shared_vector(const Emitter *e, const IrRef *ref, const IrTensor 
 static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
   const IrRef *ref = &s->smem.shared;
   const IrTensor *sh = ref->t, *t = s->smem.reg;
-  if (!owned_here(e, t)) return;
+  if (!spread_owned(e, t)) return;
   int rank = ir_ref_rank(ref);
   bool ok = sh && sh->space == MS_SHARED && rank == t->rank && t->dtype == sh->dtype &&
             t->dtype != DT_BOOL;
@@ -938,7 +938,7 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
   IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
   Val view = val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32));
   Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
-  thread_coords(e, L, tid, tc);
+  spread_thread_coords(e, L, tid, tc);
   Val writer = load ? (Val){.s = ""} : first_replica(e, L, tid);
   /* element strides of the view's dimensions in the row-major tile under
    * it (a transposed view's tile has the last two dimensions swapped) */
@@ -947,7 +947,7 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
   bool swap = ref->transposed && rank >= 2;
   for (int d = 0; d < rank; d++) tile[d] = ir_ref_dim(ref, d);
   if (swap) tile[rank - 1] = ir_ref_dim(ref, rank - 2), tile[rank - 2] = ir_ref_dim(ref, rank - 1);
-  row_major(tile, rank, tstride);
+  spread_row_major(tile, rank, tstride);
   for (int d = 0; d < rank; d++) stride[d] = tstride[d];
   if (swap) stride[rank - 1] = tstride[rank - 2], stride[rank - 2] = tstride[rank - 1];
   Val base = new_reg(e, DT_UINT32);
@@ -1063,7 +1063,7 @@ static int64_t elemwise_pairs(Emitter *e, const IrElemwiseStmt *w, Val scalar) {
 static void spread_elemwise(Emitter *e, const IrStmt *s) {
   const IrElemwiseStmt *w = &s->elemwise;
   const IrTensor *d = w->dst, *a = w->a, *b = w->b;
-  if (!owned_here(e, d) || !operand_ok(e, d, a) || (b && !operand_ok(e, d, b))) return;
+  if (!spread_owned(e, d) || !operand_ok(e, d, a) || (b && !operand_ok(e, d, b))) return;
   DType t = a->dtype;
   Val scalar = {.s = ""};
   if (!b) scalar = val_to_reg(e, val_convert(e, emit_expr(e, w->scalar), t));
@@ -1081,7 +1081,7 @@ static void spread_elemwise(Emitter *e, const IrStmt *s) {
 static void spread_where(Emitter *e, const IrStmt *s) {
   const IrWhereStmt *w = &s->where;
   const IrTensor *d = w->dst;
-  if (!owned_here(e, d) || !operand_ok(e, d, w->cond) || (w->a && !operand_ok(e, d, w->a)) ||
+  if (!spread_owned(e, d) || !operand_ok(e, d, w->cond) || (w->a && !operand_ok(e, d, w->a)) ||
       (w->b && !operand_ok(e, d, w->b)))
     return;
   Val sa = {.s = ""}, sb = {.s = ""};
@@ -1179,7 +1179,7 @@ static bool fn_type(IrMathFn fn, DType t, DType *work) {
 
 static void spread_unary(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->unary.dst, *x = s->unary.src;
-  if (!owned_here(e, d) || !operand_ok(e, d, x)) return;
+  if (!spread_owned(e, d) || !operand_ok(e, d, x)) return;
   DType work;
   if (!fn_type(s->unary.fn, x->dtype, &work)) {
     unsupported(e, "%s of a %s tensor", ir_fn_name(s->unary.fn), dtype_name(x->dtype));
@@ -1232,7 +1232,7 @@ static void exchange(Emitter *e, const IrStmt *s, const IrReducePlan *p, Val tid
   /* k: this thread's part; writer: one thread per (k, element) */
   Val k = val_imm(DT_UINT32, 0);
   for (int i = 0; i < p->nparts_terms; i++) {
-    Val digit = tid_digit(e, tid, p->part_div[i], p->part_mod[i]);
+    Val digit = spread_tid_digit(e, tid, p->part_div[i], p->part_mod[i]);
     Val r = new_reg(e, DT_UINT32);
     emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", r.s, val_to_reg(e, k).s, p->part_mod[i],
          digit.s);
@@ -1242,15 +1242,15 @@ static void exchange(Emitter *e, const IrStmt *s, const IrReducePlan *p, Val tid
   emit(e, "and.b32 %s, %s, %u;", lanes.s, tid.s, p->lane_mask);
   emit(e, "setp.eq.u32 %s, %s, 0;", writer.s, lanes.s);
   for (int i = 0; i < p->nzero; i++) {
-    Val digit = tid_digit(e, tid, p->zero_div[i], p->zero_mod[i]), q = new_reg(e, DT_BOOL);
+    Val digit = spread_tid_digit(e, tid, p->zero_div[i], p->zero_mod[i]), q = new_reg(e, DT_BOOL);
     emit(e, "setp.eq.u32 %s, %s, 0;", q.s, digit.s);
     emit(e, "and.pred %s, %s, %s;", writer.s, writer.s, q.s);
   }
   /* element index: thread part once, slot part constant */
   int64_t stride[IR_MAX_RANK];
-  row_major(d->shape, d->rank, stride);
+  spread_row_major(d->shape, d->rank, stride);
   Val tc[IR_MAX_RANK], eidx = new_reg(e, DT_UINT32);
-  thread_coords(e, D, tid, tc);
+  spread_thread_coords(e, D, tid, tc);
   emit(e, "mov.b32 %s, 0;", eidx.s);
   for (int i = 0; i < d->rank; i++)
     emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", eidx.s, val_to_reg(e, tc[i]).s, stride[i],
@@ -1291,7 +1291,7 @@ static void exchange(Emitter *e, const IrStmt *s, const IrReducePlan *p, Val tid
 static Val scratch_base(Emitter *e, const IrRegLayout *L, Val tid, const int64_t *stride,
                         int64_t eb) {
   Val tc[IR_MAX_RANK], idx = new_reg(e, DT_UINT32), base = new_reg(e, DT_UINT32);
-  thread_coords(e, L, tid, tc);
+  spread_thread_coords(e, L, tid, tc);
   emit(e, "mov.b32 %s, 0;", idx.s);
   for (int i = 0; i < L->rank; i++)
     emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", idx.s, val_to_reg(e, tc[i]).s, stride[i], idx.s);
@@ -1314,14 +1314,14 @@ static int64_t slot_offset(const IrRegLayout *L, int64_t i, const int64_t *strid
  * the same values. A bool travels as a 32-bit 0 or 1. */
 static void spread_convert(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->cast.dst, *x = s->cast.src;
-  if (!owned_here(e, d) || !owned_here(e, x)) return;
+  if (!spread_owned(e, d) || !spread_owned(e, x)) return;
   bool pred = d->dtype == DT_BOOL;
   int64_t eb = pred ? 4 : dtype_bytes(d->dtype), stride[IR_MAX_RANK];
   const char *bt = dtype_is_storage(d->dtype) ? mem_type(d->dtype)
                    : eb == 2                  ? ".b16"
                    : eb == 8                  ? ".b64"
                                               : ".b32";
-  row_major(d->shape, d->rank, stride);
+  spread_row_major(d->shape, d->rank, stride);
   Val tid = emit_group_tid(e);
   Val wbase = scratch_base(e, x->reg, tid, stride, eb);
   for (int64_t i = 0; i < x->reg->nslots; i++) {
@@ -1351,7 +1351,7 @@ static void spread_convert(Emitter *e, const IrStmt *s) {
 
 static void spread_reduce(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->reduce.dst, *x = s->reduce.src;
-  if (!owned_here(e, d) || !owned_here(e, x)) return;
+  if (!spread_owned(e, d) || !spread_owned(e, x)) return;
   const IrRegLayout *D = d->reg;
   if (!ir_reglayout_equal(
           D, ir_reglayout_reduce(e->m->ar, x->reg, s->reduce.dim, s->reduce.keepdim))) {
@@ -1396,10 +1396,10 @@ static void spread_reduce(Emitter *e, const IrStmt *s) {
  * the indices its thread and slot parts. */
 static void spread_fill(Emitter *e, const IrStmt *s) {
   const IrTensor *t = s->fill.dst;
-  if (!owned_here(e, t)) return;
+  if (!spread_owned(e, t)) return;
   const IrRegLayout *L = layout_of(t);
   Val tc[IR_MAX_RANK];
-  thread_coords(e, L, emit_group_tid(e), tc);
+  spread_thread_coords(e, L, emit_group_tid(e), tc);
   for (int64_t i = 0; i < L->nslots; i++) {
     int64_t lc[IR_MAX_RANK];
     ir_reglayout_coords(L, 0, i, lc);
@@ -1508,7 +1508,8 @@ static void spread_dot(Emitter *e, const IrStmt *s) {
   const StreamedDot *sd = stream_of_dot(e, s);
   const IrStmt *la = sd ? sd->load[0] : NULL, *lb = sd ? sd->load[1] : NULL;
   const IrTensor *A = la ? la->smem.reg : d->a, *B = lb ? lb->smem.reg : d->b;
-  if (!owned_here(e, o) || !owned_here(e, A) || !owned_here(e, B) || (d->c && !owned_here(e, d->c)))
+  if (!spread_owned(e, o) || !spread_owned(e, A) || !spread_owned(e, B) ||
+      (d->c && !spread_owned(e, d->c)))
     return;
   int64_t rm = d->a->shape[0] / (16 * d->warps_m), rn = d->b->shape[1] / (8 * d->warps_n);
   int64_t rk = d->a->shape[1] / (8 * ir_mma_epr(d->a->dtype));
@@ -1568,7 +1569,7 @@ static void gather_bits(Emitter *e, const IrTensor *src, int64_t lo, int n, Val 
  * ir.h). */
 static void spread_view(Emitter *e, const IrStmt *s) {
   const IrTensor *d = s->cast.dst, *x = s->cast.src;
-  if (!owned_here(e, d) || !owned_here(e, x)) return;
+  if (!spread_owned(e, d) || !spread_owned(e, x)) return;
   const IrRegLayout *ld = layout_of(d), *lx = layout_of(x);
   int nd = dtype_bits(d->dtype);
   if (ld->nthreads != lx->nthreads || ld->nslots * nd != lx->nslots * dtype_bits(x->dtype) ||
@@ -1770,7 +1771,10 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     spread_unary(e, s);
     break;
   case S_REDUCE:
-    spread_reduce(e, s);
+    if (s->reduce.scan)
+      emit_scan(e, s);
+    else
+      spread_reduce(e, s);
     break;
   case S_FILL:
     spread_fill(e, s);
@@ -1789,7 +1793,7 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     break;
   case S_TRANSPOSE: /* the same registers under swapped coordinates */
   case S_RESHAPE:   /* or seen with another shape of the same size */
-    if (!owned_here(e, s->cast.dst) || !owned_here(e, s->cast.src)) break;
+    if (!spread_owned(e, s->cast.dst) || !spread_owned(e, s->cast.src)) break;
     for (int64_t i = 0; i < s->cast.dst->reg->nslots; i++)
       emit(e, "mov%s %s, %s;", ptx_btype(s->cast.dst->dtype), tensor_slot_reg(s->cast.dst, i).s,
            tensor_slot_reg(s->cast.src, i).s);

@@ -53,9 +53,7 @@ static const struct {
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
 static const char tilus_prims[] = " store_global_scatter store_shared_scatter reshape_shared"
-                                  " flatten transpose"
-                                  " scan cumsum cumprod"
-                                  " print_tensor randint4x randint"
+                                  " flatten print_tensor randint4x randint"
                                   " rand randn ";
 static const char tilus_prim_groups[] = " clc tcgen05 atomic ";
 /* members of the groups tlsc has that it lacks */

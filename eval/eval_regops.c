@@ -30,7 +30,8 @@ bool ev_is_regop(const char *name) {
       strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0 ||
       strcmp(name, "reshape") == 0 || strcmp(name, "clip") == 0 || strcmp(name, "any") == 0 ||
       strcmp(name, "all") == 0 || strcmp(name, "repeat") == 0 ||
-      strcmp(name, "repeat_interleave") == 0)
+      strcmp(name, "repeat_interleave") == 0 || strcmp(name, "scan") == 0 ||
+      strcmp(name, "cumsum") == 0 || strcmp(name, "cumprod") == 0 || strcmp(name, "transpose") == 0)
     return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
@@ -631,6 +632,56 @@ static Value *repeat_call(Eval *E, bool interleave, Args *a, Span sp) {
   return to_out(E, reshaped(E, b, rank, out, sp), v[2], sp);
 }
 
+/* The scan ops Tilus names, with their IR op. */
+static const struct {
+  const char *name;
+  IrOp op;
+} scan_ops[] = {{"add", OP_ADD}, {"mul", OP_MUL}, {"max", OP_MAX}, {"min", OP_MIN},
+                {"and", OP_AND}, {"or", OP_OR},   {"xor", OP_XOR}};
+
+/* self.scan(x, *, dim, op, exclusive=False, out=None); cumsum and cumprod
+ * (name) are scan with op 'add' and 'mul' and no op argument. */
+static Value *scan_call(Eval *E, const char *name, Args *a, Span sp) {
+  static const char *const scan_names[] = {"x", "dim", "op", "exclusive", "out", NULL};
+  static const char *const cum_names[] = {"x", "dim", "exclusive", "out", NULL};
+  bool cum = name[0] == 'c';
+  const char *const *names = cum ? cum_names : scan_names;
+  Value *v[5] = {NULL, NULL, NULL, NULL, NULL};
+  if (a->npos > 1)
+    ev_error(E, sp, "%s() takes 1 positional argument; %s are keyword-only", name,
+             cum ? "dim, exclusive and out" : "dim, op, exclusive and out");
+  ev_bind_args(E, a, sp, name, names, cum ? 2 : 3, v);
+  Value *excl = v[cum ? 2 : 3], *out = v[cum ? 3 : 4];
+  IrTensor *x = reg_arg(E, v[0], sp, name);
+  ev_check_compute_dtype(E, x->dtype, sp, arena_printf(E->ar, "%s() of", name));
+  int64_t dim = v_to_int(E, v[1], sp, "dim");
+  if (dim < -x->rank || dim >= x->rank)
+    ev_error(E, sp, "dim %lld is out of range for a rank-%d tensor", (long long)dim, x->rank);
+  IrOp op = name[3] == 'p' ? OP_MUL : OP_ADD; /* cumprod, cumsum */
+  if (!cum) {
+    if (v[2]->kind != V_STR)
+      ev_error(E, sp, "scan(): op must be a string, not '%s'", v_type_name(v[2]));
+    size_t i = 0;
+    while (i < sizeof scan_ops / sizeof scan_ops[0] && strcmp(scan_ops[i].name, v[2]->s) != 0) i++;
+    if (i == sizeof scan_ops / sizeof scan_ops[0])
+      ev_error(E, sp, "scan(): op '%s' is not one of add, mul, max, min, and, or, xor", v[2]->s);
+    op = scan_ops[i].op;
+    if ((op == OP_AND || op == OP_OR || op == OP_XOR) &&
+        (dtype_is_float(x->dtype) || x->dtype == DT_BOOL))
+      ev_error(E, sp, "scan(): op '%s' needs an integer tensor, not %s", v[2]->s,
+               dtype_name(x->dtype));
+  }
+  IrStmt *s = ir_stmt_new(E->ar, S_REDUCE, sp);
+  s->reduce.src = x;
+  s->reduce.dim = (int)(dim < 0 ? dim + x->rank : dim);
+  s->reduce.scan = true;
+  s->reduce.exclusive = excl && v_truthy(E, excl, sp);
+  s->reduce.op = op;
+  s->reduce.dst = new_reg(E, x->dtype, x->rank, x->shape, x->nthreads, sp);
+  ev_emit(E, s);
+  return to_out(E, s->reduce.dst, out, sp);
+}
+
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
   if (strcmp(name, "where") == 0) return where(E, a, sp);
   if (strcmp(name, "assign") == 0) { /* self.assign(dst, src): dst's values = src's */
@@ -652,6 +703,14 @@ Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
     return repeat_call(E, name[6] == '_', a, sp);
   if (strcmp(name, "any") == 0 || strcmp(name, "all") == 0)
     return any_all(E, name[1] == 'l', a, sp);
+  if (strcmp(name, "scan") == 0 || strcmp(name, "cumsum") == 0 || strcmp(name, "cumprod") == 0)
+    return scan_call(E, name, a, sp);
+  if (strcmp(name, "transpose") == 0) { /* self.transpose(x): a register tensor's */
+    static const char *const names[] = {"x", NULL};
+    Value *v[1];
+    ev_bind_args(E, a, sp, "transpose", names, 1, v);
+    return ev_tensor_transpose(E, v_tensor(E, reg_arg(E, v[0], sp, "transpose")), sp);
+  }
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return unary(E, name, unary_fns[i].fn, a, sp);
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)

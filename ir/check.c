@@ -649,12 +649,20 @@ static bool check_reduce(Verifier *v, const IrStmt *s, Region rg) {
   if (!check_register(v, r->dst, rg, s->span, "the destination") ||
       !check_register(v, r->src, rg, s->span, "the source"))
     return false;
-  bool ok = r->dst->rank == r->src->rank - (r->keepdim ? 0 : 1) && r->dim >= 0 &&
-            r->dim < r->src->rank && r->dst->dtype == r->src->dtype &&
-            (r->op == OP_ADD || r->op == OP_MAX || r->op == OP_MIN);
-  if (ok && r->keepdim) ok = r->dst->shape[r->dim] == 1;
-  for (int i = 0; ok && i < r->src->rank; i++)
-    if (i != r->dim) ok = r->dst->shape[i - (!r->keepdim && i > r->dim)] == r->src->shape[i];
+  bool ok = r->dim >= 0 && r->dim < r->src->rank && r->dst->dtype == r->src->dtype;
+  if (r->scan) { /* src's shape; bitwise ops on integers */
+    bool bitwise = r->op == OP_AND || r->op == OP_OR || r->op == OP_XOR;
+    ok = ok && r->dst->rank == r->src->rank &&
+         memcmp(r->dst->shape, r->src->shape, sizeof(int64_t) * (size_t)r->src->rank) == 0 &&
+         (r->op == OP_ADD || r->op == OP_MUL || r->op == OP_MAX || r->op == OP_MIN ||
+          (bitwise && !dtype_is_float(r->src->dtype) && r->src->dtype != DT_BOOL));
+  } else {
+    ok = ok && r->dst->rank == r->src->rank - (r->keepdim ? 0 : 1) &&
+         (r->op == OP_ADD || r->op == OP_MAX || r->op == OP_MIN);
+    if (ok && r->keepdim) ok = r->dst->shape[r->dim] == 1;
+    for (int i = 0; ok && i < r->src->rank; i++)
+      if (i != r->dim) ok = r->dst->shape[i - (!r->keepdim && i > r->dim)] == r->src->shape[i];
+  }
   if (!ok)
     diag_error(v->d, s->span, "internal error: malformed reduction of '%s' in the IR",
                r->src->name);

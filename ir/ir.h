@@ -347,6 +347,22 @@ typedef struct IrReducePlan {
   int64_t zero_div[IR_MAX_MODES], zero_mod[IR_MAX_MODES];
 } IrReducePlan;
 void ir_reduce_plan(const IrRegLayout *src, int dim, IrReducePlan *p);
+/* How a scan along dimension dim of a tensor of layout L runs: one level
+ * per digit of the dimension, innermost first. A level combines the
+ * running totals of the levels inside it across its digit: in a thread's
+ * slots (SCAN_LOCAL), across lanes with shuffles (SCAN_LANE: power-of-two
+ * digits inside a warp), or through the reduction scratch between two
+ * barriers (SCAN_SHARED: the rest; a digit that spans lanes and warps is
+ * split into a lane level and a shared one). stride is the digit's step in
+ * the slot index (local) or in the owner thread index; coord what one step
+ * adds to the coordinate along dim. Returns the number of levels. */
+typedef enum IrScanKind { SCAN_LOCAL, SCAN_LANE, SCAN_SHARED } IrScanKind;
+typedef struct IrScanLevel {
+  IrScanKind kind;
+  int64_t size, stride, coord;
+} IrScanLevel;
+#define IR_MAX_SCAN_LEVELS (2 * IR_MAX_MODES)
+int ir_scan_plan(const IrRegLayout *L, int dim, IrScanLevel *levels);
 void ir_reglayout_print(FILE *out, const IrRegLayout *L);
 /* layout_ops.c: Tilus's layout algebra (tilus.ir.layout.ops) for the
  * layouts a script writes: spatial(*shape, ranks=) / local(...) (ranks
@@ -691,11 +707,19 @@ typedef struct IrUnaryStmt {
  * Collective over the owner threads: when
  * the reduced dimension spreads over warps it exchanges partial results
  * through the kernel's reduction scratch in shared memory between two
- * barriers (barrier_id, set by ir_assign_barriers like S_SYNC's). */
+ * barriers (barrier_id, set by ir_assign_barriers like S_SYNC's).
+ *
+ * With scan set it is a prefix scan instead (Tilus's scan, cumsum,
+ * cumprod): dst has src's shape and layout, element i along dim the
+ * combination of elements [0, i] (or [0, i) with exclusive, the op's
+ * identity at 0); op is also OP_MUL, OP_AND, OP_OR or OP_XOR (the last
+ * three for integers). keepdim is unused. It shares the reduction's
+ * scratch and barriers (ir_scan_plan says when it exchanges). */
 typedef struct IrReduceStmt {
   IrTensor *dst, *src;
   int dim;
   bool keepdim;
+  bool scan, exclusive;
   IrOp op;
   int barrier_id;
 } IrReduceStmt;

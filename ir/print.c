@@ -187,6 +187,24 @@ static void print_dims(FILE *out, const IrGlobalCopyStmt *c) {
   fputc(']', out);
 }
 
+/* A scan's op as Tilus names it. */
+static const char *scan_op_name(IrOp op) {
+  switch (op) {
+  case OP_ADD:
+    return "add";
+  case OP_MUL:
+    return "mul";
+  case OP_AND:
+    return "and";
+  case OP_OR:
+    return "or";
+  case OP_XOR:
+    return "xor";
+  default:
+    return ir_op_name(op);
+  }
+}
+
 /* The text of a statement with no nested block, without indentation. */
 static void print_simple(FILE *out, const IrStmt *s) {
   switch (s->kind) {
@@ -395,6 +413,12 @@ static void print_simple(FILE *out, const IrStmt *s) {
     break;
   case S_REDUCE:
     print_tensor_ref(out, s->reduce.dst);
+    if (s->reduce.scan) {
+      fprintf(out, " = scan_%s(", scan_op_name(s->reduce.op));
+      print_tensor_ref(out, s->reduce.src);
+      fprintf(out, ", dim=%d%s)", s->reduce.dim, s->reduce.exclusive ? ", exclusive" : "");
+      break;
+    }
     fprintf(out, " = reduce_%s(", s->reduce.op == OP_ADD ? "sum" : ir_op_name(s->reduce.op));
     print_tensor_ref(out, s->reduce.src);
     fprintf(out, ", dim=%d%s)", s->reduce.dim, s->reduce.keepdim ? ", keepdim" : "");

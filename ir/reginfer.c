@@ -140,6 +140,10 @@ static void flow(IrStmt *s, RegCtx *c) {
     tie_operand(s->where.dst, s->where.b, c);
     break;
   case S_REDUCE:
+    if (s->reduce.scan) { /* a scan keeps the layout */
+      tie_operand(s->reduce.dst, s->reduce.src, c);
+      break;
+    }
     if (has_reg(s->reduce.src) && open_reg(s->reduce.dst))
       give(s->reduce.dst,
            ir_reglayout_reduce(c->ar, s->reduce.src->reg, s->reduce.dim, s->reduce.keepdim), c);
@@ -274,6 +278,10 @@ static void check(IrStmt *s, RegCtx *c) {
     break;
   }
   case S_REDUCE:
+    if (s->reduce.scan) {
+      if (has_reg(s->reduce.src)) result_in(&s->reduce.dst, s->reduce.src->reg, c);
+      break;
+    }
     if (has_reg(s->reduce.src))
       result_in(&s->reduce.dst,
                 ir_reglayout_reduce(c->ar, s->reduce.src->reg, s->reduce.dim, s->reduce.keepdim),

@@ -286,12 +286,52 @@ void ir_reduce_plan(const IrRegLayout *src, int dim, IrReducePlan *p) {
   }
 }
 
+/* Appends a level to a scan plan. */
+static int push_level(IrScanLevel *lv, int n, IrScanKind kind, int64_t size, int64_t stride,
+                      int64_t coord) {
+  if (size > 1)
+    lv[n++] = (IrScanLevel){.kind = kind, .size = size, .stride = stride, .coord = coord};
+  return n;
+}
+
+int ir_scan_plan(const IrRegLayout *L, int dim, IrScanLevel *lv) {
+  int n = 0;
+  for (int m = L->nmodes - 1; m >= 0; m--) { /* a dimension's modes: outer to inner */
+    if (L->mode_dim[m] != dim) continue;
+    int64_t size = L->mode_size[m], coord = ir_reglayout_mode_stride(L, m);
+    for (int i = 0; i < L->nlocal; i++)
+      if (L->local_mode[i] == m) n = push_level(lv, n, SCAN_LOCAL, size, local_stride(L, i), coord);
+    for (int i = 0; i < L->nthread; i++) {
+      if (L->thread_mode[i] != m) continue;
+      int64_t stride = ir_reglayout_thread_stride(L, i);
+      if (!pow2(stride) || !pow2(size) || stride >= 32) {
+        n = push_level(lv, n, SCAN_SHARED, size, stride, coord);
+      } else if (stride * size <= 32) {
+        n = push_level(lv, n, SCAN_LANE, size, stride, coord);
+      } else { /* lanes, then warps */
+        int64_t lanes = 32 / stride;
+        n = push_level(lv, n, SCAN_LANE, lanes, stride, coord);
+        n = push_level(lv, n, SCAN_SHARED, size / lanes, 32, coord * lanes);
+      }
+    }
+  }
+  return n;
+}
+
 int64_t ir_reduce_scratch_bytes(const IrStmt *s) {
   if (s->kind == S_CONVERT) /* the whole tile, a bool as 4 bytes */
     return ir_tensor_numel(s->cast.dst) *
            (s->cast.dst->dtype == DT_BOOL ? 4 : dtype_bytes(s->cast.dst->dtype));
   const IrTensor *src = s->reduce.src, *dst = s->reduce.dst;
   if (s->kind != S_REDUCE || !src || !src->reg || !dst) return 0;
+  if (s->reduce.scan) { /* each element's running total at its place */
+    IrScanLevel lv[IR_MAX_SCAN_LEVELS];
+    int n = ir_scan_plan(src->reg, s->reduce.dim, lv);
+    for (int i = 0; i < n; i++)
+      if (lv[i].kind == SCAN_SHARED)
+        return ir_tensor_numel(src) * (dtype_bytes(src->dtype) > 4 ? 8 : 4);
+    return 0;
+  }
   IrReducePlan p;
   ir_reduce_plan(src->reg, s->reduce.dim, &p);
   if (p.parts <= 1) return 0;
