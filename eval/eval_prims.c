@@ -1399,16 +1399,49 @@ static void require_at_launch(Eval *E, Value *cond, Value *msg, Span at, Span sp
   ir_add_require(E->ar, E->k, ev_to_bool_expr(E, cond, at), text, sp);
 }
 
+/* The facts an assume()d condition gives the analyses: each conjunct
+ * `p % c == 0` of an integer parameter p makes p a multiple of c (the
+ * gcd analysis of ir/multiples.c then proves, say, that vector accesses at
+ * offsets over p stay aligned). */
+static void assume_facts(const IrExpr *x) {
+  while (x->kind == X_CAST) x = x->a;
+  if (x->kind != X_BINARY) return;
+  if (x->op == OP_LAND) {
+    assume_facts(x->a);
+    assume_facts(x->b);
+    return;
+  }
+  int64_t zero, c;
+  const IrExpr *mod = x->a;
+  if (x->op != OP_EQ || !ir_is_const(x->b, &zero) || zero != 0) return;
+  while (mod->kind == X_CAST) mod = mod->a;
+  if (mod->kind != X_BINARY || mod->op != OP_MOD || !ir_is_const(mod->b, &c) || c <= 1) return;
+  const IrExpr *p = mod->a;
+  while (p->kind == X_CAST) p = p->a;
+  if (p->kind != X_PARAM || p->param->is_ptr) return;
+  int64_t m = p->param->multiple > 1 ? p->param->multiple : 1;
+  p->param->multiple = m / ir_gcd(m, c) * c;
+}
+
 /* static_assert(cond, msg): checked now, or at launch for a condition on
- * `int` parameters; assume(cond): a hint tlsc does not use (a compile-time
- * False is an error, as Tilus's would be). */
+ * `int` parameters. assume(cond): a compile-time False is an error, as
+ * Tilus's would be; a condition on integer kernel parameters is checked at
+ * each launch (a launch that breaks it is refused, where Tilus's kernel
+ * would be undefined) and gives its facts to the analyses; any other is a
+ * hint tlsc does not use. */
 static Value *p_assert(Eval *E, Args *a, Span sp, bool assume) {
   static const char *const names[] = {"cond", "msg", NULL};
   Value *v[2] = {NULL, NULL};
   ev_bind_args(E, a, sp, assume ? "assume" : "static_assert", names, assume ? 1 : 2, v);
   int64_t c;
   if (v[0]->kind == V_EXPR && !ir_is_const(v[0]->x, &c)) {
-    if (!assume) require_at_launch(E, v[0], v[1], ev_arg_span(a, names, 0, sp), sp);
+    if (!assume) {
+      require_at_launch(E, v[0], v[1], ev_arg_span(a, names, 0, sp), sp);
+    } else if (E->k && !ir_require_unsupported(v[0]->x)) {
+      IrExpr *cond = ev_to_bool_expr(E, v[0], ev_arg_span(a, names, 0, sp));
+      ir_add_require(E->ar, E->k, cond, "assume() does not hold", sp);
+      assume_facts(cond);
+    }
     return v_none(E);
   }
   if (v_truthy(E, v[0], sp)) return v_none(E);

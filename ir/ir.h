@@ -148,10 +148,12 @@ typedef struct IrParam {
   char *name;
   DType type; /* DT_UINT64 for pointers */
   bool is_ptr;
-  DType elem;     /* pointee dtype for pointers */
-  bool workspace; /* hidden: the pointer to a global_tensor() workspace,
+  DType elem;       /* pointee dtype for pointers */
+  bool workspace;   /* hidden: the pointer to a global_tensor() workspace,
                      which the runtime allocates (IrKernel.ws); after every
                      user parameter */
+  int64_t multiple; /* an integer parameter assume()d a multiple of this
+                       (checked at launch); 0 or 1: nothing known */
 } IrParam;
 
 typedef enum XKind {

@@ -35,6 +35,8 @@ int64_t ir_expr_multiple(const IrExpr *e, const int64_t *vars) {
     return e->ival < 0 ? (e->ival == INT64_MIN ? 1 : -e->ival) : e->ival;
   case X_VAR:
     return vars ? vars[e->var->id] : 1;
+  case X_PARAM:
+    return e->param->multiple > 1 ? e->param->multiple : 1;
   case X_CAST:
     return is_int(e->a->type) ? ir_expr_multiple(e->a, vars) : 1;
   case X_BINARY:

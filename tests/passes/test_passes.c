@@ -293,8 +293,8 @@ static char *expr_text(const IrExpr *e) {
 }
 
 static void test_print_expr(Arena *ar) {
-  IrParam m = {0, "m_size", DT_INT32, false, DT_VOID, false};
-  IrParam n = {1, "n_size", DT_INT32, false, DT_VOID, false};
+  IrParam m = {.index = 0, .name = "m_size", .type = DT_INT32, .elem = DT_VOID};
+  IrParam n = {.index = 1, .name = "n_size", .type = DT_INT32, .elem = DT_VOID};
   IrExpr *c = ir_const(ar, DT_INT32, 127), *d = ir_const(ar, DT_INT32, 128);
   IrExpr *mb = ir_binary(ar, OP_DIV, ir_binary(ar, OP_ADD, ir_param_ref(ar, &m), c), d);
   IrExpr *nb = ir_binary(ar, OP_DIV,
@@ -308,6 +308,19 @@ static void test_print_expr(Arena *ar) {
   CHECK(!strcmp(expr_text(ir_const_f(ar, DT_FLOAT32, 0.1)), "0.1"));
   CHECK(!strcmp(expr_text(ir_const_f(ar, DT_FLOAT32, 2)), "2.0"));
   CHECK(!strcmp(expr_text(ir_const(ar, DT_BOOL, 1)), "true"));
+}
+
+/* A parameter assume()d a multiple of 128 (IrParam.multiple) makes the
+ * gcd analysis see offsets over it as multiples: hidden * 2 + 2048 is a
+ * multiple of 256; hidden + 8 only of 8; an unknown parameter of 1. */
+static void test_param_multiples(Arena *ar) {
+  IrParam h = {.index = 0, .name = "hidden", .type = DT_INT32, .elem = DT_VOID, .multiple = 128};
+  IrParam u = {.index = 1, .name = "n", .type = DT_INT32, .elem = DT_VOID};
+  IrExpr *hp = ir_param_ref(ar, &h);
+  IrExpr *twice = ir_binary(ar, OP_MUL, hp, ir_const(ar, DT_INT32, 2));
+  CHECK(ir_expr_multiple(ir_binary(ar, OP_ADD, twice, ir_const(ar, DT_INT32, 2048)), NULL) == 256);
+  CHECK(ir_expr_multiple(ir_binary(ar, OP_ADD, hp, ir_const(ar, DT_INT32, 8)), NULL) == 8);
+  CHECK(ir_expr_multiple(ir_param_ref(ar, &u), NULL) == 1);
 }
 
 /* ------------------------------------------------------ the V5 kernel */
@@ -1055,6 +1068,7 @@ static int run_unit(const Source *src) {
   test_ranges(ar);
   test_induction(ar);
   test_print_expr(ar);
+  test_param_multiples(ar);
   test_v5_passes(ar, src);
   test_side_tensors(ar, src);
   test_verifier_catches(ar, src);
