@@ -275,6 +275,13 @@ bool spread_owned(Emitter *e, const IrTensor *t);
 Val spread_tid_digit(Emitter *e, Val tid, int64_t div, int64_t mod);
 void spread_thread_coords(Emitter *e, const IrRegLayout *L, Val tid, Val *tc);
 void spread_row_major(const int64_t *shape, int rank, int64_t *stride);
+/* Whether this thread is the first of its replicas under L (a predicate;
+ * "" when L has none); the ld/st type of one element of dtype t. */
+Val spread_first_replica(Emitter *e, const IrRegLayout *L, Val tid);
+const char *spread_mem_type(DType t);
+/* emit_scatter.c: store_global_scatter and store_shared_scatter (a store
+ * with scatter set) */
+void emit_scatter(Emitter *e, const IrStmt *s);
 /* emit_scan.c: a prefix scan (an S_REDUCE with scan set) */
 void emit_scan(Emitter *e, const IrStmt *s);
 /* The predicate (a register; "" when the kernel has no such access) that

@@ -883,6 +883,11 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
     emit_spread_stmt(e, s);
     return;
   }
+  if ((s->kind == S_STORE_GLOBAL && s->gmem.scatter) ||
+      (s->kind == S_STORE_SHARED && s->smem.scatter)) {
+    unsupported(e, "a scatter of a WGMMA fragment tensor (store it to a plain tile first)");
+    return;
+  }
   switch (s->kind) {
   case S_FILL:
     if (tensor_check_regs(e, s->fill.dst)) emit_fill(e, s);

@@ -56,7 +56,7 @@ void spread_thread_coords(Emitter *e, const IrRegLayout *L, Val tid, Val *tc) {
 }
 
 /* Whether this thread is the first of its replicas (it writes for them). */
-static Val first_replica(Emitter *e, const IrRegLayout *L, Val tid) {
+Val spread_first_replica(Emitter *e, const IrRegLayout *L, Val tid) {
   Val p = {.s = "", .type = DT_BOOL};
   for (int i = 0; i < L->nthread; i++) {
     if (L->thread_mode[i] >= 0) continue;
@@ -85,7 +85,7 @@ static const char *zero_of(DType t) {
 
 /* The type of one element's ld/st: storage types (ir.h) in their 32-bit
  * registers sign- or zero-extend (fp8: bits, zero-extended). */
-static const char *mem_type(DType t) {
+const char *spread_mem_type(DType t) {
   if (dtype_is_fp8(t)) return ".u8";
   if (dtype_is_storage(t)) return ptx_type(t);
   return dtype_bytes(t) == 2 ? ".b16" : dtype_bytes(t) == 1 ? ".b8" : ptx_btype(t);
@@ -262,9 +262,10 @@ static void access_run_coords(Emitter *e, const GAccess *a, int64_t slot, int64_
     Val r = tensor_slot_reg(a->t, slot);
     if (a->load) {
       emit(e, "mov%s %s, %s;", ptx_btype(a->t->dtype), r.s, zero_of(a->t->dtype));
-      emit(e, "@%s ld.global%s%s %s, [%s];", inb.s, a->nc, mem_type(a->t->dtype), r.s, addr.s);
+      emit(e, "@%s ld.global%s%s %s, [%s];", inb.s, a->nc, spread_mem_type(a->t->dtype), r.s,
+           addr.s);
     } else {
-      emit(e, "@%s st.global%s [%s], %s;", inb.s, mem_type(a->t->dtype), addr.s, r.s);
+      emit(e, "@%s st.global%s [%s], %s;", inb.s, spread_mem_type(a->t->dtype), addr.s, r.s);
     }
     return;
   }
@@ -318,11 +319,11 @@ static void access_elems_coords(Emitter *e, const GAccess *a, int64_t slot, int6
     int64_t off = j * g->bytes;
     if (a->load) {
       emit(e, "mov%s %s, %s;", ptx_btype(a->t->dtype), r.s, zero_of(a->t->dtype));
-      emit(e, "@%s ld.global%s%s %s, [%s+%" PRId64 "];", p.s, a->nc, mem_type(a->t->dtype), r.s,
-           addr.s, off);
+      emit(e, "@%s ld.global%s%s %s, [%s+%" PRId64 "];", p.s, a->nc, spread_mem_type(a->t->dtype),
+           r.s, addr.s, off);
     } else {
-      emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p.s, mem_type(a->t->dtype), addr.s, off,
-           r.s);
+      emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p.s, spread_mem_type(a->t->dtype), addr.s,
+           off, r.s);
     }
   }
 }
@@ -451,9 +452,9 @@ static void access_one(Emitter *e, const GAccess *a, int64_t slot, const char *a
   Val r = tensor_slot_reg(a->t, slot);
   if (a->load) {
     emit(e, "mov%s %s, %s;", ptx_btype(a->t->dtype), r.s, zero_of(a->t->dtype));
-    emit(e, "@%s ld.global%s%s %s, %s;", p.s, a->nc, mem_type(a->t->dtype), r.s, at);
+    emit(e, "@%s ld.global%s%s %s, %s;", p.s, a->nc, spread_mem_type(a->t->dtype), r.s, at);
   } else {
-    emit(e, "@%s st.global%s %s, %s;", p.s, mem_type(a->t->dtype), at, r.s);
+    emit(e, "@%s st.global%s %s, %s;", p.s, spread_mem_type(a->t->dtype), at, r.s);
   }
 }
 
@@ -567,9 +568,9 @@ static bool versionable(const Emitter *e, const IrStmt *s, int64_t n) {
 }
 
 static bool spread_access(const IrStmt *s) {
-  return (s->kind == S_LOAD_GLOBAL || s->kind == S_STORE_GLOBAL) && s->gmem.reg &&
-         s->gmem.reg->layout == LAYOUT_SPATIAL && s->gmem.reg->reg && s->gmem.global &&
-         s->gmem.reg->dtype != DT_BOOL;
+  return (s->kind == S_LOAD_GLOBAL || s->kind == S_STORE_GLOBAL) && !s->gmem.scatter &&
+         s->gmem.reg && s->gmem.reg->layout == LAYOUT_SPATIAL && s->gmem.reg->reg &&
+         s->gmem.global && s->gmem.reg->dtype != DT_BOOL;
 }
 
 /* Adds the alignment of statement s's access to *pred (kept out of the
@@ -636,7 +637,7 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
     else
       emit(e, "mov.b32 %s, %s;", a.origin[d].s, off.s);
   }
-  a.store_ok = load ? (Val){.s = ""} : first_replica(e, a.L, tid);
+  a.store_ok = load ? (Val){.s = ""} : spread_first_replica(e, a.L, tid);
   a.planned = plan_worth(&a);
   if (a.planned) plan_origin(e, &a);
   reset_ok0(&a);
@@ -939,7 +940,7 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
   Val view = val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32));
   Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
   spread_thread_coords(e, L, tid, tc);
-  Val writer = load ? (Val){.s = ""} : first_replica(e, L, tid);
+  Val writer = load ? (Val){.s = ""} : spread_first_replica(e, L, tid);
   /* element strides of the view's dimensions in the row-major tile under
    * it (a transposed view's tile has the last two dimensions swapped) */
   int64_t tile[IR_MAX_RANK], tstride[IR_MAX_RANK], stride[IR_MAX_RANK];
@@ -973,10 +974,10 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
     }
     Val r = tensor_slot_reg(t, i);
     if (load)
-      emit(e, "ld.shared%s %s, %s;", mem_type(t->dtype), r.s, at);
+      emit(e, "ld.shared%s %s, %s;", spread_mem_type(t->dtype), r.s, at);
     else
       emit(e, "%s%s%sst.shared%s %s, %s;", writer.s[0] ? "@" : "", writer.s, writer.s[0] ? " " : "",
-           mem_type(t->dtype), at, r.s);
+           spread_mem_type(t->dtype), at, r.s);
   }
 }
 
@@ -1317,7 +1318,7 @@ static void spread_convert(Emitter *e, const IrStmt *s) {
   if (!spread_owned(e, d) || !spread_owned(e, x)) return;
   bool pred = d->dtype == DT_BOOL;
   int64_t eb = pred ? 4 : dtype_bytes(d->dtype), stride[IR_MAX_RANK];
-  const char *bt = dtype_is_storage(d->dtype) ? mem_type(d->dtype)
+  const char *bt = dtype_is_storage(d->dtype) ? spread_mem_type(d->dtype)
                    : eb == 2                  ? ".b16"
                    : eb == 8                  ? ".b64"
                                               : ".b32";
@@ -1756,13 +1757,19 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     spread_global(e, s, true);
     break;
   case S_STORE_GLOBAL:
-    spread_global(e, s, false);
+    if (s->gmem.scatter)
+      emit_scatter(e, s);
+    else
+      spread_global(e, s, false);
     break;
   case S_LOAD_SHARED:
     spread_shared(e, s, true);
     break;
   case S_STORE_SHARED:
-    spread_shared(e, s, false);
+    if (s->smem.scatter)
+      emit_scatter(e, s);
+    else
+      spread_shared(e, s, false);
     break;
   case S_ELEMWISE:
     spread_elemwise(e, s);

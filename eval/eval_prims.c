@@ -27,6 +27,8 @@ static const struct {
     {"load_global", P_LOAD_GLOBAL},
     {"store_shared", P_STORE_SHARED},
     {"load_shared", P_LOAD_SHARED},
+    {"store_global_scatter", P_STORE_GLOBAL_SCATTER},
+    {"store_shared_scatter", P_STORE_SHARED_SCATTER},
     {"sync", P_SYNC},
     {"printf", P_PRINTF},
     {"cluster", NS_CLUSTER},
@@ -52,8 +54,7 @@ static const struct {
 
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
-static const char tilus_prims[] = " store_global_scatter store_shared_scatter reshape_shared"
-                                  " flatten print_tensor randint4x randint"
+static const char tilus_prims[] = " reshape_shared flatten print_tensor randint4x randint"
                                   " rand randn ";
 static const char tilus_prim_groups[] = " clc tcgen05 atomic ";
 /* members of the groups tlsc has that it lacks */
@@ -837,6 +838,72 @@ static Value *p_store_shared(Eval *E, Args *a, Span sp) {
   IrStmt *s = stmt(E, S_STORE_SHARED, sp);
   s->smem.shared = r;
   s->smem.reg = x;
+  return v_none(E);
+}
+
+/* store_global_scatter(dst, *, dim, indices, values) and
+ * store_shared_scatter: element k of values goes to dst at k's coordinates
+ * with the one along dim replaced by indices[k]; the tile spans dst's other
+ * dimensions whole (Tilus's rules). An index outside dst's dimension is
+ * skipped, where Tilus's store would be undefined. */
+static Value *p_store_scatter(Eval *E, bool shared, Args *a, Span sp) {
+  static const char *const names[] = {"dst", "dim", "indices", "values", NULL};
+  const char *name = shared ? "store_shared_scatter" : "store_global_scatter";
+  Value *v[4];
+  if (a->npos > 1)
+    ev_error(E, sp, "%s() takes 1 positional argument; dim, indices and values are keyword-only",
+             name);
+  ev_bind_args(E, a, sp, name, names, 4, v);
+  IrRef r = {0};
+  if (shared)
+    r = v_to_ref(E, v[0], sp, arena_printf(E->ar, "%s() dst", name));
+  else
+    r.t = v_to_tensor(E, v[0], sp, MS_GLOBAL, arena_printf(E->ar, "%s() dst", name));
+  IrTensor *idx = v_to_tensor(E, v[2], sp, MS_REGISTER, arena_printf(E->ar, "%s() indices", name));
+  IrTensor *x = v_to_tensor(E, v[3], sp, MS_REGISTER, arena_printf(E->ar, "%s() values", name));
+  int rank = shared ? ir_ref_rank(&r) : r.t->rank;
+  int64_t dim = v_to_int(E, v[1], sp, "dim");
+  if (dim < 0 || dim >= rank)
+    ev_error(E, sp, "%s(): dim %lld out of range for a rank-%d dst", name, (long long)dim, rank);
+  if (x->dtype != r.t->dtype)
+    ev_error(E, sp, "%s(): values are %s, dst is %s; cast them first", name, dtype_name(x->dtype),
+             dtype_name(r.t->dtype));
+  if (idx->dtype != DT_INT32 && idx->dtype != DT_UINT32 && idx->dtype != DT_INT64 &&
+      idx->dtype != DT_UINT64)
+    ev_error(E, sp, "%s(): indices must be a 32- or 64-bit integer tensor, not %s", name,
+             dtype_name(idx->dtype));
+  bool ok = idx->rank == x->rank && x->rank == rank;
+  for (int d = 0; ok && d < rank; d++) ok = idx->shape[d] == x->shape[d];
+  if (!ok)
+    ev_error(E, sp, "%s(): indices and values must have one shape, of dst's rank (%d)", name, rank);
+  for (int d = 0; d < rank; d++) {
+    if (d == dim) continue;
+    int64_t n = shared || !r.t->gshape[d] ? ir_ref_dim(&r, d) : -1;
+    if (n < 0 && !ir_is_const(r.t->gshape[d], &n))
+      ev_error(E, sp,
+               "%s(): dst's dimension %d must be a compile-time size (the tile spans it whole)",
+               name, d);
+    if (n != x->shape[d])
+      ev_error(E, sp, "%s(): dst's dimension %d is %lld, the tile's %lld (they must match off dim)",
+               name, d, (long long)n, (long long)x->shape[d]);
+  }
+  ev_reg_use(E, idx, sp);
+  ev_reg_use(E, x, sp);
+  IrStmt *s = stmt(E, shared ? S_STORE_SHARED : S_STORE_GLOBAL, sp);
+  if (shared) {
+    s->smem.shared = r;
+    s->smem.reg = x;
+    s->smem.scatter = idx;
+    s->smem.scatter_dim = (int)dim;
+    return v_none(E);
+  }
+  s->gmem.global = r.t;
+  s->gmem.reg = x;
+  s->gmem.scatter = idx;
+  s->gmem.scatter_dim = (int)dim;
+  s->gmem.noffsets = rank;
+  s->gmem.offsets = arena_alloc(E->ar, sizeof(IrExpr *) * (size_t)rank);
+  for (int d = 0; d < rank; d++) s->gmem.offsets[d] = ir_const(E->ar, DT_INT32, 0);
   return v_none(E);
 }
 
@@ -1641,6 +1708,9 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return p_store_shared(E, a, sp);
   case P_LOAD_SHARED:
     return p_load_shared(E, a, sp);
+  case P_STORE_GLOBAL_SCATTER:
+  case P_STORE_SHARED_SCATTER:
+    return p_store_scatter(E, fn->bi == P_STORE_SHARED_SCATTER, a, sp);
   case P_SYNC:
     return p_sync(E, a, sp);
   case P_PRINTF:

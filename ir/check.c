@@ -274,10 +274,12 @@ static bool check_offsets(Verifier *v, Span sp, IrExpr *const *offsets, int noff
   return true;
 }
 
-/* A view and a tensor (or two views) of the same shape and dtype. */
-static bool same_shape(Verifier *v, Span sp, const IrRef *r, const IrTensor *t, const char *what) {
+/* A view and a tensor of the same shape and dtype; along dimension `free`
+ * (a scatter's, -1 for none) any size. */
+static bool same_shape_but(Verifier *v, Span sp, const IrRef *r, const IrTensor *t,
+                           const char *what, int free) {
   bool ok = ir_ref_rank(r) == t->rank && r->t->dtype == t->dtype;
-  for (int i = 0; ok && i < t->rank; i++) ok = ir_ref_dim(r, i) == t->shape[i];
+  for (int i = 0; ok && i < t->rank; i++) ok = i == free || ir_ref_dim(r, i) == t->shape[i];
   if (!ok)
     diag_error(v->d, sp,
                "%s: '%s' (%s, rank %d) and '%s' (%s, rank %d) "
@@ -785,6 +787,19 @@ static bool check_slice(Verifier *v, const IrStmt *s, Region rg) {
 
 /* load_global / store_global: a register tile at offsets of a global
  * tensor of the same rank and dtype. */
+/* A scatter's indices: an integer register tensor of the values' shape,
+ * its dimension one of the destination's. */
+static bool check_scatter(Verifier *v, const IrStmt *s, const IrTensor *idx, const IrTensor *r,
+                          int dim, int rank, Region rg) {
+  if (!check_register(v, idx, rg, s->span, "the scatter indices")) return false;
+  bool ok = same_tensor_shape(idx, r) && dim >= 0 && dim < rank &&
+            (idx->dtype == DT_INT32 || idx->dtype == DT_UINT32 || idx->dtype == DT_INT64 ||
+             idx->dtype == DT_UINT64);
+  if (!ok)
+    diag_error(v->d, s->span, "internal error: malformed scatter of '%s' in the IR", r->name);
+  return ok;
+}
+
 static bool check_global_copy(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
   const IrTensor *g = s->gmem.global, *r = s->gmem.reg;
   if (!check_tensor(v, g, MS_GLOBAL, s->span, "the global operand") ||
@@ -802,15 +817,18 @@ static bool check_global_copy(Verifier *v, const IrStmt *s, const bool *assigned
                g->name, dtype_name(g->dtype), g->rank, r->name, dtype_name(r->dtype), r->rank);
     return false;
   }
-  return true;
+  return !c->scatter || check_scatter(v, s, c->scatter, r, c->scatter_dim, g->rank, rg);
 }
 
-/* load_shared / store_shared: a register tile and a shared view. */
+/* load_shared / store_shared: a register tile and a shared view (of its
+ * shape, but along a scatter's dimension). */
 static bool check_shared_copy(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
-  const IrTensor *r = s->smem.reg;
+  const IrTensor *r = s->smem.reg, *idx = s->smem.scatter;
+  int free = idx ? s->smem.scatter_dim : -1;
   return check_register(v, r, rg, s->span, "the register operand") &&
          check_shared_view(v, &s->smem.shared, assigned, s->span, "the shared operand") &&
-         same_shape(v, s->span, &s->smem.shared, r, "shared copy");
+         same_shape_but(v, s->span, &s->smem.shared, r, "shared copy", free) &&
+         (!idx || check_scatter(v, s, idx, r, free, ir_ref_rank(&s->smem.shared), rg));
 }
 
 /* ---------------------------------------------------------------- body */

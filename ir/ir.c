@@ -941,14 +941,14 @@ int ir_stmt_tensors(const IrStmt *s, const IrTensor **t) {
     t[0] = s->gmem.reg;
     return 1;
   case S_STORE_GLOBAL:
-    t[0] = NULL, t[1] = s->gmem.reg;
-    return 2;
+    t[0] = NULL, t[1] = s->gmem.reg, t[2] = s->gmem.scatter;
+    return 3;
   case S_LOAD_SHARED:
     t[0] = s->smem.reg;
     return 1;
   case S_STORE_SHARED:
-    t[0] = NULL, t[1] = s->smem.reg;
-    return 2;
+    t[0] = NULL, t[1] = s->smem.reg, t[2] = s->smem.scatter;
+    return 3;
   case S_WGMMA_MMA: /* acc += a @ b; a in registers (ra) or shared */
     t[0] = t[1] = s->wgmma.acc, t[2] = s->wgmma.ra;
     return 3;

@@ -738,6 +738,13 @@ typedef struct IrGlobalCopyStmt {
    * ndims: the tile's dimensions are the innermost global ones. */
   int ndims;
   int dims[IR_MAX_RANK];
+  /* store_global_scatter (S_STORE_GLOBAL only): an integer register tensor
+   * of reg's shape and layout; element k of reg goes to the global element
+   * at k's coordinates with the one along scatter_dim replaced by
+   * scatter[k] (skipped when that is outside the dimension). The tile
+   * covers the other dimensions whole; offsets are 0. NULL otherwise. */
+  IrTensor *scatter;
+  int scatter_dim;
 } IrGlobalCopyStmt;
 /* The tile dimension over global dimension gdim, -1 for none. */
 int ir_gcopy_tile_dim(const IrGlobalCopyStmt *c, int gdim);
@@ -747,6 +754,9 @@ int ir_gcopy_tile_dim(const IrGlobalCopyStmt *c, int gdim);
 typedef struct IrSharedCopyStmt {
   IrRef shared;
   IrTensor *reg;
+  IrTensor *scatter; /* store_shared_scatter (S_STORE_SHARED): as in
+                        IrGlobalCopyStmt, along scatter_dim of the view */
+  int scatter_dim;
 } IrSharedCopyStmt;
 
 /* S_PRINTF: printf(format, args[0..nargs)). */

@@ -436,6 +436,12 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_tensor_ref(out, s->gmem.global);
     fputs(" <- ", out);
     print_tensor_ref(out, s->gmem.reg);
+    if (s->gmem.scatter) {
+      fputs(", scatter=", out);
+      print_tensor_ref(out, s->gmem.scatter);
+      fprintf(out, " dim=%d", s->gmem.scatter_dim);
+      break;
+    }
     fputs(", ", out);
     print_offsets(out, s->gmem.offsets, s->gmem.noffsets);
     print_dims(out, &s->gmem);
@@ -450,6 +456,11 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_ref(out, &s->smem.shared);
     fputs(" <- ", out);
     print_tensor_ref(out, s->smem.reg);
+    if (s->smem.scatter) {
+      fputs(", scatter=", out);
+      print_tensor_ref(out, s->smem.scatter);
+      fprintf(out, " dim=%d", s->smem.scatter_dim);
+    }
     break;
   case S_PRINTF:
     fputs("printf ", out);

@@ -94,6 +94,12 @@ static void flow(IrStmt *s, RegCtx *c) {
   case S_CAST:
     tie_operand(s->cast.dst, s->cast.src, c);
     break;
+  case S_STORE_GLOBAL: /* a scatter's indices and values: one layout */
+    if (s->gmem.scatter) tie_operand(s->gmem.reg, s->gmem.scatter, c);
+    break;
+  case S_STORE_SHARED:
+    if (s->smem.scatter) tie_operand(s->smem.reg, s->smem.scatter, c);
+    break;
   case S_UNARY:
     tie_operand(s->unary.dst, s->unary.src, c);
     break;
@@ -226,6 +232,12 @@ static void elem_operand(const IrTensor *dst, IrTensor **x, RegCtx *c) {
 
 static void check(IrStmt *s, RegCtx *c) {
   switch (s->kind) {
+  case S_STORE_GLOBAL:
+    if (s->gmem.scatter && has_reg(s->gmem.reg)) operand_in(&s->gmem.scatter, s->gmem.reg->reg, c);
+    break;
+  case S_STORE_SHARED:
+    if (s->smem.scatter && has_reg(s->smem.reg)) operand_in(&s->smem.scatter, s->smem.reg->reg, c);
+    break;
   case S_CAST:
     elem_operand(s->cast.dst, &s->cast.src, c);
     break;

@@ -48,6 +48,7 @@ static void scan(const IrBlock *b, ParamUse *u, bool *in_sem) {
     scan(&s->orelse, u, in_sem);
     bool stores;
     const IrTensor *g = ir_stmt_global(s, &stores);
+    if (s->kind == S_STORE_GLOBAL && s->gmem.scatter) stores = false; /* where it writes is data */
     if (g && stores)
       note_store(u, g);
     else if (g)
