@@ -282,6 +282,8 @@ const char *spread_mem_type(DType t);
 /* emit_scatter.c: store_global_scatter and store_shared_scatter (a store
  * with scatter set) */
 void emit_scatter(Emitter *e, const IrStmt *s);
+/* emit_printf.c: print_tensor (an S_PRINTF of a tensor) */
+void emit_print_tensor(Emitter *e, const IrStmt *s);
 /* emit_scan.c: a prefix scan (an S_REDUCE with scan set) */
 void emit_scan(Emitter *e, const IrStmt *s);
 /* The predicate (a register; "" when the kernel has no such access) that

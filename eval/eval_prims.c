@@ -28,6 +28,7 @@ static const struct {
     {"store_shared", P_STORE_SHARED},
     {"load_shared", P_LOAD_SHARED},
     {"store_global_scatter", P_STORE_GLOBAL_SCATTER},
+    {"print_tensor", P_PRINT_TENSOR},
     {"store_shared_scatter", P_STORE_SHARED_SCATTER},
     {"sync", P_SYNC},
     {"printf", P_PRINTF},
@@ -54,8 +55,7 @@ static const struct {
 
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
-static const char tilus_prims[] = " reshape_shared flatten print_tensor randint4x randint"
-                                  " rand randn ";
+static const char tilus_prims[] = " reshape_shared flatten randint4x randint rand randn ";
 static const char tilus_prim_groups[] = " clc tcgen05 atomic ";
 /* members of the groups tlsc has that it lacks */
 static const char tilus_group_prims[] = " fence.proxy_async_release cluster.map_shared_addr ";
@@ -1033,6 +1033,43 @@ static Value *p_printf(Eval *E, Args *a, Span sp) {
   return v_none(E);
 }
 
+/* self.print_tensor(msg, tensor, fmt=None): a register tensor of the
+ * running group or a shared view, printed by the group's first thread
+ * (emit_printf.c). */
+static Value *p_print_tensor(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"msg", "tensor", "fmt", NULL};
+  Value *v[3] = {NULL, NULL, NULL};
+  ev_bind_args(E, a, sp, "print_tensor", names, 2, v);
+  if (v[0]->kind != V_STR)
+    ev_error(E, sp, "print_tensor(): msg must be a string, not '%s'", v_type_name(v[0]));
+  if (v[2] && v[2]->kind != V_NONE && v[2]->kind != V_STR)
+    ev_error(E, sp, "print_tensor(): fmt must be a string or None, not '%s'", v_type_name(v[2]));
+  IrStmt *s = stmt(E, S_PRINTF, sp);
+  s->print.format = (char *)v[0]->s;
+  s->print.elem = v[2] && v[2]->kind == V_STR ? (char *)v[2]->s : NULL;
+  DType dt;
+  if (v[1]->kind == V_TENSOR && v[1]->t->space == MS_REGISTER) {
+    s->print.reg = v[1]->t;
+    ev_reg_use(E, s->print.reg, sp);
+    dt = s->print.reg->dtype;
+  } else if ((v[1]->kind == V_TENSOR || v[1]->kind == V_REF) &&
+             (v[1]->kind == V_REF || v[1]->t->space == MS_SHARED)) {
+    s->print.shared = v_to_ref(E, v[1], sp, "print_tensor() tensor");
+    if (s->print.shared.t->space != MS_SHARED)
+      ev_error(E, sp, "print_tensor() prints register and shared tensors, not a global view");
+    if (s->print.shared.t->is_mbarrier || ir_ref_rank(&s->print.shared) < 1)
+      ev_error(E, sp, "print_tensor() prints a tensor view, not a barrier");
+    dt = s->print.shared.t->dtype;
+  } else {
+    ev_error(E, sp, "print_tensor() prints register and shared tensors, not '%s'",
+             v_type_name(v[1]));
+  }
+  if (dtype_is_subbyte(dt))
+    ev_error(E, sp, "print_tensor() of a %s tensor is not supported (view it as bytes)",
+             dtype_name(dt));
+  return v_none(E);
+}
+
 /* ---------------------------------------------------------- mbarriers */
 
 /* self.mbarrier.alloc([count, ...]): one shared uint64 per barrier. */
@@ -1708,6 +1745,8 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return p_store_shared(E, a, sp);
   case P_LOAD_SHARED:
     return p_load_shared(E, a, sp);
+  case P_PRINT_TENSOR:
+    return p_print_tensor(E, a, sp);
   case P_STORE_GLOBAL_SCATTER:
   case P_STORE_SHARED_SCATTER:
     return p_store_scatter(E, fn->bi == P_STORE_SHARED_SCATTER, a, sp);

@@ -69,6 +69,9 @@ static void assign_block(Barriers *b, IrBlock *blk, Region rg) {
     case S_CONVERT: /* through shared memory between barriers */
       s->cast.barrier_id = sync_barrier(b, rg);
       break;
+    case S_PRINTF: /* print_tensor: between barriers */
+      if (ir_is_print_tensor(s)) s->print.barrier_id = sync_barrier(b, rg);
+      break;
     case S_THREAD_GROUP:
       if (!group_ok(s, rg)) continue; /* the checker stops there */
       inner = (Region){rg.begin + s->group.begin, s->group.count, false};

@@ -916,7 +916,7 @@ static bool check_assign(Verifier *v, const IrStmt *s, bool *assigned) {
   return true;
 }
 
-static bool check_printf(Verifier *v, const IrStmt *s, const bool *assigned) {
+static bool check_printf(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
   const IrPrintfStmt *p = &s->print;
   if (!p->format || p->nargs < 0 || (p->nargs > 0 && !p->args)) {
     diag_error(v->d, s->span, "internal error: malformed printf in the IR");
@@ -924,6 +924,8 @@ static bool check_printf(Verifier *v, const IrStmt *s, const bool *assigned) {
   }
   for (int i = 0; i < p->nargs; i++)
     if (!check_expr(v, p->args[i], assigned, s->span)) return false;
+  if (p->reg) return check_register(v, p->reg, rg, s->span, "the printed tensor");
+  if (p->shared.t) return check_shared_view(v, &p->shared, assigned, s->span, "the printed tensor");
   return true;
 }
 
@@ -1053,7 +1055,7 @@ static bool check_stmt(Verifier *v, const IrStmt *s, bool *assigned, Region rg) 
   case S_STORE_SHARED:
     return check_shared_copy(v, s, assigned, rg);
   case S_PRINTF:
-    return check_printf(v, s, assigned);
+    return check_printf(v, s, assigned, rg);
   case S_SLICE:
     return check_slice(v, s, rg);
   case S_CLUSTER_SYNC:

@@ -94,7 +94,7 @@ static Role block_role(const IrBlock *b, bool *loads) {
 
 /* Whether ptxas would keep a load below s: a barrier or a branch. */
 static bool is_barrier(const IrStmt *s) {
-  return s->kind == S_IF || s->kind == S_CONVERT ||
+  return s->kind == S_IF || s->kind == S_CONVERT || ir_is_print_tensor(s) ||
          (s->kind == S_REDUCE && ir_reduce_scratch_bytes(s) > 0);
 }
 

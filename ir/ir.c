@@ -905,6 +905,10 @@ int64_t ir_wgmma_a_dim(const IrWgmmaStmt *w, int i) {
 
 DType ir_wgmma_a_dtype(const IrWgmmaStmt *w) { return w->ra ? w->ra->dtype : w->a.t->dtype; }
 
+bool ir_is_print_tensor(const IrStmt *s) {
+  return s->kind == S_PRINTF && (s->print.reg || s->print.shared.t);
+}
+
 /* ir_stmt_tensors: t[0] the written tensor (NULL if none), then the read
  * ones (NULL where an optional operand is absent). */
 int ir_stmt_tensors(const IrStmt *s, const IrTensor **t) {
@@ -949,6 +953,9 @@ int ir_stmt_tensors(const IrStmt *s, const IrTensor **t) {
   case S_STORE_SHARED:
     t[0] = NULL, t[1] = s->smem.reg, t[2] = s->smem.scatter;
     return 3;
+  case S_PRINTF: /* print_tensor of a register tensor */
+    t[0] = NULL, t[1] = s->print.reg;
+    return 2;
   case S_WGMMA_MMA: /* acc += a @ b; a in registers (ra) or shared */
     t[0] = t[1] = s->wgmma.acc, t[2] = s->wgmma.ra;
     return 3;

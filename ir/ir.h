@@ -759,12 +759,24 @@ typedef struct IrSharedCopyStmt {
   int scatter_dim;
 } IrSharedCopyStmt;
 
-/* S_PRINTF: printf(format, args[0..nargs)). */
+/* S_PRINTF: printf(format, args[0..nargs)).
+ *
+ * With reg or shared.t set it is print_tensor(format, tensor, fmt=elem):
+ * the group's first thread prints format, a header and every element,
+ * row by row in brackets, each with elem (a C conversion for one element;
+ * NULL: the dtype's default). A register tensor first goes through the
+ * reduction scratch; both run between two barriers (barrier_id). */
 typedef struct IrPrintfStmt {
   char *format;
   IrExpr **args;
   int nargs;
+  IrTensor *reg;
+  IrRef shared;
+  char *elem;
+  int barrier_id;
 } IrPrintfStmt;
+/* Whether s is a print_tensor (an S_PRINTF of a tensor). */
+bool ir_is_print_tensor(const IrStmt *s);
 
 /* S_SLICE: dst = src[:, begin:end], the columns [begin, end) of a rank-2
  * register tensor with the WGMMA accumulator layout, begin and end

@@ -463,6 +463,20 @@ static void print_simple(FILE *out, const IrStmt *s) {
     }
     break;
   case S_PRINTF:
+    if (ir_is_print_tensor(s)) {
+      fputs("print_tensor ", out);
+      print_string(out, s->print.format);
+      fputs(", ", out);
+      if (s->print.reg)
+        print_tensor_ref(out, s->print.reg);
+      else
+        print_ref(out, &s->print.shared);
+      if (s->print.elem) {
+        fputs(", fmt=", out);
+        print_string(out, s->print.elem);
+      }
+      break;
+    }
     fputs("printf ", out);
     print_string(out, s->print.format);
     for (int i = 0; i < s->print.nargs; i++) {

@@ -319,6 +319,10 @@ int ir_scan_plan(const IrRegLayout *L, int dim, IrScanLevel *lv) {
 }
 
 int64_t ir_reduce_scratch_bytes(const IrStmt *s) {
+  if (s->kind == S_PRINTF) /* a register tensor's elements, 32 or 64 bits each */
+    return s->print.reg
+               ? ir_tensor_numel(s->print.reg) * (dtype_bytes(s->print.reg->dtype) > 4 ? 8 : 4)
+               : 0;
   if (s->kind == S_CONVERT) /* the whole tile, a bool as 4 bytes */
     return ir_tensor_numel(s->cast.dst) *
            (s->cast.dst->dtype == DT_BOOL ? 4 : dtype_bytes(s->cast.dst->dtype));

@@ -87,6 +87,7 @@ void ir_stmt_map_exprs(IrStmt *s, IrExprFn fn, void *ctx) {
     break;
   case S_PRINTF:
     map_array(s->print.args, s->print.nargs, fn, ctx);
+    if (s->print.shared.t) map_ref(&s->print.shared, fn, ctx);
     break;
   case S_SEM_WAIT:
   case S_SEM_RELEASE:

@@ -155,6 +155,7 @@ static SimMeet *sync_meet(Sim *S, SimWarp *w, const IrStmt *s) {
   }
   int id = s->kind == S_REDUCE    ? s->reduce.barrier_id
            : s->kind == S_CONVERT ? s->cast.barrier_id
+           : s->kind == S_PRINTF  ? s->print.barrier_id
                                   : s->sync.barrier_id;
   bool whole = r.begin == 0 && r.end == 32 * (int64_t)S->wpc;
   SimMeet *m = id >= 1 && id <= IR_MAX_NAMED_BARRIERS ? &S->named[w->cta][id - 1] : NULL;
@@ -195,7 +196,7 @@ static SimStep exec_meet(Sim *S, SimWarp *w, SimMeet *m, const IrStmt *s) {
   m->at = s;
   if (++m->arrived == m->size) {
     bool barrier = s->kind == S_SYNC || s->kind == S_CLUSTER_SYNC || s->kind == S_REDUCE ||
-                   s->kind == S_CONVERT;
+                   s->kind == S_CONVERT || s->kind == S_PRINTF;
     if (barrier) sim_order_meet(S, m, w);
     m->arrived = 0;
     m->generation++;
@@ -346,6 +347,9 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
     return exec_region(S, w, s);
   case S_REDUCE: /* across warps: through shared memory, between barriers */
     if (ir_reduce_scratch_bytes(s) == 0) return STEP_RAN;
+    /* fall through */
+  case S_PRINTF: /* print_tensor: between barriers */
+    if (!ir_is_print_tensor(s)) return STEP_RAN;
     /* fall through */
   case S_CONVERT:
   case S_SYNC: {
