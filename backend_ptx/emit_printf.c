@@ -28,25 +28,25 @@ static void emit_format_global(Emitter *e, const char *name, const char *fmt) {
   fprintf(e->globals, "};\n");
 }
 
+/* Packs an element at *off as C's varargs would (floats promoted to
+ * double; each argument aligned to its size). */
+static void pack_value(Emitter *e, Val local, int64_t *off, Val v) {
+  bool f = dtype_is_float(v.type), wide = f || dtype_bytes(v.type) == 8;
+  *off = wide ? (*off + 7) / 8 * 8 : (*off + 3) / 4 * 4;
+  if (f) v = val_to_reg(e, val_convert(e, v, DT_FLOAT64));
+  emit(e, "st.local%s [%s+%" PRId64 "], %s;",
+       f      ? ".f64"
+       : wide ? ".b64"
+              : ".b32",
+       local.s, *off, v.s);
+  *off += wide ? 8 : 4;
+}
+
 /* Stores one argument at offset *off of the buffer, promoted. */
 static void pack_arg(Emitter *e, Val buf, int64_t *off, const IrExpr *x) {
   Val v = emit_expr(e, x);
-  if (dtype_is_float(v.type)) {
-    v = val_to_reg(e, val_convert(e, v, DT_FLOAT64));
-    *off = (*off + 7) / 8 * 8;
-    emit(e, "st.local.f64 [%s+%" PRId64 "], %s;", buf.s, *off, v.s);
-    *off += 8;
-  } else if (dtype_bytes(v.type) == 8) {
-    v = val_to_reg(e, v);
-    *off = (*off + 7) / 8 * 8;
-    emit(e, "st.local.b64 [%s+%" PRId64 "], %s;", buf.s, *off, v.s);
-    *off += 8;
-  } else {
-    v = val_to_reg(e, val_convert(e, v, v.type == DT_BOOL ? DT_INT32 : v.type));
-    *off = (*off + 3) / 4 * 4;
-    emit(e, "st.local.b32 [%s+%" PRId64 "], %s;", buf.s, *off, v.s);
-    *off += 4;
-  }
+  if (v.type == DT_BOOL) v = val_convert(e, v, DT_INT32);
+  pack_value(e, buf, off, val_to_reg(e, v));
 }
 
 static void declare_vprintf(Emitter *e) {
@@ -262,19 +262,6 @@ static Val bracket_string(Emitter *e, const PrintSrc *p, Val r, char names[][64]
   return ptr;
 }
 
-/* printf arguments are packed at 8-byte slots: a pointer, or an element
- * promoted as C promotes it (floats to double). */
-static void pack_value(Emitter *e, Val local, int64_t off, Val v) {
-  if (dtype_is_float(v.type)) {
-    Val d = val_to_reg(e, val_convert(e, v, DT_FLOAT64));
-    emit(e, "st.local.f64 [%s+%" PRId64 "], %s;", local.s, off, d.s);
-  } else if (dtype_bytes(v.type) == 8) {
-    emit(e, "st.local.b64 [%s+%" PRId64 "], %s;", local.s, off, v.s);
-  } else {
-    emit(e, "st.local.b32 [%s+%" PRId64 "], %s;", local.s, off, v.s);
-  }
-}
-
 enum { PRINT_CHUNK = 24 }; /* elements per vprintf call (CUDA takes 32 arguments) */
 
 /* One row of cols elements: chunks of PRINT_CHUNK, each "%s" + elements +
@@ -316,10 +303,11 @@ static void print_row(Emitter *e, const PrintSrc *p, Val r, int64_t cols, int64_
       post = new_reg(e, DT_UINT64);
       emit(e, "cvta.global.u64 %s, %s;", post.s, sep);
     }
+    int64_t off = 8;
     emit(e, "st.local.b64 [%s], %s;", local.s, pre.s);
-    for (int64_t i = 0; i < n; i++)
-      pack_value(e, local, 8 * (i + 1), element(e, p, row, c0 + i, wb));
-    emit(e, "st.local.b64 [%s+%" PRId64 "], %s;", local.s, 8 * (n + 1), post.s);
+    for (int64_t i = 0; i < n; i++) pack_value(e, local, &off, element(e, p, row, c0 + i, wb));
+    off = (off + 7) / 8 * 8;
+    emit(e, "st.local.b64 [%s+%" PRId64 "], %s;", local.s, off, post.s);
     call_vprintf(e, c0 + n < cols || n == PRINT_CHUNK ? fmt_full : fmt_last, local);
   }
 }
