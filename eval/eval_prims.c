@@ -55,7 +55,7 @@ static const struct {
 
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
-static const char tilus_prims[] = " reshape_shared flatten randint4x randint rand randn ";
+static const char tilus_prims[] = " reshape_shared flatten ";
 static const char tilus_prim_groups[] = " clc tcgen05 atomic ";
 /* members of the groups tlsc has that it lacks */
 static const char tilus_group_prims[] = " fence.proxy_async_release cluster.map_shared_addr ";

@@ -25,14 +25,16 @@ static const struct {
     {"max", OP_MAX, true},      {"min", OP_MIN, true},      {"add", OP_ADD, false},
 };
 
+/* The register operations of the Tilus instance besides the unary and
+ * binary tables above (ev_call_regop). */
+static const char regop_names[] = " where dot assign squeeze unsqueeze reshape clip any all repeat"
+                                  " repeat_interleave scan cumsum cumprod transpose rand randn"
+                                  " randint randint4x ";
+
 bool ev_is_regop(const char *name) {
-  if (strcmp(name, "where") == 0 || strcmp(name, "dot") == 0 || strcmp(name, "assign") == 0 ||
-      strcmp(name, "squeeze") == 0 || strcmp(name, "unsqueeze") == 0 ||
-      strcmp(name, "reshape") == 0 || strcmp(name, "clip") == 0 || strcmp(name, "any") == 0 ||
-      strcmp(name, "all") == 0 || strcmp(name, "repeat") == 0 ||
-      strcmp(name, "repeat_interleave") == 0 || strcmp(name, "scan") == 0 ||
-      strcmp(name, "cumsum") == 0 || strcmp(name, "cumprod") == 0 || strcmp(name, "transpose") == 0)
-    return true;
+  size_t n = strlen(name);
+  for (const char *p = regop_names; n && (p = strstr(p, name)); p += n)
+    if (p[-1] == ' ' && p[n] == ' ') return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
@@ -632,6 +634,112 @@ static Value *repeat_call(Eval *E, bool interleave, Args *a, Span sp) {
   return to_out(E, reshaped(E, b, rank, out, sp), v[2], sp);
 }
 
+/* ------------------------------------------------ random numbers */
+
+/* x as dt (S_CAST). */
+static Value *cast_reg(Eval *E, Value *x, DType dt, Span sp) {
+  IrStmt *s = ir_stmt_new(E->ar, S_CAST, sp);
+  s->cast.src = x->t;
+  s->cast.dst = new_reg(E, dt, x->t->rank, x->t->shape, x->t->nthreads, sp);
+  ev_emit(E, s);
+  return v_tensor(E, s->cast.dst);
+}
+
+/* A uint32 tensor of x's shape filled with value. */
+static Value *filled(Eval *E, const IrTensor *x, IrExpr *value, Span sp) {
+  IrStmt *f = ir_stmt_new(E->ar, S_FILL, sp);
+  f->fill.dst = new_reg(E, DT_UINT32, x->rank, x->shape, x->nthreads, sp);
+  f->fill.value = value;
+  ev_emit(E, f);
+  return v_tensor(E, f->fill.dst);
+}
+
+/* The high 32 bits of the 64-bit product m * x (CUDA's __umulhi). */
+static Value *mul_hi(Eval *E, uint32_t m, Value *x, Span sp) {
+  Value *p = ev_tensor_elemwise(E, OP_MUL, cast_reg(E, x, DT_UINT64, sp), v_int(E, m), sp);
+  return cast_reg(E, ev_tensor_elemwise(E, OP_SHR, p, v_int(E, 32), sp), DT_UINT32, sp);
+}
+
+/* Philox-4x32 (Salmon et al. 2011), as Tilus's randint4x: counter
+ * (offset, 0, 0, 0), key (seed's low and high 32 bits), `rounds` rounds;
+ * the four uint32 words of each element into c[0..3]. */
+static void philox(Eval *E, Value *seed, IrTensor *offset, int64_t rounds, Value **c, Span sp) {
+  const uint32_t key_a = 0x9E3779B9u, key_b = 0xBB67AE85u;
+  const uint32_t round_a = 0xD2511F53u, round_b = 0xCD9E8D57u;
+  IrExpr *s64 = ev_scalar_as(E, seed, DT_UINT64, sp);
+  IrExpr *k0 = ir_cast(E->ar, DT_UINT32, s64);
+  IrExpr *k1 =
+      ir_cast(E->ar, DT_UINT32, ir_binary(E->ar, OP_SHR, s64, ir_const(E->ar, DT_UINT64, 32)));
+  Value *off = v_tensor(E, offset);
+  c[0] = offset->dtype == DT_UINT32 ? off : cast_reg(E, off, DT_UINT32, sp);
+  c[1] = c[2] = c[3] = filled(E, offset, ir_const(E->ar, DT_UINT32, 0), sp);
+  for (int64_t r = 0; r < rounds; r++) {
+    Value *c0 = c[0], *c2 = c[2];
+    Value *hb = mul_hi(E, round_b, c2, sp), *ha = mul_hi(E, round_a, c0, sp);
+    c[0] = ev_tensor_elemwise(E, OP_XOR, ev_tensor_elemwise(E, OP_XOR, hb, c[1], sp), v_expr(E, k0),
+                              sp);
+    c[2] = ev_tensor_elemwise(E, OP_XOR, ev_tensor_elemwise(E, OP_XOR, ha, c[3], sp), v_expr(E, k1),
+                              sp);
+    c[1] = ev_tensor_elemwise(E, OP_MUL, c2, v_int(E, round_b), sp);
+    c[3] = ev_tensor_elemwise(E, OP_MUL, c0, v_int(E, round_a), sp);
+    k0 = ir_binary(E->ar, OP_ADD, k0, ir_const(E->ar, DT_UINT32, key_a));
+    k1 = ir_binary(E->ar, OP_ADD, k1, ir_const(E->ar, DT_UINT32, key_b));
+  }
+}
+
+/* A uint32 tensor as a float32 in [0, 1), as Tilus converts it: seen as
+ * int32, a negative x folded to -x - 1, times 2^-31. */
+static Value *uniform(Eval *E, Value *x, Span sp) {
+  Value *i = cast_reg(E, x, DT_INT32, sp);
+  Value *neg = ev_tensor_elemwise(E, OP_LT, i, v_int(E, 0), sp);
+  Value *folded = ev_tensor_elemwise(E, OP_SUB, v_int(E, -1), i, sp);
+  IrStmt *s = ir_stmt_new(E->ar, S_WHERE, sp);
+  s->where.cond = neg->t;
+  s->where.a = folded->t;
+  s->where.b = i->t;
+  s->where.dst = new_reg(E, DT_INT32, i->t->rank, i->t->shape, i->t->nthreads, sp);
+  ev_emit(E, s);
+  Value *f = cast_reg(E, v_tensor(E, s->where.dst), DT_FLOAT32, sp);
+  return ev_tensor_elemwise(E, OP_MUL, f, v_float(E, 4.6566127342e-10), sp);
+}
+
+static Value *math1(Eval *E, const char *fn, Value *x, Span sp) {
+  Args a = {.npos = 1, .pos = &x, .pos_span = &sp};
+  return ev_call_regop(E, fn, &a, sp);
+}
+
+/* self.randint4x(seed, offset, n_rounds=10), randint, rand, randn. */
+static Value *random_call(Eval *E, const char *name, Args *a, Span sp) {
+  static const char *const names[] = {"seed", "offset", "n_rounds", NULL};
+  Value *v[3] = {NULL, NULL, NULL};
+  ev_bind_args(E, a, sp, name, names, 2, v);
+  if (!v_is_int_scalar(v[0]))
+    ev_error(E, sp, "%s(): seed must be an integer scalar, not '%s'", name, v_type_name(v[0]));
+  IrTensor *off = reg_arg(E, v[1], sp, name);
+  if (off->dtype != DT_UINT32 && off->dtype != DT_INT32)
+    ev_error(E, sp, "%s(): offset must be a uint32 (or int32) tensor, not %s", name,
+             dtype_name(off->dtype));
+  int64_t rounds = v[2] && v[2]->kind != V_NONE ? v_to_int(E, v[2], sp, "n_rounds") : 10;
+  if (rounds < 1 || rounds > 64)
+    ev_error(E, sp, "%s(): n_rounds must be in 1..64, not %lld", name, (long long)rounds);
+  Value *c[4];
+  philox(E, v[0], off, rounds, c, sp);
+  if (strcmp(name, "randint4x") == 0) {
+    Value *t = v_seq(E, V_TUPLE, 4);
+    for (int i = 0; i < 4; i++) t->items[i] = c[i];
+    return t;
+  }
+  if (strcmp(name, "randint") == 0) return c[0];
+  if (strcmp(name, "rand") == 0) return uniform(E, c[0], sp);
+  /* randn: Box-Muller on the first two words, u1 kept above 0 */
+  Value *u1 = ev_tensor_elemwise(E, OP_MAX, uniform(E, c[0], sp), v_float(E, 1.0e-7), sp);
+  Value *theta =
+      ev_tensor_elemwise(E, OP_MUL, uniform(E, c[1], sp), v_float(E, 6.283185307179586), sp);
+  Value *r = math1(
+      E, "sqrt", ev_tensor_elemwise(E, OP_MUL, math1(E, "log", u1, sp), v_float(E, -2.0), sp), sp);
+  return ev_tensor_elemwise(E, OP_MUL, r, math1(E, "cos", theta, sp), sp);
+}
+
 /* The scan ops Tilus names, with their IR op. */
 static const struct {
   const char *name;
@@ -705,6 +813,9 @@ Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp) {
     return any_all(E, name[1] == 'l', a, sp);
   if (strcmp(name, "scan") == 0 || strcmp(name, "cumsum") == 0 || strcmp(name, "cumprod") == 0)
     return scan_call(E, name, a, sp);
+  if (strcmp(name, "rand") == 0 || strcmp(name, "randn") == 0 || strcmp(name, "randint") == 0 ||
+      strcmp(name, "randint4x") == 0)
+    return random_call(E, name, a, sp);
   if (strcmp(name, "transpose") == 0) { /* self.transpose(x): a register tensor's */
     static const char *const names[] = {"x", NULL};
     Value *v[1];
