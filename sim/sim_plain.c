@@ -155,7 +155,9 @@ bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
    * operand (the warp group reads the whole view): the whole view, checked
    * and not remembered (sim_cpasync.c and the mma groups follow them) */
   bool copy = s->kind == S_CP_ASYNC || s->kind == S_WGMMA_MMA;
-  if (copy) {
+  /* a scatter writes where its indices say: anywhere in the view */
+  bool scatter = s->kind == S_STORE_SHARED && s->smem.scatter;
+  if (copy || scatter) {
     sp = whole_view(v);
     n = 1;
   } else if (!footprint(w, s, v, &sp, &n)) {
@@ -171,6 +173,7 @@ bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
         (!writes && !p->writes) || w->clock[p->warp] >= p->stamp ||
         !spans_overlap(sp, n, p->spans, p->nspans))
       continue;
+    if (scatter && p->s == s) continue; /* its warps' elements: duplicates are the user's */
     free(sp);
     return sim_report_race(S, s, v, writes, p->s, &p->v, p->warp, p->warp,
                            "is not ordered before this access: no sync() (nor an mbarrier "
