@@ -279,8 +279,8 @@ void spread_row_major(const int64_t *shape, int rank, int64_t *stride);
  * "" when L has none); the ld/st type of one element of dtype t. */
 Val spread_first_replica(Emitter *e, const IrRegLayout *L, Val tid);
 const char *spread_mem_type(DType t);
-/* emit_scatter.c: store_global_scatter and store_shared_scatter (a store
- * with scatter set) */
+/* emit_scatter.c: store_global_scatter, store_shared_scatter and the
+ * self.atomic group (a store with scatter or atomic set) */
 void emit_scatter(Emitter *e, const IrStmt *s);
 /* emit_printf.c: print_tensor (an S_PRINTF of a tensor) */
 void emit_print_tensor(Emitter *e, const IrStmt *s);

@@ -883,9 +883,10 @@ void emit_regtile_stmt(Emitter *e, const IrStmt *s) {
     emit_spread_stmt(e, s);
     return;
   }
-  if ((s->kind == S_STORE_GLOBAL && s->gmem.scatter) ||
-      (s->kind == S_STORE_SHARED && s->smem.scatter)) {
-    unsupported(e, "a scatter of a WGMMA fragment tensor (store it to a plain tile first)");
+  if ((s->kind == S_STORE_GLOBAL && (s->gmem.scatter || s->gmem.atomic)) ||
+      (s->kind == S_STORE_SHARED && (s->smem.scatter || s->smem.atomic))) {
+    unsupported(e, "a scatter or atomic of a WGMMA fragment tensor (convert it to a plain tile "
+                   "first: .to() of it, or a store and load through shared memory)");
     return;
   }
   switch (s->kind) {

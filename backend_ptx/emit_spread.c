@@ -569,8 +569,8 @@ static bool versionable(const Emitter *e, const IrStmt *s, int64_t n) {
 
 static bool spread_access(const IrStmt *s) {
   return (s->kind == S_LOAD_GLOBAL || s->kind == S_STORE_GLOBAL) && !s->gmem.scatter &&
-         s->gmem.reg && s->gmem.reg->layout == LAYOUT_SPATIAL && s->gmem.reg->reg &&
-         s->gmem.global && s->gmem.reg->dtype != DT_BOOL;
+         !s->gmem.atomic && s->gmem.reg && s->gmem.reg->layout == LAYOUT_SPATIAL &&
+         s->gmem.reg->reg && s->gmem.global && s->gmem.reg->dtype != DT_BOOL;
 }
 
 /* Adds the alignment of statement s's access to *pred (kept out of the
@@ -1757,7 +1757,7 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     spread_global(e, s, true);
     break;
   case S_STORE_GLOBAL:
-    if (s->gmem.scatter)
+    if (s->gmem.scatter || s->gmem.atomic)
       emit_scatter(e, s);
     else
       spread_global(e, s, false);
@@ -1766,7 +1766,7 @@ void emit_spread_stmt(Emitter *e, const IrStmt *s) {
     spread_shared(e, s, true);
     break;
   case S_STORE_SHARED:
-    if (s->smem.scatter)
+    if (s->smem.scatter || s->smem.atomic)
       emit_scatter(e, s);
     else
       spread_shared(e, s, false);

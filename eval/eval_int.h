@@ -131,6 +131,7 @@ typedef enum Builtin {
   P_LOAD_SHARED,
   P_STORE_GLOBAL_SCATTER,
   P_PRINT_TENSOR,
+  P_ATOMIC, /* s: the member of self.atomic */
   P_STORE_SHARED_SCATTER,
   P_SYNC,
   P_PRINTF,
@@ -190,6 +191,7 @@ typedef enum Builtin {
   NS_CLUSTER_DIM,      /* self.cluster.clusterDim */
   NS_FENCE,
   NS_GRIDDIM,
+  NS_ATOMIC,      /* self.atomic */
   NS_CUDA,        /* self.cuda */
   NS_DOTCFG,      /* resolve_dot_config()'s result: items la, lb, lc */
   NS_UNSUPPORTED, /* s: a group of Tilus primitives tlsc lacks (tcgen05 ...) */

@@ -40,6 +40,7 @@ static const struct {
     {"assume", P_ASSUME},
     {"free_shared", P_FREE_SHARED},
     {"fence", NS_FENCE},
+    {"atomic", NS_ATOMIC},
     {"gridDim", NS_GRIDDIM},
     {"cuda", NS_CUDA},
     {"annotate_layout", P_ANNOTATE_LAYOUT},
@@ -56,7 +57,7 @@ static const struct {
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
 static const char tilus_prims[] = " reshape_shared flatten ";
-static const char tilus_prim_groups[] = " clc tcgen05 atomic ";
+static const char tilus_prim_groups[] = " clc tcgen05 ";
 /* members of the groups tlsc has that it lacks */
 static const char tilus_group_prims[] = " fence.proxy_async_release cluster.map_shared_addr ";
 
@@ -113,6 +114,8 @@ static const char *ns_name(Builtin ns) {
     return "cluster.clusterDim";
   case NS_FENCE:
     return "fence";
+  case NS_ATOMIC:
+    return "atomic";
   case NS_GRIDDIM:
     return "gridDim";
   case NS_CUDA:
@@ -125,6 +128,7 @@ static const char *ns_name(Builtin ns) {
 }
 
 static int threads_here(Eval *E, Span sp);
+static bool is_atomic_member(const char *name);
 
 /* Whether an instance is a tilus.Script or tilus.Class (has primitives). */
 static bool is_tilus_instance(const Value *obj) {
@@ -165,6 +169,11 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
   }
   if (obj->bi == NS_UNSUPPORTED)
     ev_error(E, sp, "%s.%s is a Tilus primitive that tlsc does not support yet", obj->s, name);
+  if (obj->bi == NS_ATOMIC && is_atomic_member(name)) {
+    Value *v = v_builtin(E, P_ATOMIC, obj);
+    v->s = name;
+    return v;
+  }
   for (size_t i = 0; i < sizeof ns_prims / sizeof ns_prims[0]; i++)
     if (ns_prims[i].ns == obj->bi && strcmp(ns_prims[i].name, name) == 0)
       return v_builtin(E, ns_prims[i].bi, obj);
@@ -841,6 +850,87 @@ static Value *p_store_shared(Eval *E, Args *a, Span sp) {
   return v_none(E);
 }
 
+/* A store into a whole destination (scatter stores, atomics): dst as a
+ * view (a shared view, or a global tensor with its rank), the values of
+ * its dtype, and indices (scatter, dim >= 0) of their shape. The tile
+ * spans dst's dimensions other than dim whole (compile-time sizes). */
+typedef struct WholeStore {
+  const char *name;
+  bool shared;
+  IrRef dst;
+  IrTensor *values, *indices;
+  int dim; /* -1: no scatter */
+} WholeStore;
+
+static void whole_store_check(Eval *E, WholeStore *w, Span sp) {
+  const char *name = w->name;
+  IrTensor *x = w->values, *idx = w->indices;
+  int rank = w->shared ? ir_ref_rank(&w->dst) : w->dst.t->rank;
+  if (idx && (w->dim < 0 || w->dim >= rank))
+    ev_error(E, sp, "%s(): dim %d out of range for a rank-%d dst", name, w->dim, rank);
+  if (x->dtype != w->dst.t->dtype)
+    ev_error(E, sp, "%s(): values are %s, dst is %s; cast them first", name, dtype_name(x->dtype),
+             dtype_name(w->dst.t->dtype));
+  if (idx && idx->dtype != DT_INT32 && idx->dtype != DT_UINT32 && idx->dtype != DT_INT64 &&
+      idx->dtype != DT_UINT64)
+    ev_error(E, sp, "%s(): indices must be a 32- or 64-bit integer tensor, not %s", name,
+             dtype_name(idx->dtype));
+  bool ok = x->rank == rank && (!idx || idx->rank == rank);
+  for (int d = 0; ok && idx && d < rank; d++) ok = idx->shape[d] == x->shape[d];
+  if (!ok)
+    ev_error(E, sp, "%s(): %s must have one shape, of dst's rank (%d)", name,
+             idx ? "indices and values" : "values", rank);
+  for (int d = 0; d < rank; d++) {
+    if (idx && d == w->dim) continue;
+    int64_t n = w->shared || !w->dst.t->gshape[d] ? ir_ref_dim(&w->dst, d) : -1;
+    if (n < 0 && !ir_is_const(w->dst.t->gshape[d], &n))
+      ev_error(E, sp,
+               "%s(): dst's dimension %d must be a compile-time size (the tile spans it whole)",
+               name, d);
+    if (n != x->shape[d])
+      ev_error(E, sp, "%s(): dst's dimension %d is %lld, the tile's %lld (they must match%s)", name,
+               d, (long long)n, (long long)x->shape[d], idx ? " off dim" : "");
+  }
+  ev_reg_use(E, x, sp);
+  if (idx) ev_reg_use(E, idx, sp);
+}
+
+/* The destination of a whole store: a shared view or a global tensor. */
+static IrRef whole_dst(Eval *E, bool shared, Value *v, const char *name, Span sp) {
+  IrRef r = {0};
+  const char *what = arena_printf(E->ar, "%s() dst", name);
+  if (shared)
+    r = v_to_ref(E, v, sp, what);
+  else
+    r.t = v_to_tensor(E, v, sp, MS_GLOBAL, what);
+  if (shared && (r.t->space != MS_SHARED || r.t->is_mbarrier))
+    ev_error(E, sp, "%s(): dst must be a shared tensor", name);
+  return r;
+}
+
+/* The statement of a whole store (offsets 0 for a global one). */
+static IrStmt *whole_store_stmt(Eval *E, const WholeStore *w, IrAtomic *atomic, Span sp) {
+  IrStmt *s = stmt(E, w->shared ? S_STORE_SHARED : S_STORE_GLOBAL, sp);
+  if (w->shared) {
+    s->smem.shared = w->dst;
+    s->smem.reg = w->values;
+    s->smem.scatter = w->indices;
+    s->smem.scatter_dim = w->dim;
+    s->smem.atomic = atomic;
+    return s;
+  }
+  int rank = w->dst.t->rank;
+  s->gmem.global = w->dst.t;
+  s->gmem.reg = w->values;
+  s->gmem.scatter = w->indices;
+  s->gmem.scatter_dim = w->dim;
+  s->gmem.atomic = atomic;
+  s->gmem.noffsets = rank;
+  s->gmem.offsets = arena_alloc(E->ar, sizeof(IrExpr *) * (size_t)rank);
+  for (int d = 0; d < rank; d++) s->gmem.offsets[d] = ir_const(E->ar, DT_INT32, 0);
+  return s;
+}
+
 /* store_global_scatter(dst, *, dim, indices, values) and
  * store_shared_scatter: element k of values goes to dst at k's coordinates
  * with the one along dim replaced by indices[k]; the tile spans dst's other
@@ -848,63 +938,110 @@ static Value *p_store_shared(Eval *E, Args *a, Span sp) {
  * skipped, where Tilus's store would be undefined. */
 static Value *p_store_scatter(Eval *E, bool shared, Args *a, Span sp) {
   static const char *const names[] = {"dst", "dim", "indices", "values", NULL};
-  const char *name = shared ? "store_shared_scatter" : "store_global_scatter";
+  WholeStore w = {.name = shared ? "store_shared_scatter" : "store_global_scatter",
+                  .shared = shared};
   Value *v[4];
   if (a->npos > 1)
     ev_error(E, sp, "%s() takes 1 positional argument; dim, indices and values are keyword-only",
-             name);
-  ev_bind_args(E, a, sp, name, names, 4, v);
-  IrRef r = {0};
-  if (shared)
-    r = v_to_ref(E, v[0], sp, arena_printf(E->ar, "%s() dst", name));
-  else
-    r.t = v_to_tensor(E, v[0], sp, MS_GLOBAL, arena_printf(E->ar, "%s() dst", name));
-  IrTensor *idx = v_to_tensor(E, v[2], sp, MS_REGISTER, arena_printf(E->ar, "%s() indices", name));
-  IrTensor *x = v_to_tensor(E, v[3], sp, MS_REGISTER, arena_printf(E->ar, "%s() values", name));
-  int rank = shared ? ir_ref_rank(&r) : r.t->rank;
-  int64_t dim = v_to_int(E, v[1], sp, "dim");
-  if (dim < 0 || dim >= rank)
-    ev_error(E, sp, "%s(): dim %lld out of range for a rank-%d dst", name, (long long)dim, rank);
-  if (x->dtype != r.t->dtype)
-    ev_error(E, sp, "%s(): values are %s, dst is %s; cast them first", name, dtype_name(x->dtype),
-             dtype_name(r.t->dtype));
-  if (idx->dtype != DT_INT32 && idx->dtype != DT_UINT32 && idx->dtype != DT_INT64 &&
-      idx->dtype != DT_UINT64)
-    ev_error(E, sp, "%s(): indices must be a 32- or 64-bit integer tensor, not %s", name,
-             dtype_name(idx->dtype));
-  bool ok = idx->rank == x->rank && x->rank == rank;
-  for (int d = 0; ok && d < rank; d++) ok = idx->shape[d] == x->shape[d];
-  if (!ok)
-    ev_error(E, sp, "%s(): indices and values must have one shape, of dst's rank (%d)", name, rank);
-  for (int d = 0; d < rank; d++) {
-    if (d == dim) continue;
-    int64_t n = shared || !r.t->gshape[d] ? ir_ref_dim(&r, d) : -1;
-    if (n < 0 && !ir_is_const(r.t->gshape[d], &n))
-      ev_error(E, sp,
-               "%s(): dst's dimension %d must be a compile-time size (the tile spans it whole)",
-               name, d);
-    if (n != x->shape[d])
-      ev_error(E, sp, "%s(): dst's dimension %d is %lld, the tile's %lld (they must match off dim)",
-               name, d, (long long)n, (long long)x->shape[d]);
-  }
-  ev_reg_use(E, idx, sp);
-  ev_reg_use(E, x, sp);
-  IrStmt *s = stmt(E, shared ? S_STORE_SHARED : S_STORE_GLOBAL, sp);
-  if (shared) {
-    s->smem.shared = r;
-    s->smem.reg = x;
-    s->smem.scatter = idx;
-    s->smem.scatter_dim = (int)dim;
-    return v_none(E);
-  }
-  s->gmem.global = r.t;
-  s->gmem.reg = x;
-  s->gmem.scatter = idx;
-  s->gmem.scatter_dim = (int)dim;
-  s->gmem.noffsets = rank;
-  s->gmem.offsets = arena_alloc(E->ar, sizeof(IrExpr *) * (size_t)rank);
-  for (int d = 0; d < rank; d++) s->gmem.offsets[d] = ir_const(E->ar, DT_INT32, 0);
+             w.name);
+  ev_bind_args(E, a, sp, w.name, names, 4, v);
+  w.dst = whole_dst(E, shared, v[0], w.name, sp);
+  w.dim = (int)v_to_int(E, v[1], sp, "dim");
+  w.indices = v_to_tensor(E, v[2], sp, MS_REGISTER, arena_printf(E->ar, "%s() indices", w.name));
+  w.values = v_to_tensor(E, v[3], sp, MS_REGISTER, arena_printf(E->ar, "%s() values", w.name));
+  whole_store_check(E, &w, sp);
+  whole_store_stmt(E, &w, NULL, sp);
   return v_none(E);
+}
+
+/* ------------------------------------------------------------ atomics */
+
+static const char *const atomic_ops[] = {"add", "sub", "min", "max", "exch", "cas"};
+
+/* The op of self.atomic.NAME ({shared,global}_OP, or
+ * {shared,global}_scatter_OP for add, sub, min and max), -1 for none. */
+static int atomic_member(const char *name, bool *shared, bool *scatter) {
+  *shared = strncmp(name, "shared_", 7) == 0;
+  if (!*shared && strncmp(name, "global_", 7) != 0) return -1;
+  const char *op = name + 7;
+  *scatter = strncmp(op, "scatter_", 8) == 0;
+  if (*scatter) op += 8;
+  for (int i = 0; i < (int)(sizeof atomic_ops / sizeof atomic_ops[0]); i++)
+    if (strcmp(op, atomic_ops[i]) == 0) return *scatter && i >= ATOM_EXCH ? -1 : i;
+  return -1;
+}
+
+static bool is_atomic_member(const char *name) {
+  bool shared, scatter;
+  return atomic_member(name, &shared, &scatter) >= 0;
+}
+
+static const char *qualifier(Eval *E, Value *v, const char *dflt, const char *list,
+                             const char *what, Span sp) {
+  if (!v || v->kind == V_NONE) return dflt;
+  if (v->kind != V_STR || !word_in(list, v->s)) ev_error(E, sp, "%s must be one of%s", what, list);
+  return v->s;
+}
+
+/* self.atomic.shared_add(dst, values, *, sem, scope, output) ... and the
+ * scatter forms (dst, *, dim, indices, values, ...): each element of the
+ * values combined into its destination atomically; returns the values the
+ * destinations held before (into output when given). */
+static Value *p_atomic(Eval *E, const char *name, Args *a, Span sp) {
+  static const char *const plain[] = {"dst", "values", "sem", "scope", "output", NULL};
+  static const char *const cas[] = {"dst", "compare", "values", "sem", "scope", "output", NULL};
+  static const char *const scat[] = {"dst", "dim",   "indices", "values",
+                                     "sem", "scope", "output",  NULL};
+  WholeStore w = {.name = name, .dim = -1};
+  bool scatter;
+  IrAtomicOp op = (IrAtomicOp)atomic_member(name, &w.shared, &scatter);
+  const char *const *names = scatter ? scat : op == ATOM_CAS ? cas : plain;
+  int npos = scatter ? 1 : op == ATOM_CAS ? 3 : 2;
+  Value *v[7] = {NULL};
+  if (a->npos > npos)
+    ev_error(E, sp, "%s() takes %d positional argument%s; the rest are keyword-only", name, npos,
+             npos > 1 ? "s" : "");
+  ev_bind_args(E, a, sp, name, names, scatter ? 4 : npos, v);
+  int k = scatter ? 3 : op == ATOM_CAS ? 2 : 1; /* values */
+  w.dst = whole_dst(E, w.shared, v[0], name, sp);
+  if (scatter) {
+    w.dim = (int)v_to_int(E, v[1], sp, "dim");
+    w.indices = v_to_tensor(E, v[2], sp, MS_REGISTER, arena_printf(E->ar, "%s() indices", name));
+  }
+  w.values = v_to_tensor(E, v[k], sp, MS_REGISTER, arena_printf(E->ar, "%s() values", name));
+  whole_store_check(E, &w, sp);
+  if (!ir_atomic_ok(op, w.values->dtype))
+    ev_error(E, sp,
+             "%s(): no atomic %s on %s (add, sub, exch and cas take 32- and 64-bit integers "
+             "and floats; min and max integers)",
+             name, atomic_ops[op], dtype_name(w.values->dtype));
+  IrAtomic *at = arena_alloc(E->ar, sizeof *at);
+  at->op = op;
+  at->sem = qualifier(E, v[k + 1], "relaxed", " relaxed acquire release acq_rel ", "sem", sp);
+  at->scope =
+      qualifier(E, v[k + 2], w.shared ? "cta" : "gpu", " cta cluster gpu sys ", "scope", sp);
+  IrTensor *x = w.values;
+  if (op == ATOM_CAS) {
+    at->compare = v_to_tensor(E, v[1], sp, MS_REGISTER, "cas() compare");
+    same_shape(E, sp, "cas() compare", x->rank, x->shape, at->compare);
+    if (at->compare->dtype != x->dtype)
+      ev_error(E, sp, "%s(): compare is %s, values %s", name, dtype_name(at->compare->dtype),
+               dtype_name(x->dtype));
+    ev_reg_use(E, at->compare, sp);
+  }
+  Value *out = v[k + 3];
+  if (out && out->kind != V_NONE) {
+    at->old = v_to_tensor(E, out, sp, MS_REGISTER, arena_printf(E->ar, "%s() output", name));
+    same_shape(E, sp, arena_printf(E->ar, "%s() output", name), x->rank, x->shape, at->old);
+    if (at->old->dtype != x->dtype)
+      ev_error(E, sp, "%s(): output is %s, values %s", name, dtype_name(at->old->dtype),
+               dtype_name(x->dtype));
+    ev_reg_use(E, at->old, sp);
+  } else {
+    at->old = reg_tensor(E, x->dtype, x->rank, x->shape, sp);
+  }
+  whole_store_stmt(E, &w, at, sp);
+  return v_tensor(E, at->old);
 }
 
 /* self.load_shared(src_view) */
@@ -1747,6 +1884,8 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return p_load_shared(E, a, sp);
   case P_PRINT_TENSOR:
     return p_print_tensor(E, a, sp);
+  case P_ATOMIC:
+    return p_atomic(E, fn->s, a, sp);
   case P_STORE_GLOBAL_SCATTER:
   case P_STORE_SHARED_SCATTER:
     return p_store_scatter(E, fn->bi == P_STORE_SHARED_SCATTER, a, sp);

@@ -800,6 +800,23 @@ static bool check_scatter(Verifier *v, const IrStmt *s, const IrTensor *idx, con
   return ok;
 }
 
+/* An atomic store: its old values and cas operands of the values' shape
+ * and dtype; the ops PTX has for the dtype. */
+static bool check_atomic(Verifier *v, const IrStmt *s, const IrAtomic *a, const IrTensor *r,
+                         Region rg) {
+  if (!a) return true;
+  if ((a->old && !check_register(v, a->old, rg, s->span, "the atomic's old values")) ||
+      (a->compare && !check_register(v, a->compare, rg, s->span, "the compare values")))
+    return false;
+  bool ok = (!a->old || (same_tensor_shape(a->old, r) && a->old->dtype == r->dtype)) &&
+            (!a->compare || (same_tensor_shape(a->compare, r) && a->compare->dtype == r->dtype)) &&
+            (a->op == ATOM_CAS) == (a->compare != NULL) &&
+            (a->old || (a->op != ATOM_CAS && a->op != ATOM_EXCH)) && ir_atomic_ok(a->op, r->dtype);
+  if (!ok)
+    diag_error(v->d, s->span, "internal error: malformed atomic store of '%s' in the IR", r->name);
+  return ok;
+}
+
 static bool check_global_copy(Verifier *v, const IrStmt *s, const bool *assigned, Region rg) {
   const IrTensor *g = s->gmem.global, *r = s->gmem.reg;
   if (!check_tensor(v, g, MS_GLOBAL, s->span, "the global operand") ||
@@ -817,7 +834,8 @@ static bool check_global_copy(Verifier *v, const IrStmt *s, const bool *assigned
                g->name, dtype_name(g->dtype), g->rank, r->name, dtype_name(r->dtype), r->rank);
     return false;
   }
-  return !c->scatter || check_scatter(v, s, c->scatter, r, c->scatter_dim, g->rank, rg);
+  return (!c->scatter || check_scatter(v, s, c->scatter, r, c->scatter_dim, g->rank, rg)) &&
+         check_atomic(v, s, c->atomic, r, rg);
 }
 
 /* load_shared / store_shared: a register tile and a shared view (of its
@@ -828,7 +846,8 @@ static bool check_shared_copy(Verifier *v, const IrStmt *s, const bool *assigned
   return check_register(v, r, rg, s->span, "the register operand") &&
          check_shared_view(v, &s->smem.shared, assigned, s->span, "the shared operand") &&
          same_shape_but(v, s->span, &s->smem.shared, r, "shared copy", free) &&
-         (!idx || check_scatter(v, s, idx, r, free, ir_ref_rank(&s->smem.shared), rg));
+         (!idx || check_scatter(v, s, idx, r, free, ir_ref_rank(&s->smem.shared), rg)) &&
+         check_atomic(v, s, s->smem.atomic, r, rg);
 }
 
 /* ---------------------------------------------------------------- body */

@@ -905,6 +905,12 @@ int64_t ir_wgmma_a_dim(const IrWgmmaStmt *w, int i) {
 
 DType ir_wgmma_a_dtype(const IrWgmmaStmt *w) { return w->ra ? w->ra->dtype : w->a.t->dtype; }
 
+bool ir_atomic_ok(IrAtomicOp op, DType dt) {
+  bool ints = dt == DT_INT32 || dt == DT_UINT32 || dt == DT_INT64 || dt == DT_UINT64;
+  bool floats = dt == DT_FLOAT32 || dt == DT_FLOAT64;
+  return ints || (floats && op != ATOM_MIN && op != ATOM_MAX);
+}
+
 bool ir_is_print_tensor(const IrStmt *s) {
   return s->kind == S_PRINTF && (s->print.reg || s->print.shared.t);
 }
@@ -944,15 +950,17 @@ int ir_stmt_tensors(const IrStmt *s, const IrTensor **t) {
   case S_LOAD_GLOBAL:
     t[0] = s->gmem.reg;
     return 1;
-  case S_STORE_GLOBAL:
-    t[0] = NULL, t[1] = s->gmem.reg, t[2] = s->gmem.scatter;
-    return 3;
+  case S_STORE_GLOBAL: /* an atomic's old values are written */
+    t[0] = s->gmem.atomic ? s->gmem.atomic->old : NULL, t[1] = s->gmem.reg;
+    t[2] = s->gmem.scatter, t[3] = s->gmem.atomic ? s->gmem.atomic->compare : NULL;
+    return 4;
   case S_LOAD_SHARED:
     t[0] = s->smem.reg;
     return 1;
   case S_STORE_SHARED:
-    t[0] = NULL, t[1] = s->smem.reg, t[2] = s->smem.scatter;
-    return 3;
+    t[0] = s->smem.atomic ? s->smem.atomic->old : NULL, t[1] = s->smem.reg;
+    t[2] = s->smem.scatter, t[3] = s->smem.atomic ? s->smem.atomic->compare : NULL;
+    return 4;
   case S_PRINTF: /* print_tensor of a register tensor */
     t[0] = NULL, t[1] = s->print.reg;
     return 2;

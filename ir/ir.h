@@ -726,6 +726,22 @@ typedef struct IrReduceStmt {
   int barrier_id;
 } IrReduceStmt;
 
+/* An atomic store (Tilus's self.atomic group): each element of the values
+ * combines into its destination element with `op` (sub: an add of the
+ * negated value) as one atom / red instruction with the PTX qualifiers
+ * sem and scope; old (a register tensor of the values' shape and layout)
+ * receives each destination's value before, compare the cas operands. */
+typedef enum IrAtomicOp { ATOM_ADD, ATOM_SUB, ATOM_MIN, ATOM_MAX, ATOM_EXCH, ATOM_CAS } IrAtomicOp;
+typedef struct IrAtomic {
+  IrAtomicOp op;
+  const char *sem, *scope; /* "relaxed" ... "acq_rel"; "cta" ... "sys" */
+  IrTensor *old, *compare;
+} IrAtomic;
+/* Whether PTX has the atomic op on dt: add, sub, exch and cas on 32- and
+ * 64-bit integers and float32/float64 (cas and exch: their bits), min and
+ * max on the integers. */
+bool ir_atomic_ok(IrAtomicOp op, DType dt);
+
 /* S_LOAD_GLOBAL (reg = global[offsets...]) and S_STORE_GLOBAL
  * (global[offsets...] = reg): a register tile at offsets of a global
  * tensor of the same rank. */
@@ -745,6 +761,7 @@ typedef struct IrGlobalCopyStmt {
    * covers the other dimensions whole; offsets are 0. NULL otherwise. */
   IrTensor *scatter;
   int scatter_dim;
+  IrAtomic *atomic; /* S_STORE_GLOBAL of self.atomic.global_*: NULL otherwise */
 } IrGlobalCopyStmt;
 /* The tile dimension over global dimension gdim, -1 for none. */
 int ir_gcopy_tile_dim(const IrGlobalCopyStmt *c, int gdim);
@@ -757,6 +774,7 @@ typedef struct IrSharedCopyStmt {
   IrTensor *scatter; /* store_shared_scatter (S_STORE_SHARED): as in
                         IrGlobalCopyStmt, along scatter_dim of the view */
   int scatter_dim;
+  IrAtomic *atomic; /* S_STORE_SHARED of self.atomic.shared_* */
 } IrSharedCopyStmt;
 
 /* S_PRINTF: printf(format, args[0..nargs)).

@@ -187,6 +187,22 @@ static void print_dims(FILE *out, const IrGlobalCopyStmt *c) {
   fputc(']', out);
 }
 
+static const char *const atomic_names[] = {"add", "sub", "min", "max", "exch", "cas"};
+
+/* ", atomic_add(relaxed, gpu) -> %old [compare %c]" of an atomic store. */
+static void print_atomic(FILE *out, const IrAtomic *a) {
+  if (!a) return;
+  fprintf(out, ", atomic_%s(%s, %s)", atomic_names[a->op], a->sem, a->scope);
+  if (a->compare) {
+    fputs(" compare ", out);
+    print_tensor_ref(out, a->compare);
+  }
+  if (a->old) {
+    fputs(" -> ", out);
+    print_tensor_ref(out, a->old);
+  }
+}
+
 /* A scan's op as Tilus names it. */
 static const char *scan_op_name(IrOp op) {
   switch (op) {
@@ -436,6 +452,7 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_tensor_ref(out, s->gmem.global);
     fputs(" <- ", out);
     print_tensor_ref(out, s->gmem.reg);
+    print_atomic(out, s->gmem.atomic);
     if (s->gmem.scatter) {
       fputs(", scatter=", out);
       print_tensor_ref(out, s->gmem.scatter);
@@ -456,6 +473,7 @@ static void print_simple(FILE *out, const IrStmt *s) {
     print_ref(out, &s->smem.shared);
     fputs(" <- ", out);
     print_tensor_ref(out, s->smem.reg);
+    print_atomic(out, s->smem.atomic);
     if (s->smem.scatter) {
       fputs(", scatter=", out);
       print_tensor_ref(out, s->smem.scatter);

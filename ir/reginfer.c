@@ -89,16 +89,23 @@ static IrRegLayout *reshaped(Arena *ar, const IrRegLayout *L, const IrTensor *t)
   return ir_reglayout_reshape(ar, L, t->rank, t->shape);
 }
 
+/* A store's side tensors take the values' layout (same shape). */
+static void tie_store(IrTensor *reg, IrTensor *scatter, IrAtomic *a, RegCtx *c) {
+  if (scatter) tie_operand(reg, scatter, c);
+  if (a && a->old) tie_operand(reg, a->old, c);
+  if (a && a->compare) tie_operand(reg, a->compare, c);
+}
+
 static void flow(IrStmt *s, RegCtx *c) {
   switch (s->kind) {
   case S_CAST:
     tie_operand(s->cast.dst, s->cast.src, c);
     break;
-  case S_STORE_GLOBAL: /* a scatter's indices and values: one layout */
-    if (s->gmem.scatter) tie_operand(s->gmem.reg, s->gmem.scatter, c);
+  case S_STORE_GLOBAL: /* a scatter's indices, an atomic's tensors: the values' layout */
+    tie_store(s->gmem.reg, s->gmem.scatter, s->gmem.atomic, c);
     break;
   case S_STORE_SHARED:
-    if (s->smem.scatter) tie_operand(s->smem.reg, s->smem.scatter, c);
+    tie_store(s->smem.reg, s->smem.scatter, s->smem.atomic, c);
     break;
   case S_UNARY:
     tie_operand(s->unary.dst, s->unary.src, c);
@@ -224,6 +231,15 @@ static void result_in(IrTensor **dst, IrRegLayout *L, RegCtx *c) {
   *dst = t;
 }
 
+/* A store's side tensors in the values' layout: indices and cas operands
+ * converted before it, old values after it. */
+static void store_in(IrTensor *reg, IrTensor **scatter, IrAtomic *a, RegCtx *c) {
+  if (!has_reg(reg)) return;
+  if (*scatter) operand_in(scatter, reg->reg, c);
+  if (a && a->compare) operand_in(&a->compare, reg->reg, c);
+  if (a && a->old) result_in(&a->old, reg->reg, c);
+}
+
 /* An element-wise operand: dst's layout, broadcast to the operand's shape. */
 static void elem_operand(const IrTensor *dst, IrTensor **x, RegCtx *c) {
   if (!has_reg(dst) || !*x || !has_reg(*x)) return;
@@ -233,10 +249,10 @@ static void elem_operand(const IrTensor *dst, IrTensor **x, RegCtx *c) {
 static void check(IrStmt *s, RegCtx *c) {
   switch (s->kind) {
   case S_STORE_GLOBAL:
-    if (s->gmem.scatter && has_reg(s->gmem.reg)) operand_in(&s->gmem.scatter, s->gmem.reg->reg, c);
+    store_in(s->gmem.reg, &s->gmem.scatter, s->gmem.atomic, c);
     break;
   case S_STORE_SHARED:
-    if (s->smem.scatter && has_reg(s->smem.reg)) operand_in(&s->smem.scatter, s->smem.reg->reg, c);
+    store_in(s->smem.reg, &s->smem.scatter, s->smem.atomic, c);
     break;
   case S_CAST:
     elem_operand(s->cast.dst, &s->cast.src, c);

@@ -48,7 +48,8 @@ static void scan(const IrBlock *b, ParamUse *u, bool *in_sem) {
     scan(&s->orelse, u, in_sem);
     bool stores;
     const IrTensor *g = ir_stmt_global(s, &stores);
-    if (s->kind == S_STORE_GLOBAL && s->gmem.scatter) stores = false; /* where it writes is data */
+    /* where a scatter writes is data; an atomic combines with what is there */
+    if (s->kind == S_STORE_GLOBAL && (s->gmem.scatter || s->gmem.atomic)) stores = false;
     if (g && stores)
       note_store(u, g);
     else if (g)

@@ -141,6 +141,8 @@ static void remember(Sim *S, SimWarp *w, const IrStmt *s, const SimView *v, SimS
   S->plain[S->nplain++] = a;
 }
 
+static bool atomic_store(const IrStmt *s) { return s->kind == S_STORE_SHARED && s->smem.atomic; }
+
 /* The whole view as one run. */
 static SimSpan *whole_view(const SimView *v) {
   SimSpan *sp = sim_zalloc(1, sizeof *sp);
@@ -174,6 +176,7 @@ bool sim_plain_check(Sim *S, SimWarp *w, const SimView *v, const IrStmt *s) {
         !spans_overlap(sp, n, p->spans, p->nspans))
       continue;
     if (scatter && p->s == s) continue; /* its warps' elements: duplicates are the user's */
+    if (atomic_store(s) && atomic_store(p->s)) continue; /* atomics do not race */
     free(sp);
     return sim_report_race(S, s, v, writes, p->s, &p->v, p->warp, p->warp,
                            "is not ordered before this access: no sync() (nor an mbarrier "
