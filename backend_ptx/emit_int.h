@@ -275,6 +275,9 @@ bool spread_owned(Emitter *e, const IrTensor *t);
 Val spread_tid_digit(Emitter *e, Val tid, int64_t div, int64_t mod);
 void spread_thread_coords(Emitter *e, const IrRegLayout *L, Val tid, Val *tc);
 void spread_row_major(const int64_t *shape, int rank, int64_t *stride);
+/* The element strides of a shared view's dimensions in the row-major tile
+ * under it (a transposed view's tile has its last two dimensions swapped). */
+void spread_view_strides(const IrRef *ref, int64_t *stride);
 /* Whether this thread is the first of its replicas under L (a predicate;
  * "" when L has none); the ld/st type of one element of dtype t. */
 Val spread_first_replica(Emitter *e, const IrRegLayout *L, Val tid);

@@ -189,13 +189,8 @@ static bool gather(Emitter *e, const PrintSrc *p, int64_t wb) {
  * u32 register, before the swizzle: f's digits over the view's shape. */
 static Val view_offset(Emitter *e, const IrRef *ref, Val f) {
   int rank = ir_ref_rank(ref);
-  int64_t eb = dtype_bytes(ref->t->dtype), tile[IR_MAX_RANK], ts[IR_MAX_RANK], stride[IR_MAX_RANK];
-  bool swap = ref->transposed && rank >= 2; /* the tile under it has the last two swapped */
-  for (int d = 0; d < rank; d++) tile[d] = ir_ref_dim(ref, d);
-  if (swap) tile[rank - 1] = ir_ref_dim(ref, rank - 2), tile[rank - 2] = ir_ref_dim(ref, rank - 1);
-  spread_row_major(tile, rank, ts);
-  for (int d = 0; d < rank; d++) stride[d] = ts[d];
-  if (swap) stride[rank - 1] = ts[rank - 2], stride[rank - 2] = ts[rank - 1];
+  int64_t eb = dtype_bytes(ref->t->dtype), stride[IR_MAX_RANK];
+  spread_view_strides(ref, stride);
   Val a = new_reg(e, DT_UINT32);
   IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
   emit(e, "mov.u32 %s, %s;", a.s, val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32)).s);

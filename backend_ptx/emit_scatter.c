@@ -145,15 +145,8 @@ static void scatter_shared(Emitter *e, const IrStmt *s, const Elem *el, Val writ
   const IrRegLayout *L = x->reg;
   int rank = ir_ref_rank(ref), dim = idx ? s->smem.scatter_dim : -1;
   int64_t eb = dtype_bytes(x->dtype);
-  /* element strides of the view's dimensions in the tile under it (a
-   * transposed view's tile has its last two dimensions swapped) */
-  int64_t tile[IR_MAX_RANK], tstride[IR_MAX_RANK], stride[IR_MAX_RANK];
-  bool swap = ref->transposed && rank >= 2;
-  for (int d = 0; d < rank; d++) tile[d] = ir_ref_dim(ref, d);
-  if (swap) tile[rank - 1] = ir_ref_dim(ref, rank - 2), tile[rank - 2] = ir_ref_dim(ref, rank - 1);
-  spread_row_major(tile, rank, tstride);
-  for (int d = 0; d < rank; d++) stride[d] = tstride[d];
-  if (swap) stride[rank - 1] = tstride[rank - 2], stride[rank - 2] = tstride[rank - 1];
+  int64_t stride[IR_MAX_RANK];
+  spread_view_strides(ref, stride);
   IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
   Val base = new_reg(e, DT_UINT32);
   emit(e, "mov.b32 %s, %s;", base.s,

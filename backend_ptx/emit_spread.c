@@ -916,6 +916,17 @@ static int64_t shared_vector(const Emitter *e, const IrRef *ref, const IrTensor 
   return n * bytes >= 4 ? n : 1;
 }
 
+void spread_view_strides(const IrRef *ref, int64_t *stride) {
+  int rank = ir_ref_rank(ref);
+  int64_t tile[IR_MAX_RANK], tstride[IR_MAX_RANK];
+  bool swap = ref->transposed && rank >= 2;
+  for (int d = 0; d < rank; d++) tile[d] = ir_ref_dim(ref, d);
+  if (swap) tile[rank - 1] = ir_ref_dim(ref, rank - 2), tile[rank - 2] = ir_ref_dim(ref, rank - 1);
+  spread_row_major(tile, rank, tstride);
+  for (int d = 0; d < rank; d++) stride[d] = tstride[d];
+  if (swap) stride[rank - 1] = tstride[rank - 2], stride[rank - 2] = tstride[rank - 1];
+}
+
 /* Load or store of a spread register tensor from/to a shared view of its
  * shape (row-major or swizzled; transposed views swap the last two
  * coordinates), element by element. */
@@ -941,16 +952,8 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
   Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
   spread_thread_coords(e, L, tid, tc);
   Val writer = load ? (Val){.s = ""} : spread_first_replica(e, L, tid);
-  /* element strides of the view's dimensions in the row-major tile under
-   * it (a transposed view's tile has the last two dimensions swapped) */
-  int64_t tile[IR_MAX_RANK], tstride[IR_MAX_RANK], stride[IR_MAX_RANK];
-  int64_t bytes = dtype_bytes(t->dtype);
-  bool swap = ref->transposed && rank >= 2;
-  for (int d = 0; d < rank; d++) tile[d] = ir_ref_dim(ref, d);
-  if (swap) tile[rank - 1] = ir_ref_dim(ref, rank - 2), tile[rank - 2] = ir_ref_dim(ref, rank - 1);
-  spread_row_major(tile, rank, tstride);
-  for (int d = 0; d < rank; d++) stride[d] = tstride[d];
-  if (swap) stride[rank - 1] = tstride[rank - 2], stride[rank - 2] = tstride[rank - 1];
+  int64_t stride[IR_MAX_RANK], bytes = dtype_bytes(t->dtype);
+  spread_view_strides(ref, stride);
   Val base = new_reg(e, DT_UINT32);
   emit(e, "mov.b32 %s, %s;", base.s, view.s);
   for (int d = 0; d < rank; d++)
