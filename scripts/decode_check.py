@@ -8,6 +8,15 @@ with --tilus, against Tilus compiling the same file.
     python3 scripts/decode_check.py --lib build/runtime/libtlsrt.so \
         --ptx decode.ptx --example DIR [--tilus] [--bench]
 
+Tilus compiles the kernels with every `int` and `bool` parameter a
+constant; the same with tlsc adds specialised entries, which libtlsrt
+launches when the arguments match (the shapes below use these values):
+
+    tlsc DIR/tilus_kernel.py -D K=128 -D V=128 --specialize B=1 \
+        --specialize H=4 --specialize HV=8 --specialize MAX_T=129 \
+        --specialize USE_INITIAL_STATE=1 \
+        --specialize USE_QK_L2NORM_IN_KERNEL=1 -o decode.ptx
+
 DIR is the example's folder (tilus_kernel.py, torch_kernel.py): the
 references come from its torch_kernel.py, imported from there at run time.
 Every autotune entry runs on fresh random data, outputs poisoned first, the
