@@ -200,8 +200,12 @@ void emit_scatter(Emitter *e, const IrStmt *s) {
       unsupported(e, "the old values of an atomic on a tile whose threads replicate elements");
       return;
     }
+    const char *zero = x->dtype == DT_FLOAT64   ? "0d0000000000000000"
+                       : x->dtype == DT_FLOAT32 ? "0f00000000"
+                                                : "0";
     for (int64_t i = 0; i < x->reg->nslots; i++) /* where no element is done: 0 */
-      emit(e, "mov%s %s, 0;", ptx_btype(x->dtype), tensor_slot_reg(a->old, i).s);
+      emit(e, "mov%s %s, %s;", dtype_is_float(x->dtype) ? ptx_type(x->dtype) : ptx_btype(x->dtype),
+           tensor_slot_reg(a->old, i).s, zero);
   }
   if (shared)
     scatter_shared(e, s, &el, writer, tc);

@@ -762,6 +762,8 @@ static Value *scan_call(Eval *E, const char *name, Args *a, Span sp) {
   Value *excl = v[cum ? 2 : 3], *out = v[cum ? 3 : 4];
   IrTensor *x = reg_arg(E, v[0], sp, name);
   ev_check_compute_dtype(E, x->dtype, sp, arena_printf(E->ar, "%s() of", name));
+  if (x->dtype == DT_BOOL)
+    ev_error(E, sp, "%s() of a bool tensor: convert it first (x.to(int32))", name);
   int64_t dim = v_to_int(E, v[1], sp, "dim");
   if (dim < -x->rank || dim >= x->rank)
     ev_error(E, sp, "dim %lld is out of range for a rank-%d tensor", (long long)dim, x->rank);
