@@ -95,7 +95,13 @@ typedef struct Scan {
   DType work;
   Val *R, *T;
   Val tid;
+  Val ident; /* the op's identity, made once when first needed */
 } Scan;
+
+static Val scan_identity(Emitter *e, Scan *sc) {
+  if (!sc->ident.s[0]) sc->ident = identity(e, sc->work, sc->r->op);
+  return sc->ident;
+}
 
 /* A digit of the thread's slots: a loop over each line of slots. */
 static void level_local(Emitter *e, Scan *sc, const IrScanLevel *lv) {
@@ -125,18 +131,23 @@ static void level_lanes(Emitter *e, Scan *sc, const IrScanLevel *lv) {
   Val left = new_reg(e, DT_UINT32); /* size - 1 - t digits up */
   emit(e, "sub.u32 %s, %" PRId64 ", %s;", left.s, lv->size - 1, t.s);
   Val last = lane_plus(e, lane, left, lv->stride);
+  /* step k of the scan reads the lane 2^k digits down, where there is one
+   * (the same for every slot) */
+  Val from[6], has[6];
+  int steps = 0;
+  for (int64_t d = 1; d < lv->size; d *= 2, steps++) {
+    from[steps] = new_reg(e, DT_UINT32);
+    emit(e, "sub.u32 %s, %s, %" PRId64 ";", from[steps].s, lane.s, d * lv->stride);
+    has[steps] = digit_at_least(e, t, d);
+  }
   for (int64_t i = 0; i < sc->L->nslots; i++) {
     Val inc = sc->T[i];
-    for (int64_t d = 1; d < lv->size; d *= 2) {
-      Val from = new_reg(e, DT_UINT32);
-      emit(e, "sub.u32 %s, %s, %" PRId64 ";", from.s, lane.s, d * lv->stride);
-      Val other = shfl_from(e, inc, from);
-      inc = pick(e, digit_at_least(e, t, d), join(e, op, inc, other), inc);
-    }
+    for (int k = 0; k < steps; k++)
+      inc = pick(e, has[k], join(e, op, inc, shfl_from(e, inc, from[k])), inc);
     Val below = shfl_from(e, inc, back);
     Val R = sc->R[i];
     sc->R[i] = R.s[0] ? pick(e, first, join(e, op, R, below), R)
-                      : pick(e, first, below, identity(e, sc->work, op));
+                      : pick(e, first, below, scan_identity(e, sc));
     sc->T[i] = shfl_from(e, inc, last);
   }
 }
@@ -189,21 +200,25 @@ static void level_shared(Emitter *e, Scan *sc, const IrScanLevel *lvs, int li) {
     free(off);
     return;
   }
+  Val *under = xmalloc(sizeof(Val) * (size_t)lv->size); /* digit k below this thread's */
+  for (int64_t k = 0; k < lv->size; k++) {
+    under[k] = new_reg(e, DT_BOOL);
+    emit(e, "setp.gt.u32 %s, %s, %" PRId64 ";", under[k].s, t.s, k);
+  }
   for (int64_t i = 0; i < L->nslots; i++) {
-    Val below = identity(e, sc->work, r->op), total = {.s = ""};
+    Val below = scan_identity(e, sc), total = {.s = ""};
     for (int64_t k = 0; k < lv->size; k++) {
       Val v = new_reg(e, sc->work);
       emit(e, "ld.shared%s %s, [%s+%" PRId64 "];", bt, v.s, base.s,
            off[i] + k * lv->coord * rs[dim] * wb);
       total = join(e, r->op, total, v);
-      Val p = new_reg(e, DT_BOOL);
-      emit(e, "setp.gt.u32 %s, %s, %" PRId64 ";", p.s, t.s, k);
-      below = pick(e, p, join(e, r->op, below, v), below);
+      below = pick(e, under[k], join(e, r->op, below, v), below);
     }
     sc->R[i] = sc->R[i].s[0] ? join(e, r->op, sc->R[i], below) : below;
     sc->T[i] = total;
   }
   emit_barrier(e, r->barrier_id, "a scan across warps"); /* the scratch is free again */
+  free(under);
   free(off);
 }
 
@@ -233,7 +248,7 @@ void emit_scan(Emitter *e, const IrStmt *s) {
     if (lv[i].kind == SCAN_SHARED) level_shared(e, &sc, lv, i);
   }
   for (int64_t i = 0; i < n; i++) {
-    Val v = r->exclusive ? (sc.R[i].s[0] ? sc.R[i] : identity(e, sc.work, r->op))
+    Val v = r->exclusive ? (sc.R[i].s[0] ? sc.R[i] : scan_identity(e, &sc))
                          : join(e, r->op, sc.R[i], X[i]);
     v = val_convert(e, v, d->dtype);
     emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), tensor_slot_reg(d, i).s, v.s);
