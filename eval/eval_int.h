@@ -516,6 +516,9 @@ bool ev_bind_args(Eval *E, Args *a, Span sp, const char *fname, const char *cons
  * when it was not given. */
 Span ev_arg_span(const Args *a, const char *const *names, int i, Span sp);
 
+/* Whether word is one of the space-separated words of list (" a b c "). */
+bool ev_word_in(const char *list, const char *word);
+
 /* eval_regops.c: self.exp(x), self.sum(x, dim=) ..., x.to(dtype) */
 bool ev_is_regop(const char *name);
 Value *ev_call_regop(Eval *E, const char *name, Args *a, Span sp);

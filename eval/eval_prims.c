@@ -61,9 +61,9 @@ static const char tilus_prim_groups[] = " clc tcgen05 ";
 /* members of the groups tlsc has that it lacks */
 static const char tilus_group_prims[] = " fence.proxy_async_release cluster.map_shared_addr ";
 
-static bool word_in(const char *list, const char *word) {
+bool ev_word_in(const char *list, const char *word) {
   size_t n = strlen(word);
-  for (const char *p = list; (p = strstr(p, word)); p += n)
+  for (const char *p = list; n && (p = strstr(p, word)); p += n)
     if (p[-1] == ' ' && p[n] == ' ') return true;
   return false;
 }
@@ -157,9 +157,9 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
       v->s = name;
       return v;
     }
-    if (word_in(tilus_prims, name))
+    if (ev_word_in(tilus_prims, name))
       ev_error(E, sp, "%s is a Tilus primitive that tlsc does not support yet", name);
-    if (word_in(tilus_prim_groups, name)) {
+    if (ev_word_in(tilus_prim_groups, name)) {
       Value *g = v_new(E, V_NS);
       g->bi = NS_UNSUPPORTED;
       g->s = name;
@@ -177,7 +177,7 @@ Value *ev_ns_attr(Eval *E, Value *obj, const char *name, Span sp) {
   for (size_t i = 0; i < sizeof ns_prims / sizeof ns_prims[0]; i++)
     if (ns_prims[i].ns == obj->bi && strcmp(ns_prims[i].name, name) == 0)
       return v_builtin(E, ns_prims[i].bi, obj);
-  if (word_in(tilus_group_prims, arena_printf(E->ar, "%s.%s", ns_name(obj->bi), name)))
+  if (ev_word_in(tilus_group_prims, arena_printf(E->ar, "%s.%s", ns_name(obj->bi), name)))
     ev_error(E, sp, "%s.%s is a Tilus primitive that tlsc does not support yet", ns_name(obj->bi),
              name);
   if (obj->bi == NS_CUDA && strcmp(name, "atomic_mma_configs") == 0) {
@@ -979,7 +979,8 @@ static bool is_atomic_member(const char *name) {
 static const char *qualifier(Eval *E, Value *v, const char *dflt, const char *list,
                              const char *what, Span sp) {
   if (!v || v->kind == V_NONE) return dflt;
-  if (v->kind != V_STR || !word_in(list, v->s)) ev_error(E, sp, "%s must be one of%s", what, list);
+  if (v->kind != V_STR || !ev_word_in(list, v->s))
+    ev_error(E, sp, "%s must be one of%s", what, list);
   return v->s;
 }
 

@@ -32,9 +32,7 @@ static const char regop_names[] = " where dot assign squeeze unsqueeze reshape c
                                   " randint randint4x ";
 
 bool ev_is_regop(const char *name) {
-  size_t n = strlen(name);
-  for (const char *p = regop_names; n && (p = strstr(p, name)); p += n)
-    if (p[-1] == ' ' && p[n] == ' ') return true;
+  if (ev_word_in(regop_names, name)) return true;
   for (size_t i = 0; i < sizeof unary_fns / sizeof unary_fns[0]; i++)
     if (strcmp(unary_fns[i].name, name) == 0) return true;
   for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
@@ -52,6 +50,25 @@ static IrTensor *reg_arg(Eval *E, Value *v, Span sp, const char *fname) {
   IrTensor *t = v_to_tensor(E, v, sp, MS_REGISTER, arena_printf(E->ar, "%s() argument", fname));
   ev_reg_use(E, t, sp);
   return t;
+}
+
+/* x as dt (S_CAST). */
+static Value *cast_reg(Eval *E, Value *x, DType dt, Span sp) {
+  IrStmt *s = ir_stmt_new(E->ar, S_CAST, sp);
+  s->cast.src = x->t;
+  s->cast.dst = new_reg(E, dt, x->t->rank, x->t->shape, x->t->nthreads, sp);
+  ev_emit(E, s);
+  return v_tensor(E, s->cast.dst);
+}
+
+/* A tensor of dtype dt and shape (over nthreads) filled with value. */
+static IrTensor *filled(Eval *E, DType dt, int rank, const int64_t *shape, int nthreads,
+                        IrExpr *value, Span sp) {
+  IrStmt *f = ir_stmt_new(E->ar, S_FILL, sp);
+  f->fill.dst = new_reg(E, dt, rank, shape, nthreads, sp);
+  f->fill.value = value;
+  ev_emit(E, f);
+  return f->fill.dst;
 }
 
 /* out=: the result copied into the tensor the user gave (same shape). */
@@ -144,11 +161,7 @@ static Value *any_all(Eval *E, bool all, Args *a, Span sp) {
   ev_bind_args(E, a, sp, name, names, 1, v);
   IrTensor *x = reg_arg(E, v[0], sp, name);
   Value *nz = x->dtype == DT_BOOL ? v[0] : ev_tensor_elemwise(E, OP_NE, v[0], v_int(E, 0), sp);
-  IrStmt *s = ir_stmt_new(E->ar, S_CAST, sp);
-  s->cast.src = nz->t;
-  s->cast.dst = new_reg(E, DT_INT32, x->rank, x->shape, x->nthreads, sp);
-  ev_emit(E, s);
-  IrTensor *r = s->cast.dst;
+  IrTensor *r = cast_reg(E, nz, DT_INT32, sp)->t;
   bool keepdim = v[2] && v_truthy(E, v[2], sp);
   unsigned dims = reduce_dims(E, v[1], x->rank, sp);
   for (int d = x->rank - 1; d >= 0; d--)
@@ -564,11 +577,7 @@ static IrTensor *reshaped(Eval *E, IrTensor *x, int rank, const int64_t *shape, 
  * shape: a select of x under an all-true condition (0 otherwise), which
  * copies the values exactly (-0.0 and NaN too, where x + 0 would not). */
 static IrTensor *broadcast_to(Eval *E, IrTensor *x, int rank, const int64_t *shape, Span sp) {
-  IrTensor *cond = new_reg(E, DT_BOOL, rank, shape, x->nthreads, sp);
-  IrStmt *f = ir_stmt_new(E->ar, S_FILL, sp);
-  f->fill.dst = cond;
-  f->fill.value = ir_const(E->ar, DT_BOOL, 1);
-  ev_emit(E, f);
+  IrTensor *cond = filled(E, DT_BOOL, rank, shape, x->nthreads, ir_const(E->ar, DT_BOOL, 1), sp);
   IrStmt *s = ir_stmt_new(E->ar, S_WHERE, sp);
   s->where.cond = cond;
   s->where.a = x;
@@ -636,24 +645,6 @@ static Value *repeat_call(Eval *E, bool interleave, Args *a, Span sp) {
 
 /* ------------------------------------------------ random numbers */
 
-/* x as dt (S_CAST). */
-static Value *cast_reg(Eval *E, Value *x, DType dt, Span sp) {
-  IrStmt *s = ir_stmt_new(E->ar, S_CAST, sp);
-  s->cast.src = x->t;
-  s->cast.dst = new_reg(E, dt, x->t->rank, x->t->shape, x->t->nthreads, sp);
-  ev_emit(E, s);
-  return v_tensor(E, s->cast.dst);
-}
-
-/* A uint32 tensor of x's shape filled with value. */
-static Value *filled(Eval *E, const IrTensor *x, IrExpr *value, Span sp) {
-  IrStmt *f = ir_stmt_new(E->ar, S_FILL, sp);
-  f->fill.dst = new_reg(E, DT_UINT32, x->rank, x->shape, x->nthreads, sp);
-  f->fill.value = value;
-  ev_emit(E, f);
-  return v_tensor(E, f->fill.dst);
-}
-
 /* The high 32 bits of the 64-bit product m * x (CUDA's __umulhi). */
 static Value *mul_hi(Eval *E, uint32_t m, Value *x, Span sp) {
   Value *p = ev_tensor_elemwise(E, OP_MUL, cast_reg(E, x, DT_UINT64, sp), v_int(E, m), sp);
@@ -672,7 +663,8 @@ static void philox(Eval *E, Value *seed, IrTensor *offset, int64_t rounds, Value
       ir_cast(E->ar, DT_UINT32, ir_binary(E->ar, OP_SHR, s64, ir_const(E->ar, DT_UINT64, 32)));
   Value *off = v_tensor(E, offset);
   c[0] = offset->dtype == DT_UINT32 ? off : cast_reg(E, off, DT_UINT32, sp);
-  c[1] = c[2] = c[3] = filled(E, offset, ir_const(E->ar, DT_UINT32, 0), sp);
+  c[1] = c[2] = c[3] = v_tensor(E, filled(E, DT_UINT32, offset->rank, offset->shape,
+                                          offset->nthreads, ir_const(E->ar, DT_UINT32, 0), sp));
   for (int64_t r = 0; r < rounds; r++) {
     Value *c0 = c[0], *c2 = c[2];
     Value *hb = mul_hi(E, round_b, c2, sp), *ha = mul_hi(E, round_a, c0, sp);
@@ -861,9 +853,5 @@ Value *ev_tensor_to(Eval *E, Value *self, Args *a, Span sp) {
   IrTensor *x = reg_arg(E, self, sp, "to");
   if (dt == x->dtype) return self;
   ev_check_cast_to(E, x->dtype, dt, sp);
-  IrStmt *s = ir_stmt_new(E->ar, S_CAST, sp);
-  s->cast.src = x;
-  s->cast.dst = new_reg(E, dt, x->rank, x->shape, x->nthreads, sp);
-  ev_emit(E, s);
-  return v_tensor(E, s->cast.dst);
+  return cast_reg(E, self, dt, sp);
 }
