@@ -205,16 +205,14 @@ static Val view_offset(Emitter *e, const IrRef *ref, Val f) {
   return a;
 }
 
-/* Element c of the row whose first element has flat index `row` (a u32
- * register), as the work type: from the scratch, or from the shared view
- * (its swizzle applied). */
+/* Element c of a row, as the work type: from the scratch (row: the
+ * address of the row's first element there), or from the shared view (row:
+ * the flat index of its first element; the view's swizzle applied). */
 static Val element(Emitter *e, const PrintSrc *p, Val row, int64_t c, int64_t wb) {
   Val v;
   if (p->reg) {
-    Val a = new_reg(e, DT_UINT32);
-    emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %%smem;", a.s, row.s, wb);
     v = new_reg(e, p->work);
-    emit(e, "ld.shared%s %s, [%s+%" PRId64 "];", ptx_btype(p->work), v.s, a.s,
+    emit(e, "ld.shared%s %s, [%s+%" PRId64 "];", ptx_btype(p->work), v.s, row.s,
          e->k->reduce_scratch_offset + c * wb);
     return v;
   }
@@ -283,8 +281,11 @@ static void print_row(Emitter *e, const PrintSrc *p, Val r, int64_t cols, int64_
   emit(e, ".local .align 8 .b8 %s[%d];", buf_name, 8 * (PRINT_CHUNK + 2));
   Val local = new_reg(e, DT_UINT64);
   emit(e, "mov.u64 %s, %s;", local.s, buf_name);
-  Val row = new_reg(e, DT_UINT32); /* flat index of the row's first element */
-  emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", row.s, r.s, cols);
+  Val row = new_reg(e, DT_UINT32); /* the row's first element (element() says how) */
+  if (p->reg)
+    emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %%smem;", row.s, r.s, cols * wb);
+  else
+    emit(e, "mul.lo.u32 %s, %s, %" PRId64 ";", row.s, r.s, cols);
   Val first = bracket_string(e, p, r, open, nb, false);
   Val end = bracket_string(e, p, r, close, nb, true);
   for (int64_t c0 = 0; c0 < cols; c0 += PRINT_CHUNK) {
