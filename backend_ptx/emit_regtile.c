@@ -362,9 +362,22 @@ GView global_view(Emitter *e, const IrTensor *g) {
   return v;
 }
 
+/* Whether offset is blockIdx.d for a dimension d whose grid extent is
+ * size: the runtime launches the entry's grid, so blockIdx.d < grid[d]
+ * (a decode kernel's `i_t = blockIdx.x` under `blocks = (T, ...)` indexes
+ * a [.., T, ..] view with no test). */
+static bool below_grid(const Emitter *e, const IrExpr *size, const IrExpr *offset) {
+  static const SpecialReg ctaid[3] = {SR_CTAID_X, SR_CTAID_Y, SR_CTAID_Z};
+  if (!offset || offset->kind != X_SPECIAL) return false;
+  for (int d = 0; d < 3; d++)
+    if (offset->sreg == ctaid[d]) return e->k->grid[d] && ir_expr_same(e->k->grid[d], size);
+  return false;
+}
+
 bool emit_tile_inside(const Emitter *e, const IrExpr *size, const IrExpr *offset, int64_t extent) {
   int64_t n;
   IrRange r = {0, 0};
+  if (extent == 1 && below_grid(e, size, offset)) return true;
   if (!ir_is_const(size, &n)) return false;
   if (offset && !ir_expr_range(offset, e->ranges, &r)) return false;
   return r.lo >= 0 && r.hi <= n - extent;

@@ -25,7 +25,11 @@
  * among themselves (a plain load may pass an `if` of loads, not the
  * reverse), and a load moves only when it passes a collective or a branch
  * and then no higher than above the first it passes, so that live ranges
- * grow no more than needed.
+ * grow no more than needed. A scalar assignment of register arithmetic
+ * that computes a load's address (`state_idx = idx`, all that a decode
+ * kernel's `if USE_INITIAL_STATE:` leaves once specialised) moves up
+ * first, by the same rules, and takes the load with it: at T=1 the state
+ * tile's load then overlaps the L2 norms instead of following them.
  */
 #include "ir/ir.h"
 
@@ -198,21 +202,57 @@ static void probe_op(void *ctx, bool tensor, bool write, int id) {
 
 /* ------------------------------------------------------------ moving */
 
-/* The place candidate i of b moves to (i itself: it stays). */
-static int hoist_target(const IrBlock *b, int i, Role role, Foot *f) {
+/* The place candidate i of b moves to (i itself: it stays); *stop the
+ * statement that kept it from going higher (-1: none did). */
+static int hoist_target(const IrBlock *b, int i, Role role, Foot *f, int *stop) {
   f->cur++;
   stmt_ops(b->items[i], mark_op, f);
   int target = i;
+  *stop = -1;
   for (int j = i - 1; j >= 0 && i - j <= HOIST_MAX_CROSS; j--) {
     const IrStmt *x = b->items[j];
     Role r = stmt_role(x);
-    if (r == R_FENCE || r == R_LOAD || (r == R_IF_LOADS && role == R_IF_LOADS)) break;
     Probe p = {f, false};
-    stmt_ops(x, probe_op, &p);
-    if (p.conflict) break;
+    if (r != R_FENCE && r != R_LOAD && !(r == R_IF_LOADS && role == R_IF_LOADS))
+      stmt_ops(x, probe_op, &p);
+    if (r == R_FENCE || r == R_LOAD || (r == R_IF_LOADS && role == R_IF_LOADS) || p.conflict) {
+      *stop = j;
+      break;
+    }
     if (is_barrier(x)) target = j;
   }
   return target;
+}
+
+/* Moves statement i of b to index t <= i. */
+static void move_up(IrBlock *b, int i, int t) {
+  IrStmt *s = b->items[i];
+  for (int j = i; j > t; j--) b->items[j] = b->items[j - 1];
+  b->items[t] = s;
+}
+
+/* A scalar assignment of register arithmetic (no load): what a load's
+ * address may be computed by, `state_idx = idx` after a specialised
+ * `if USE_INITIAL_STATE:` folded away. */
+static bool is_feeder(const IrStmt *s) { return s->kind == S_ASSIGN && stmt_role(s) == R_PLAIN; }
+
+/* Hoists candidate i of b; returns where it went. When a feeder stops it,
+ * the feeder moves up first (by the same rules) and the candidate tries
+ * again, so that the load's address is computed above the collectives
+ * too. */
+static int hoist_one(IrBlock *b, int i, Role role, Foot *f) {
+  for (int tries = 0; tries < HOIST_MAX_CROSS; tries++) {
+    int stop, t = hoist_target(b, i, role, f, &stop);
+    int fstop, ft = stop >= 0 && is_feeder(b->items[stop])
+                        ? hoist_target(b, stop, R_LOAD, f, &fstop)
+                        : stop;
+    if (ft == stop) {
+      move_up(b, i, t);
+      return t;
+    }
+    move_up(b, stop, ft); /* then retry: the feeder no longer stops it there */
+  }
+  return i;
 }
 
 static void hoist_block(IrBlock *b, Foot *f) {
@@ -222,9 +262,7 @@ static void hoist_block(IrBlock *b, Foot *f) {
     hoist_block(&s->orelse, f);
     Role role = stmt_role(s);
     if (role != R_LOAD && role != R_IF_LOADS) continue;
-    int t = hoist_target(b, i, role, f);
-    for (int j = i; j > t; j--) b->items[j] = b->items[j - 1];
-    b->items[t] = s;
+    hoist_one(b, i, role, f);
   }
 }
 

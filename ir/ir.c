@@ -242,6 +242,16 @@ bool ir_is_const(const IrExpr *e, int64_t *value) {
   return true;
 }
 
+bool ir_expr_same(const IrExpr *a, const IrExpr *b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->type != b->type || a->op != b->op ||
+      a->ival != b->ival || a->var != b->var || a->param != b->param)
+    return false;
+  if (a->kind == X_SPECIAL && a->sreg != b->sreg) return false;
+  if (a->kind == X_CONST && dtype_is_float(a->type) && a->fval != b->fval) return false;
+  return ir_expr_same(a->a, b->a) && ir_expr_same(a->b, b->b) && ir_expr_same(a->c, b->c);
+}
+
 static bool is_int_const(const IrExpr *e, int64_t v) {
   int64_t got;
   return ir_is_const(e, &got) && got == v;

@@ -221,6 +221,8 @@ IrExpr *ir_index(Arena *ar, int dim);
 /* Whether e reads an element index (X_INDEX). */
 bool ir_expr_has_index(const IrExpr *e);
 bool ir_is_const(const IrExpr *e, int64_t *value);
+/* Whether a and b are the same tree (same nodes, variables, parameters). */
+bool ir_expr_same(const IrExpr *a, const IrExpr *b);
 /* v as a register of integer type t holds it: bool 0/1, 32-bit types
  * wrapped to their range, 64-bit types as they are. */
 int64_t ir_int_wrap(DType t, int64_t v);

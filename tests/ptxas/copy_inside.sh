@@ -11,7 +11,9 @@
 # of everything: the copies' and store_global's, whose column test of C
 # goes in every entry (C has 4096 columns and blockIdx.y < 32), and the
 # tests proved true (mov.pred 1): CopyMovedOffset's store of a [64, 32]
-# tile at [0, 0] into a [64, 32] tensor, none tested.
+# tile at [0, 0] into a [64, 32] tensor, none tested. RowPerBlock (blocks =
+# [rows]) copies, loads and stores row blockIdx.x of [rows, 128] tensors
+# with no row test: its setp.lt are z's (rows + 1 rows, cols columns).
 awk '/^\.visible \.entry/ { name = $3; sub(/\($/, "", name); order[++n] = name }
      /cp\.async\.c[ag]/ { if ($0 ~ /, %p[0-9]+;$/) tested[name]++; else untested[name]++ }
      /setp\.lt\.(and\.)?u32 / { bounds[name]++ }
