@@ -24,7 +24,10 @@ state it updates in place a fresh copy each time; the output and the
 updated state are compared with the reference by relative error. --bench
 times the fastest entry (tls_autotune) against torch's and Tilus's in
 interleaved rounds with an L2 flush before each call (medians). Exits 3
-without torch or a GPU, 1 when a check fails.
+without torch or a GPU, 1 when a check fails. --entries also times
+every entry of each script on the same protocol (the tuner's choice at a
+few microseconds is noisy); --tilus-cache DIR keeps Tilus's generated
+CUDA, cubins and dispatch tables (which program its tuning chose) there.
 """
 import argparse
 import os
@@ -128,13 +131,17 @@ def import_example(folder, name):
     return mod
 
 
-def bench(rt, mod, script, case, tilus_mod, rounds, timer):
+def bench(rt, mod, script, case, tilus_mod, rounds, timer, entries=False):
     state = case["state"][0].clone() if case["state"] else None
     arr_args = bind(case, state)
-    k0 = rt.kernels(mod, script)[0]
-    best, _ = rt.autotune(mod, script, rt.args(k0, arr_args))
+    kernels = rt.kernels(mod, script)
+    best, _ = rt.autotune(mod, script, rt.args(kernels[0], arr_args))
     arr = rt.args(best, arr_args)
     runs = {"tlsc": lambda: rt.launch(best, arr)}
+    if entries:  # every entry beside the tuner's choice, on the same protocol
+        for k in kernels:
+            runs[rt.lib.tls_kernel_name(k).decode()] = (
+                lambda k=k, a=rt.args(k, arr_args): rt.launch(k, a))
     if case["torch"]:
         runs["torch"] = case["torch"]
     if tilus_mod is not None:
@@ -167,7 +174,14 @@ def main():
     ap.add_argument("--tilus", action="store_true", help="time Tilus on the same file too")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--entries", action="store_true",
+                    help="--bench times every entry of a script too, not only the tuner's")
+    ap.add_argument("--tilus-cache", metavar="DIR",
+                    help="Tilus's cache folder (its generated CUDA, cubins and dispatch tables)")
     opts = ap.parse_args()
+    if opts.tilus and opts.tilus_cache:
+        import tilus as tilus_pkg
+        tilus_pkg.option.cache_dir(opts.tilus_cache)
     sys.path.insert(0, opts.example)
     for host_only in ("pandas", "triton", "fla"):
         sys.meta_path.append(StandIn(host_only))
@@ -193,7 +207,8 @@ def main():
             for shape in bench_shapes:
                 case = make(ref, *shape)
                 print(f"bench {script} {shape} "
-                      f"{bench(rt, mod, script, case, tilus_mod, opts.rounds, timer)}", flush=True)
+                      f"{bench(rt, mod, script, case, tilus_mod, opts.rounds, timer, opts.entries)}",
+                      flush=True)
     sys.exit(1 if failures else 0)
 
 
