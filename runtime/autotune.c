@@ -13,25 +13,40 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Median of `reps` event-timed launches after one warm-up. */
-static tls_status time_entry(const tls_kernel *k, const tls_arg *args, int nargs, CUstream s,
-                             CUevent ev[2], int reps, float *median) {
+/* One event-timed launch of k on s, in *ms. */
+static tls_status time_once(const tls_kernel *k, const tls_arg *args, int nargs, CUstream s,
+                            CUevent ev[2], float *ms) {
   tls_context *ctx = k->mod->ctx;
   CudaApi *cu = &ctx->api;
-  float *ms = malloc((size_t)reps * sizeof *ms);
-  if (!ms) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
-  tls_status st = tls_launch(k, args, nargs, s);
-  for (int i = 0; !st && i < reps; i++) {
-    CUresult r = cu->cuEventRecord(ev[0], s);
-    if (!r && (st = tls_launch(k, args, nargs, s))) break;
-    if (!r) r = cu->cuEventRecord(ev[1], s);
-    if (!r) r = cu->cuEventSynchronize(ev[1]);
-    if (!r) r = cu->cuEventElapsedTime(&ms[i], ev[0], ev[1]);
-    if (r) st = rt_cuda_error(ctx, r, "timing an autotune point");
-  }
-  if (!st) {
-    qsort(ms, (size_t)reps, sizeof *ms, by_value);
-    *median = ms[reps / 2];
+  tls_status st = TLS_OK;
+  CUresult r = cu->cuEventRecord(ev[0], s);
+  if (!r && (st = tls_launch(k, args, nargs, s))) return st;
+  if (!r) r = cu->cuEventRecord(ev[1], s);
+  if (!r) r = cu->cuEventSynchronize(ev[1]);
+  if (!r) r = cu->cuEventElapsedTime(ms, ev[0], ev[1]);
+  return r ? rt_cuda_error(ctx, r, "timing an autotune point") : TLS_OK;
+}
+
+/* Times the entries run[] marks, `reps` launches each after one warm-up
+ * each, in rounds (every entry once per round), so that a clock that
+ * ramps up or drifts while the tuner runs weighs on every entry alike;
+ * median[i] gets entry i's median. */
+static tls_status time_entries(const tls_module *mod, const bool *run, const tls_arg *args,
+                               int nargs, CUstream s, CUevent ev[2], int reps, float *median) {
+  int n = mod->nkernels;
+  float *ms = malloc((size_t)n * (size_t)reps * sizeof *ms);
+  if (!ms) return rt_error(mod->ctx, TLS_ERR_NOMEM, "out of memory");
+  tls_status st = TLS_OK;
+  for (int i = 0; !st && i < n; i++)
+    if (run[i]) st = tls_launch(&mod->kernels[i], args, nargs, s);
+  for (int rep = 0; !st && rep < reps; rep++)
+    for (int i = 0; !st && i < n; i++)
+      if (run[i]) st = time_once(&mod->kernels[i], args, nargs, s, ev, &ms[i * reps + rep]);
+  for (int i = 0; !st && i < n; i++) {
+    median[i] = -1;
+    if (!run[i]) continue;
+    qsort(&ms[i * reps], (size_t)reps, sizeof *ms, by_value);
+    median[i] = ms[i * reps + reps / 2];
   }
   free(ms);
   return st;
@@ -86,13 +101,15 @@ tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg
   if (!st && !r) r = ctx->api.cuEventCreate(&ev[1], CU_EVENT_DEFAULT);
   if (!st && r) st = rt_cuda_error(ctx, r, "cuEventCreate");
   *best = NULL;
+  float *median = calloc((size_t)mod->nkernels + 1, sizeof *median);
+  if (!st && !median) st = rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
+  if (!st) st = time_entries(mod, run, args, nargs, (CUstream)stream, ev, reps, median);
   for (int i = 0; !st && i < mod->nkernels; i++) {
-    const tls_kernel *k = &mod->kernels[i];
-    float ms = -1;
-    if (run[i]) st = time_entry(k, args, nargs, (CUstream)stream, ev, reps, &ms);
-    if (ms_each) ms_each[i] = ms;
-    if (!st && ms >= 0 && (!*best || ms < *best_ms)) *best = k, *best_ms = ms;
+    if (ms_each) ms_each[i] = median[i];
+    if (median[i] >= 0 && (!*best || median[i] < *best_ms))
+      *best = &mod->kernels[i], *best_ms = median[i];
   }
+  free(median);
   for (int i = 0; i < 2; i++)
     if (ev[i]) ctx->api.cuEventDestroy(ev[i]);
   free(run);
