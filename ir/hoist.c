@@ -96,8 +96,13 @@ static Role block_role(const IrBlock *b, bool *loads) {
   return R_PLAIN;
 }
 
-/* Whether ptxas would keep a load below s: a barrier or a branch. */
+/* Whether ptxas would keep a load below s: a barrier or a branch. An
+ * IEEE square root or reciprocal (sqrt.rn, rcp.rn) is a branch too: ptxas
+ * gives it a slow path for special inputs, called from a test after
+ * MUFU.RSQ, so a one-warp decode kernel's state index waited for the L2
+ * norms' square roots. */
 static bool is_barrier(const IrStmt *s) {
+  if (s->kind == S_UNARY && (s->unary.fn == FN_SQRT || s->unary.fn == FN_RECIP)) return true;
   return s->kind == S_IF || s->kind == S_CONVERT || ir_is_print_tensor(s) ||
          (s->kind == S_REDUCE && ir_reduce_scratch_bytes(s) > 0);
 }
