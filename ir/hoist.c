@@ -97,12 +97,25 @@ static Role block_role(const IrBlock *b, bool *loads) {
 }
 
 /* Whether ptxas would keep a load below s: a barrier or a branch. An
- * IEEE square root or reciprocal (sqrt.rn, rcp.rn) is a branch too: ptxas
- * gives it a slow path for special inputs, called from a test after
- * MUFU.RSQ, so a one-warp decode kernel's state index waited for the L2
- * norms' square roots. */
+ * IEEE square root, reciprocal or scalar division (sqrt.rn, rcp.rn,
+ * div.rn) is a branch too: ptxas gives it a slow path for special inputs,
+ * called from a test after MUFU.RSQ, so a one-warp decode kernel's state
+ * index waited for the L2 norms' square roots. */
+static bool branchy_fn(int fn) { return fn == FN_SQRT || fn == FN_RECIP; }
+
+/* A scalar expression whose PTX has such a slow path: a square root or
+ * reciprocal (X_MATH), or a float division (div.rn). */
+static bool expr_branches(const IrExpr *x) {
+  if (!x) return false;
+  if ((x->kind == X_MATH && branchy_fn((int)x->ival)) ||
+      (x->kind == X_BINARY && x->op == OP_DIV && dtype_is_float(x->type)))
+    return true;
+  return expr_branches(x->a) || expr_branches(x->b) || expr_branches(x->c);
+}
+
 static bool is_barrier(const IrStmt *s) {
-  if (s->kind == S_UNARY && (s->unary.fn == FN_SQRT || s->unary.fn == FN_RECIP)) return true;
+  if (s->kind == S_UNARY && branchy_fn(s->unary.fn)) return true;
+  if (s->kind == S_ASSIGN && expr_branches(s->assign.value)) return true;
   return s->kind == S_IF || s->kind == S_CONVERT || ir_is_print_tensor(s) ||
          (s->kind == S_REDUCE && ir_reduce_scratch_bytes(s) > 0);
 }
