@@ -310,6 +310,25 @@ static void test_print_expr(Arena *ar) {
   CHECK(!strcmp(expr_text(ir_const(ar, DT_BOOL, 1)), "true"));
 }
 
+/* ir_expr_same: trees built apart compare equal node by node (what lets
+ * the backend see that a view's extent T is the grid's T); another
+ * parameter, special register, operator or constant tells them apart. */
+static void test_expr_same(Arena *ar) {
+  IrParam t = {.index = 0, .name = "T", .type = DT_INT32, .elem = DT_VOID};
+  IrParam u = {.index = 1, .name = "U", .type = DT_INT32, .elem = DT_VOID};
+  IrExpr *a = ir_binary(ar, OP_ADD, ir_param_ref(ar, &t), ir_special(ar, SR_CTAID_X));
+  IrExpr *b = ir_binary(ar, OP_ADD, ir_param_ref(ar, &t), ir_special(ar, SR_CTAID_X));
+  CHECK(a != b && ir_expr_same(a, b));
+  CHECK(ir_expr_same(ir_param_ref(ar, &t), ir_param_ref(ar, &t)));
+  CHECK(!ir_expr_same(ir_param_ref(ar, &t), ir_param_ref(ar, &u)));
+  CHECK(!ir_expr_same(ir_special(ar, SR_CTAID_X), ir_special(ar, SR_CTAID_Y)));
+  CHECK(!ir_expr_same(a, ir_binary(ar, OP_SUB, ir_param_ref(ar, &t), ir_special(ar, SR_CTAID_X))));
+  CHECK(!ir_expr_same(ir_const(ar, DT_INT32, 4), ir_const(ar, DT_INT32, 5)));
+  CHECK(!ir_expr_same(ir_const_f(ar, DT_FLOAT32, 0.5), ir_const_f(ar, DT_FLOAT32, 0.25)));
+  CHECK(!ir_expr_same(ir_const(ar, DT_INT32, 4), ir_const(ar, DT_INT64, 4)));
+  CHECK(!ir_expr_same(a, NULL) && ir_expr_same(NULL, NULL));
+}
+
 /* A parameter assume()d a multiple of 128 (IrParam.multiple) makes the
  * gcd analysis see offsets over it as multiples: hidden * 2 + 2048 is a
  * multiple of 256; hidden + 8 only of 8; an unknown parameter of 1. */
@@ -1069,6 +1088,7 @@ static int run_unit(const Source *src) {
   test_induction(ar);
   test_print_expr(ar);
   test_param_multiples(ar);
+  test_expr_same(ar);
   test_v5_passes(ar, src);
   test_side_tensors(ar, src);
   test_verifier_catches(ar, src);
