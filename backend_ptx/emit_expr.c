@@ -394,8 +394,8 @@ static Val emit_arith(Emitter *e, IrOp op, Val a, Val b, DType t) {
   case OP_MUL:
     emit(e, "mul%s%s %s, %s, %s;", fl ? "" : ".lo", ty, r.s, a.s, b.s);
     break;
-  case OP_DIV:
-    emit(e, "div%s%s %s, %s, %s;", fl ? ".rn" : "", ty, r.s, a.s, b.s);
+  case OP_DIV: /* float32 as Tilus's nvcc -prec-div=false: div.full (2 ulp, no slow path) */
+    emit(e, "div%s%s %s, %s, %s;", t == DT_FLOAT32 ? ".full" : fl ? ".rn" : "", ty, r.s, a.s, b.s);
     break;
   case OP_MIN:
     emit(e, "min%s %s, %s, %s;", ty, r.s, a.s, b.s);
