@@ -609,6 +609,10 @@ def main():
                     help="a16wx: the weight dtype the file was compiled for (-D b_dtype=)")
     ap.add_argument("--check-sizes", type=sizes, help="AxB[xC],... instead of the case's")
     ap.add_argument("--bench-sizes", type=sizes, help="AxB[xC],... instead of the case's")
+    ap.add_argument("--entries", metavar="all|SUBSTR,...",
+                    help="--bench also times each entry whose name contains one of these "
+                         "substrings (all: every entry), on the same protocol, beside the "
+                         "tuner's pick (a specialised entry runs through its generic one)")
     ap.add_argument("--profile", action="store_true",
                     help="--bench then runs each timed kernel once more between "
                          "cudaProfilerStart and cudaProfilerStop, in the order of the "
@@ -674,6 +678,12 @@ def main():
             if case["torch"]:
                 runs["torch"] = case["torch"]
             runs.update(case.get("baselines", {}))
+            for k in kernels:  # --entries: chosen entries beside the tuner's pick
+                kname = rt.lib.tls_kernel_name(k).decode()
+                if opts.entries and (opts.entries == "all" or
+                                     any(p in kname for p in opts.entries.split(","))):
+                    runs[kname] = (lambda k, a: lambda: rt.launch(k, a))(
+                        k, rt.args(k, case["args"]))
             for label, omod in compare:
                 obest, _ = rt.autotune(omod, script, rt.args(kernels[0], case["args"]))
                 runs[label] = (lambda k, a: lambda: rt.launch(k, a))(
