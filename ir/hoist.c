@@ -96,23 +96,24 @@ static Role block_role(const IrBlock *b, bool *loads) {
   return R_PLAIN;
 }
 
-/* Whether ptxas would keep a load below s: a barrier or a branch. An
- * IEEE square root, reciprocal or scalar division (sqrt.rn, rcp.rn,
- * div.rn) is a branch too: ptxas gives it a slow path for special inputs,
- * called from a test after MUFU.RSQ, so a one-warp decode kernel's state
- * index waited for the L2 norms' square roots. */
+/* An IEEE square root or reciprocal (sqrt.rn, rcp.rn): ptxas gives it a
+ * slow path for special inputs, called from a test after MUFU.RSQ. */
 static bool branchy_fn(int fn) { return fn == FN_SQRT || fn == FN_RECIP; }
 
-/* A scalar expression whose PTX has such a slow path: a square root or
- * reciprocal (X_MATH), or a float division (div.rn). */
+/* A scalar expression with such a slow path: a square root or reciprocal
+ * (X_MATH), or a float division other than float32's div.full (div.rn of
+ * float64 and of 16-bit floats through float32). */
 static bool expr_branches(const IrExpr *x) {
   if (!x) return false;
   if ((x->kind == X_MATH && branchy_fn((int)x->ival)) ||
-      (x->kind == X_BINARY && x->op == OP_DIV && dtype_is_float(x->type)))
+      (x->kind == X_BINARY && x->op == OP_DIV && dtype_is_float(x->type) && x->type != DT_FLOAT32))
     return true;
   return expr_branches(x->a) || expr_branches(x->b) || expr_branches(x->c);
 }
 
+/* Whether ptxas would keep a load below s: a barrier or a branch, slow
+ * paths included (a one-warp decode kernel's state index waited for the
+ * L2 norms' square roots). */
 static bool is_barrier(const IrStmt *s) {
   if (s->kind == S_UNARY && branchy_fn(s->unary.fn)) return true;
   if (s->kind == S_ASSIGN && expr_branches(s->assign.value)) return true;
@@ -230,10 +231,9 @@ static int hoist_target(const IrBlock *b, int i, Role role, Foot *f, int *stop) 
   for (int j = i - 1; j >= 0 && i - j <= HOIST_MAX_CROSS; j--) {
     const IrStmt *x = b->items[j];
     Role r = stmt_role(x);
-    Probe p = {f, false};
-    if (r != R_FENCE && r != R_LOAD && !(r == R_IF_LOADS && role == R_IF_LOADS))
-      stmt_ops(x, probe_op, &p);
-    if (r == R_FENCE || r == R_LOAD || (r == R_IF_LOADS && role == R_IF_LOADS) || p.conflict) {
+    Probe p = {f, r == R_FENCE || r == R_LOAD || (r == R_IF_LOADS && role == R_IF_LOADS)};
+    if (!p.conflict) stmt_ops(x, probe_op, &p);
+    if (p.conflict) {
       *stop = j;
       break;
     }

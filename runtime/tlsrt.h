@@ -304,8 +304,7 @@ tls_status tls_launch(const tls_kernel *k, const tls_arg *args, int nargs, void 
  * share one signature) on these arguments, `reps` runs each after one
  * warm-up, in rounds that run every entry once (so that clock drift while
  * tuning weighs on all alike), with CUDA events on `stream`, and returns
- * the fastest with its
- * median time. Specialised entries are not timed on their own: each
+ * the fastest with its median time. Specialised entries are not timed on their own: each
  * generic entry runs its specialised sibling when the arguments match.
  * ms_each (may be NULL) receives each entry's median, in module order, -1
  * for entries of other scripts and for specialised entries. */
