@@ -312,6 +312,24 @@ tls_status tls_autotune(const tls_module *mod, const char *script, const tls_arg
                         void *stream, int reps, const tls_kernel **best, float *best_ms,
                         float *ms_each);
 
+/* How tls_autotune_ex times: `reps` runs per entry (at least 1) and, when
+ * flush_bytes is not 0, a device buffer of that many bytes zeroed before
+ * each timed run, outside the timing, so that every run starts with a
+ * cold L2 as under the benchmark protocol (docs/performance.md: 256 MB on
+ * an H200, whose L2 is 60 MB). Kernels of a few microseconds rank
+ * differently with a warm L2 than with a cold one. */
+typedef struct tls_autotune_options {
+  int reps;
+  size_t flush_bytes;
+} tls_autotune_options;
+
+/* tls_autotune with options; tls_autotune(..., reps, ...) is this with
+ * {reps, 0}. The flush buffer is allocated for the call and freed before
+ * it returns (TLS_ERR_NOMEM, nothing timed, when it cannot be). */
+tls_status tls_autotune_ex(const tls_module *mod, const char *script, const tls_arg *args,
+                           int nargs, void *stream, const tls_autotune_options *opts,
+                           const tls_kernel **best, float *best_ms, float *ms_each);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,8 +22,9 @@ references come from its torch_kernel.py, imported from there at run time.
 Every autotune entry runs on fresh random data, outputs poisoned first, the
 state it updates in place a fresh copy each time; the output and the
 updated state are compared with the reference by relative error. --bench
-times the fastest entry (tls_autotune) against torch's and Tilus's in
-interleaved rounds with an L2 flush before each call (medians). Exits 3
+times the fastest entry (tls_autotune_ex, each run after an L2 flush, as
+timed) against torch's and Tilus's in interleaved rounds with an L2 flush
+before each call (medians). Exits 3
 without torch or a GPU, 1 when a check fails. --entries also times
 every entry of each script on the same protocol (the tuner's choice at a
 few microseconds is noisy); --tilus-cache DIR keeps Tilus's generated

@@ -10,7 +10,8 @@ same file when its location is given.
 Every autotune entry of the script is run on fresh random data at each
 size (ragged ones included), with the output poisoned (NaN) first, and
 compared with a float64 torch reference by relative error. --bench then
-times the fastest entry (libtlsrt's tls_autotune), torch and Tilus in
+times the fastest entry (libtlsrt's tls_autotune_ex, tuned as timed: each
+run after an L2 flush), torch and Tilus in
 interleaved rounds, CUDA events, an L2 flush before each call, medians;
 it prints the achieved bandwidth too (bytes read + written / time).
 Needs torch; Tilus only for --tilus (its wheels on PYTHONPATH). Exits 3
@@ -45,6 +46,13 @@ class Arg(C.Structure):
     _fields_ = [("kind", C.c_int), ("v", ArgValue)]
 
 
+class TuneOptions(C.Structure):  # tls_autotune_options
+    _fields_ = [("reps", C.c_int), ("flush_bytes", C.c_size_t)]
+
+
+FLUSH_BYTES = 256 << 20  # the L2 flush before each timed run (the H200's L2 is 60 MB)
+
+
 ARG_I32, ARG_U32, ARG_I64, ARG_U64, ARG_F32, ARG_PTR = range(6)
 
 
@@ -65,9 +73,9 @@ class Runtime:
             "tls_kernel_num_params": (C.c_int, [vp]),
             "tls_kernel_param_type": (cp, [vp, C.c_int]),
             "tls_launch": (C.c_int, [vp, C.POINTER(Arg), C.c_int, vp]),
-            "tls_autotune": (C.c_int, [vp, cp, C.POINTER(Arg), C.c_int, vp, C.c_int,
-                                       C.POINTER(vp), C.POINTER(C.c_float),
-                                       C.POINTER(C.c_float)]),
+            "tls_autotune_ex": (C.c_int, [vp, cp, C.POINTER(Arg), C.c_int, vp,
+                                          C.POINTER(TuneOptions), C.POINTER(vp),
+                                          C.POINTER(C.c_float), C.POINTER(C.c_float)]),
         }
         for name, (res, args) in sig.items():
             fn = getattr(lib, name)
@@ -124,10 +132,14 @@ class Runtime:
                    self.lib.tls_kernel_name(k).decode())
 
     def autotune(self, mod, script, arr):
+        """The fastest entry, tuned as the bench times: each run after an
+        L2 flush of Timer's size (tls_autotune_ex)."""
         best, ms = C.c_void_p(), C.c_float()
         stream = C.c_void_p(torch.cuda.current_stream().cuda_stream)
-        self.check(self.lib.tls_autotune(mod, script.encode(), arr, len(arr), stream, 20,
-                                         C.byref(best), C.byref(ms), None), "tls_autotune")
+        opts = TuneOptions(20, FLUSH_BYTES)
+        self.check(self.lib.tls_autotune_ex(mod, script.encode(), arr, len(arr), stream,
+                                            C.byref(opts), C.byref(best), C.byref(ms), None),
+                   "tls_autotune_ex")
         return best.value, ms.value
 
 
@@ -499,7 +511,7 @@ def rel_err(out, ref):
 
 class Timer:
     def __init__(self):
-        self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+        self.flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
 
     def time(self, fn):
         self.flush.zero_()

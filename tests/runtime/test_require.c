@@ -267,6 +267,22 @@ static void test_autotune(tls_context *ctx) {
   st = tls_autotune(mod, "K", &a, 1, NULL, 3, &best, &ms, each);
   CHECK(st == TLS_ERR_NO_DEVICE && !best, "one entry left, offline: %s / '%s'",
         tls_error_string(st), tls_last_error(ctx));
+  /* with options: the same answers, the flush buffer never allocated
+   * offline; no options or no runs are refused */
+  tls_autotune_options opts = {.reps = 3, .flush_bytes = 256 << 20};
+  st = tls_autotune_ex(mod, "K", &a, 1, NULL, &opts, &best, &ms, each);
+  CHECK(st == TLS_ERR_NO_DEVICE && !best, "tls_autotune_ex offline: %s / '%s'",
+        tls_error_string(st), tls_last_error(ctx));
+  a = tls_i32(48);
+  st = tls_autotune_ex(mod, "K", &a, 1, NULL, &opts, &best, &ms, each);
+  CHECK(st == TLS_ERR_ARG_VALUE && !best, "tls_autotune_ex, every entry skipped: %s",
+        tls_error_string(st));
+  CHECK(tls_autotune_ex(mod, "K", &a, 1, NULL, NULL, &best, &ms, each) == TLS_ERR_INVALID &&
+            !strcmp(tls_last_error(ctx), "tls_autotune: bad argument"),
+        "no options: '%s'", tls_last_error(ctx));
+  opts.reps = 0;
+  CHECK(tls_autotune_ex(mod, "K", &a, 1, NULL, &opts, &best, &ms, each) == TLS_ERR_INVALID,
+        "no runs: '%s'", tls_last_error(ctx));
   tls_module_free(mod);
 }
 

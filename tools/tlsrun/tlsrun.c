@@ -9,7 +9,8 @@
  *
  * --config picks an autotune point: the entry of script NAME (--kernel, else
  * the first entry's script) whose config holds every k=v given. --autotune
- * times every point of that script (tls_autotune) and names the fastest.
+ * times every point of that script (tls_autotune_ex, each run after an L2
+ * flush as --bench times) and names the fastest.
  * A launch runs a specialised entry (tlsc --specialize) when the sizes are
  * its fixed values: each result line names the entry that ran, as
  * "SPECIALISED (for GENERIC)" then (tls_kernel_resolve).
@@ -584,8 +585,10 @@ static int autotune_matmul(Run *r) {
   const tls_module *mod = r->mod;
   float ms[256], best_ms = 0;
   const tls_kernel *best = NULL;
-  if (tls_autotune(mod, tls_kernel_script(r->k), r->args, r->nargs, r->stream, r->reps, &best,
-                   &best_ms, ms)) {
+  /* tuned as timed: each run after an L2 flush (tlsrun_bench.c) */
+  tls_autotune_options opts = {.reps = r->reps, .flush_bytes = BENCH_FLUSH_BYTES};
+  if (tls_autotune_ex(mod, tls_kernel_script(r->k), r->args, r->nargs, r->stream, &opts, &best,
+                      &best_ms, ms)) {
     fprintf(stderr, "tlsrun: %s\n", tls_last_error(r->ctx));
     return EXIT_CHECK;
   }

@@ -68,6 +68,9 @@ typedef struct Timing {
   double median_ms, min_ms, max_ms;
 } Timing;
 typedef bool (*RunFn)(void *arg);
+/* The L2 flush before each timed run: a memset of this many bytes (the
+ * H200's L2 is 60 MB); the autotuner flushes the same way. */
+enum { BENCH_FLUSH_BYTES = 256 << 20 };
 /* Warm-up, then reps runs each after an L2 flush, timed with events. */
 bool bench_time(tls_context *ctx, void *stream, RunFn run, void *arg, int reps, Timing *out);
 /* The same for several candidates, interleaved run by run. */

@@ -6,7 +6,7 @@
 
 #include "tools/tlsrun/tlsrun.h"
 
-enum { FLUSH_BYTES = 256 << 20, WARMUP_RUNS = 3 };
+enum { FLUSH_BYTES = BENCH_FLUSH_BYTES, WARMUP_RUNS = 3 };
 
 static uint64_t flush_buf;
 static tls_timer *timer;
