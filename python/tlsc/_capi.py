@@ -24,6 +24,11 @@ class Arg(C.Structure):
     _fields_ = [("kind", C.c_int), ("v", ArgValue)]
 
 
+class TuneOptions(C.Structure):
+    """tls_autotune_options."""
+    _fields_ = [("reps", C.c_int), ("flush_bytes", C.c_size_t)]
+
+
 class TmapParams(C.Structure):
     """tls_tmap_params."""
     _fields_ = [("dtype", C.c_int), ("elem_bytes", C.c_int), ("rank", C.c_int),
@@ -86,6 +91,8 @@ _SIGNATURES = {
     "tls_launch": (_i, [_vp, C.POINTER(Arg), _i, _vp]),
     "tls_autotune": (_i, [_vp, _cp, C.POINTER(Arg), _i, _vp, _i, C.POINTER(_vp),
                           C.POINTER(C.c_float), C.POINTER(C.c_float)]),
+    "tls_autotune_ex": (_i, [_vp, _cp, C.POINTER(Arg), _i, _vp, C.POINTER(TuneOptions),
+                             C.POINTER(_vp), C.POINTER(C.c_float), C.POINTER(C.c_float)]),
 }
 
 

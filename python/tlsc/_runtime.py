@@ -662,12 +662,15 @@ def _shape_key(value):
 class Autotuned:
     """A script's entries behind one callable: the first call for a shape
     key (tensor shapes, dtypes and strides, scalar values) times every
-    entry with ``tls_autotune`` and launches the fastest; later calls with
-    the same key launch the chosen entry directly. ``choices`` maps keys to
-    the chosen :class:`Kernel`."""
+    entry with ``tls_autotune_ex`` (``reps`` runs each; with
+    ``flush_bytes``, each run after a memset of that many bytes that
+    flushes the L2, as a benchmark times) and launches the fastest; later
+    calls with the same key launch the chosen entry directly. ``choices``
+    maps keys to the chosen :class:`Kernel`."""
 
-    def __init__(self, module, script, reps=20):
+    def __init__(self, module, script, reps=20, flush_bytes=0):
         self.module, self.script, self.reps = module, script, reps
+        self.flush_bytes = flush_bytes
         self.kernel = module.kernel(script)
         self.choices = {}
 
@@ -685,7 +688,7 @@ class Autotuned:
         best = self.choices.get(key)
         if best is None:
             best = self.module._autotune(self.script, self.kernel, args, kwargs, stream,
-                                         self.reps)
+                                         self.reps, self.flush_bytes)
             self.choices[key] = best
         return best
 
@@ -783,16 +786,17 @@ class Module:
                 out.append(k.script)
         return out
 
-    def _autotune(self, script, kernel, args, kwargs, stream, reps):
+    def _autotune(self, script, kernel, args, kwargs, stream, reps, flush_bytes=0):
         arr, extents, keep, waits = kernel._convert(kernel._order(args, kwargs))
         ctx = self.ctx
         best, ms = C.c_void_p(), C.c_float()
         s = _stream_handle(stream, ctx.device if ctx.online else None)
         _order_after(ctx, s, waits)
+        opts = _capi.TuneOptions(reps, flush_bytes)
 
         def run():
-            st = ctx.lib.tls_autotune(self._handle, script.encode(), arr, len(arr), s, reps,
-                                      C.byref(best), C.byref(ms), None)
+            st = ctx.lib.tls_autotune_ex(self._handle, script.encode(), arr, len(arr), s,
+                                         C.byref(opts), C.byref(best), C.byref(ms), None)
             if st:
                 raise ctx.error(st)
 
@@ -802,22 +806,25 @@ class Module:
         chosen.tuned_ms = ms.value
         return chosen
 
-    def autotuned(self, script, reps=20):
+    def autotuned(self, script, reps=20, flush_bytes=0):
         """The :class:`Autotuned` callable of a script (one per script and
         module, so its choices persist)."""
         tuner = self._tuners.get(script)
         if tuner is None:
-            tuner = self._tuners[script] = Autotuned(self, script, reps)
+            tuner = self._tuners[script] = Autotuned(self, script, reps, flush_bytes)
         return tuner
 
-    def autotune(self, script, *args, stream=None, reps=None, **kwargs):
+    def autotune(self, script, *args, stream=None, reps=None, flush_bytes=None, **kwargs):
         """Launches the fastest entry of ``script`` for these arguments,
-        tuning with ``tls_autotune`` the first time their shape key is seen
-        (see :class:`Autotuned`), and returns the chosen :class:`Kernel`
-        (its ``tuned_ms``: the median time measured)."""
+        tuning with ``tls_autotune_ex`` the first time their shape key is
+        seen (see :class:`Autotuned`; ``flush_bytes``, say ``256 << 20``,
+        flushes the L2 before each timed run), and returns the chosen
+        :class:`Kernel` (its ``tuned_ms``: the median time measured)."""
         tuner = self.autotuned(script)
         if reps is not None:
             tuner.reps = reps
+        if flush_bytes is not None:
+            tuner.flush_bytes = flush_bytes
         return tuner(*args, stream=stream, **kwargs)
 
 

@@ -320,7 +320,12 @@ class TestModule(unittest.TestCase):
         self.assertRefused(tlsc.NoDeviceError, _errors.ERR_NO_DEVICE,
                            "tls_autotune: the context has no GPU", self.add.autotune, "Add",
                            *args)
+        # with an L2 flush per timed run: the same refusal, the flush kept
+        self.assertRefused(tlsc.NoDeviceError, _errors.ERR_NO_DEVICE,
+                           "tls_autotune: the context has no GPU", self.add.autotune, "Add",
+                           *args, flush_bytes=256 << 20)
         tuner = self.add.autotuned("Add")
+        self.assertEqual(tuner.flush_bytes, 256 << 20)
         self.assertIs(tuner, self.add.autotuned("Add"))
         self.assertEqual(tuner.key(args, {}), tuner.key([n, Fake((n,), ptr=5 << 20),
                                                          Fake((n,)), Fake((n,))], {}))
