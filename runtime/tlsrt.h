@@ -325,7 +325,7 @@ typedef struct tls_autotune_options {
 
 /* tls_autotune with options; tls_autotune(..., reps, ...) is this with
  * {reps, 0}. The flush buffer is allocated for the call and freed before
- * it returns (TLS_ERR_NOMEM, nothing timed, when it cannot be). */
+ * it returns (when cuMemAlloc refuses it: TLS_ERR_CUDA, nothing timed). */
 tls_status tls_autotune_ex(const tls_module *mod, const char *script, const tls_arg *args,
                            int nargs, void *stream, const tls_autotune_options *opts,
                            const tls_kernel **best, float *best_ms, float *ms_each);
