@@ -91,6 +91,22 @@ static void print_ref(FILE *out, const IrRef *r) {
   if (r->transposed) fputs(".T", out);
 }
 
+/* An operand that is a register tensor when t is set, else the view r. */
+static void print_tensor_or_ref(FILE *out, const IrTensor *t, const IrRef *r) {
+  if (t)
+    print_tensor_ref(out, t);
+  else
+    print_ref(out, r);
+}
+
+/* An operand that is a register tensor when t is set, else the scalar x. */
+static void print_tensor_or_expr(FILE *out, const IrTensor *t, const IrExpr *x) {
+  if (t)
+    print_tensor_ref(out, t);
+  else
+    ir_print_expr(out, x);
+}
+
 static void print_offsets(FILE *out, IrExpr *const *offsets, int noffsets) {
   fputs("offsets=[", out);
   print_exprs(out, offsets, noffsets);
@@ -316,10 +332,7 @@ static void print_simple(FILE *out, const IrStmt *s) {
     fputs("wgmma.mma ", out);
     print_tensor_ref(out, s->wgmma.acc);
     fputs(" += ", out);
-    if (s->wgmma.ra)
-      print_tensor_ref(out, s->wgmma.ra);
-    else
-      print_ref(out, &s->wgmma.a);
+    print_tensor_or_ref(out, s->wgmma.ra, &s->wgmma.a);
     fputs(" @ ", out);
     print_ref(out, &s->wgmma.b);
     break;
@@ -357,10 +370,7 @@ static void print_simple(FILE *out, const IrStmt *s) {
     }
     print_tensor_ref(out, s->elemwise.a);
     fprintf(out, " %s ", ir_op_name(s->elemwise.op));
-    if (s->elemwise.b)
-      print_tensor_ref(out, s->elemwise.b);
-    else
-      ir_print_expr(out, s->elemwise.scalar);
+    print_tensor_or_expr(out, s->elemwise.b, s->elemwise.scalar);
     break;
   case S_SEM_WAIT:
   case S_SEM_RELEASE:
@@ -410,15 +420,9 @@ static void print_simple(FILE *out, const IrStmt *s) {
     fputs(" = where(", out);
     print_tensor_ref(out, s->where.cond);
     fputs(", ", out);
-    if (s->where.a)
-      print_tensor_ref(out, s->where.a);
-    else
-      ir_print_expr(out, s->where.sa);
+    print_tensor_or_expr(out, s->where.a, s->where.sa);
     fputs(", ", out);
-    if (s->where.b)
-      print_tensor_ref(out, s->where.b);
-    else
-      ir_print_expr(out, s->where.sb);
+    print_tensor_or_expr(out, s->where.b, s->where.sb);
     fputs(")", out);
     break;
   case S_UNARY:
@@ -485,10 +489,7 @@ static void print_simple(FILE *out, const IrStmt *s) {
       fputs("print_tensor ", out);
       print_string(out, s->print.format);
       fputs(", ", out);
-      if (s->print.reg)
-        print_tensor_ref(out, s->print.reg);
-      else
-        print_ref(out, &s->print.shared);
+      print_tensor_or_ref(out, s->print.reg, &s->print.shared);
       if (s->print.elem) {
         fputs(", fmt=", out);
         print_string(out, s->print.elem);
