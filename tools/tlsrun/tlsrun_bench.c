@@ -6,7 +6,7 @@
 
 #include "tools/tlsrun/tlsrun.h"
 
-enum { FLUSH_BYTES = BENCH_FLUSH_BYTES, WARMUP_RUNS = 3 };
+enum { WARMUP_RUNS = 3 };
 
 static uint64_t flush_buf;
 static tls_timer *timer;
@@ -34,7 +34,7 @@ static int by_value(const void *a, const void *b) {
 /* One timed run: flush, start the timer, the work, stop it (waits). */
 static bool timed_run(tls_context *ctx, void *stream, RunFn run, void *arg, int rep, double *ms) {
   float t = 0;
-  if (tls_mem_set8_async(ctx, flush_buf, (uint8_t)rep, FLUSH_BYTES, stream) ||
+  if (tls_mem_set8_async(ctx, flush_buf, (uint8_t)rep, BENCH_FLUSH_BYTES, stream) ||
       tls_timer_start(timer, stream))
     return false;
   if (!run(arg)) return false;
@@ -55,7 +55,7 @@ static void summarize(double *ms, int reps, Timing *out) {
  * on all of them alike rather than on whichever ran last. */
 bool bench_time_many(tls_context *ctx, void *stream, const RunFn *runs, void *const *args,
                      int nruns, int reps, Timing *outs) {
-  if (!flush_buf && tls_mem_alloc(ctx, &flush_buf, FLUSH_BYTES)) return false;
+  if (!flush_buf && tls_mem_alloc(ctx, &flush_buf, BENCH_FLUSH_BYTES)) return false;
   double *ms = calloc((size_t)(reps * nruns), sizeof *ms), scratch;
   bool ok = ms != NULL;
   for (int i = 0; ok && i < WARMUP_RUNS; i++)
