@@ -89,6 +89,9 @@ typedef struct Tile {
   /* by global dimension: the tile lies inside the shape there for every
    * value its offset can take (tile_inside), so nothing tests it */
   bool inside[IR_MAX_RANK];
+  /* by global dimension: the tile lies wholly inside or wholly outside
+   * (emit_tile_uniform), so its offset is tested once, in fixed_in */
+  bool uniform[IR_MAX_RANK];
   Val view; /* u32: the view's byte offset in its tensor */
   Val tid;  /* u32: the thread's index in the group */
 } Tile;
@@ -226,19 +229,25 @@ static Val pitch_bytes(Emitter *e, const Tile *t, int d, int64_t k) {
   return r;
 }
 
-/* Whether the copy tests the bounds of global dimension d. */
-static bool checks(const Tile *t, int d) { return t->c->check_bounds && !t->inside[d]; }
+/* Whether the copy tests the bounds of global dimension d at all. */
+static bool tested(const Tile *t, int d) { return t->c->check_bounds && !t->inside[d]; }
+
+/* Whether it tests them per element or chunk (else once, in fixed_in). */
+static bool checks(const Tile *t, int d) { return tested(t, d) && !t->uniform[d]; }
 
 /* Marks the dimensions where the tile cannot leave the global shape
- * (emit_tile_inside). A Tilus kernel specialised on n_size and k_size then
- * copies B's tiles and A's columns with no test, as nvcc compiles Tilus's
- * own code. */
+ * (emit_tile_inside), and those where it is wholly inside or wholly
+ * outside (emit_tile_uniform). A Tilus kernel specialised on n_size and
+ * k_size then copies B's tiles and A's columns with no test, as nvcc
+ * compiles Tilus's own code, and a K loop's preload beyond k tests its
+ * offset once per copy instead of once per chunk. */
 static void tile_inside(Emitter *e, Tile *t) {
   for (int d = 0; d < t->g->rank; d++) {
     int64_t extent = 1;
     for (int i = 0; i < t->vrank; i++)
       if (t->c->dims[i] == d) extent = t->vdim[i];
     t->inside[d] = emit_tile_inside(e, t->g->gshape[d], t->c->offsets[d], extent);
+    t->uniform[d] = emit_tile_uniform(e, t->g->gshape[d], t->c->offsets[d], extent);
   }
 }
 
@@ -268,10 +277,10 @@ static void global_setup(Emitter *e, Tile *t) {
     emit(e, "mul.lo.s64 %s, %s, %s;", t->pitch[d].s, t->pitch[d + 1].s, inner.s);
   }
   t->fixed_in = val_imm(DT_BOOL, 1);
-  for (int d = 0; d < t->last; d++) {
-    if (spanned(t, d) || !checks(t, d)) continue;
-    Val in = new_reg(e, DT_BOOL);
-    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, t->off[d].s, t->gdim[d].s);
+  for (int d = 0; d < g->rank; d++) {
+    bool once = t->uniform[d] || (d < t->last && !spanned(t, d));
+    if (!once || !tested(t, d)) continue;
+    Val in = emit_offset_below(e, t->c->offsets[d], t->off[d], g->gshape[d], t->gdim[d]);
     if (is_reg(t->fixed_in)) emit(e, "and.pred %s, %s, %s;", in.s, in.s, t->fixed_in.s);
     t->fixed_in = in;
   }

@@ -231,6 +231,17 @@ GView global_view(Emitter *e, const IrTensor *g);
  * take (ranges.c: a loop variable inside its loop, blockIdx below a
  * constant grid): a constant size, 0 <= offset <= size - extent. */
 bool emit_tile_inside(const Emitter *e, const IrExpr *size, const IrExpr *offset, int64_t extent);
+/* Whether one test of the offset alone decides a tile of `extent`
+ * elements along a dimension of size `size`: both are multiples of a
+ * number g >= extent, so the tile lies wholly inside or wholly outside
+ * (x + c < size for 0 <= c < extent holds exactly when x < size). */
+bool emit_tile_uniform(const Emitter *e, const IrExpr *size, const IrExpr *offset, int64_t extent);
+/* The predicate offset < size (unsigned: a negative offset is outside),
+ * off and dim holding their values; an offset x // 2^s against a constant
+ * size is tested as x < size << s, so that the tests of copies whose
+ * offsets are one variable scaled (a K loop's A, B and scale tiles) are
+ * one predicate that ptxas computes once. */
+Val emit_offset_below(Emitter *e, const IrExpr *offset, Val off, const IrExpr *size, Val dim);
 /* Marks g's dimensions where the tile of a load/store statement (at its
  * offsets, of its register tensor's shape) cannot leave the shape. */
 void global_view_inside(const Emitter *e, GView *g, const IrStmt *s);

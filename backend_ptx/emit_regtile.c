@@ -383,6 +383,49 @@ bool emit_tile_inside(const Emitter *e, const IrExpr *size, const IrExpr *offset
   return r.lo >= 0 && r.hi <= n - extent;
 }
 
+bool emit_tile_uniform(const Emitter *e, const IrExpr *size, const IrExpr *offset, int64_t extent) {
+  int64_t g = ir_gcd(ir_expr_multiple(size, e->multiples),
+                     offset ? ir_expr_multiple(offset, e->multiples) : 0);
+  return g == 0 || g >= extent; /* 0: both are 0, multiples of everything */
+}
+
+/* x when offset is x // 2^s (or x >> s, x unsigned) of an integer x that
+ * is never negative, *shift set to s; else NULL. */
+static const IrExpr *scaled_down(const Emitter *e, const IrExpr *offset, int *shift) {
+  int64_t c;
+  IrRange r;
+  if (!offset || offset->kind != X_BINARY || !ir_is_const(offset->b, &c)) return NULL;
+  if (offset->op == OP_DIV) {
+    if (c <= 0 || (c & (c - 1)) != 0) return NULL;
+    for (*shift = 0; ((int64_t)1 << *shift) < c; ++*shift) continue;
+  } else if (offset->op == OP_SHR) {
+    if (c < 0 || c > 30) return NULL;
+    *shift = (int)c;
+  } else {
+    return NULL;
+  }
+  if (offset->a->type != DT_INT32 && offset->a->type != DT_UINT32) return NULL;
+  if (!ir_expr_range(offset->a, e->ranges, &r) || r.lo < 0) return NULL;
+  return offset->a;
+}
+
+Val emit_offset_below(Emitter *e, const IrExpr *offset, Val off, const IrExpr *size, Val dim) {
+  int64_t n;
+  int s;
+  const IrExpr *x = scaled_down(e, offset, &s);
+  Val in = new_reg(e, DT_BOOL);
+  if (!ir_is_const(size, &n) || n < 0) {
+    emit(e, "setp.lt.u32 %s, %s, %s;", in.s, off.s, dim.s);
+    return in;
+  }
+  if (x && n <= (INT64_C(0x7fffffff) >> s)) {
+    off = val_to_reg(e, val_convert(e, emit_expr(e, x), DT_INT32));
+    n <<= s;
+  }
+  emit(e, "setp.lt.u32 %s, %s, %" PRId64 ";", in.s, off.s, n);
+  return in;
+}
+
 /* Whether every coordinate t's layout gives dimension d lies in [0,
  * shape): a WGMMA fragment's do; a spread layout's modes of d must
  * multiply to the shape (one of more than the shape would place threads

@@ -51,6 +51,12 @@ int64_t ir_expr_multiple(const IrExpr *e, const int64_t *vars) {
       if (!ir_is_const(e->b, &c) || c < 0 || c > 40) return 1;
       return mul_multiple(ir_expr_multiple(e->a, vars), (int64_t)1 << c);
     }
+    case OP_DIV: {
+      /* an exact quotient, whatever the rounding: m*c*q / c = m*q */
+      int64_t c, m = ir_expr_multiple(e->a, vars);
+      if (!ir_is_const(e->b, &c) || c <= 0) return 1;
+      return m % c == 0 ? m / c : 1;
+    }
     default:
       return 1;
     }

@@ -331,7 +331,8 @@ static void test_expr_same(Arena *ar) {
 
 /* A parameter assume()d a multiple of 128 (IrParam.multiple) makes the
  * gcd analysis see offsets over it as multiples: hidden * 2 + 2048 is a
- * multiple of 256; hidden + 8 only of 8; an unknown parameter of 1. */
+ * multiple of 256; hidden + 8 only of 8; an unknown parameter of 1; and
+ * quotients by constants that divide the multiple. */
 static void test_param_multiples(Arena *ar) {
   IrParam h = {.index = 0, .name = "hidden", .type = DT_INT32, .elem = DT_VOID, .multiple = 128};
   IrParam u = {.index = 1, .name = "n", .type = DT_INT32, .elem = DT_VOID};
@@ -340,6 +341,11 @@ static void test_param_multiples(Arena *ar) {
   CHECK(ir_expr_multiple(ir_binary(ar, OP_ADD, twice, ir_const(ar, DT_INT32, 2048)), NULL) == 256);
   CHECK(ir_expr_multiple(ir_binary(ar, OP_ADD, hp, ir_const(ar, DT_INT32, 8)), NULL) == 8);
   CHECK(ir_expr_multiple(ir_param_ref(ar, &u), NULL) == 1);
+  /* an exact quotient keeps the rest: hidden // 16 is a multiple of 8,
+   * hidden // 256 of nothing known; a division by a variable neither */
+  CHECK(ir_expr_multiple(ir_binary(ar, OP_DIV, hp, ir_const(ar, DT_INT32, 16)), NULL) == 8);
+  CHECK(ir_expr_multiple(ir_binary(ar, OP_DIV, hp, ir_const(ar, DT_INT32, 256)), NULL) == 1);
+  CHECK(ir_expr_multiple(ir_binary(ar, OP_DIV, hp, ir_param_ref(ar, &u)), NULL) == 1);
 }
 
 /* ------------------------------------------------------ the V5 kernel */
