@@ -341,6 +341,12 @@ static bool imm_value(Val v, int64_t *x) {
   return true;
 }
 
+/* Whether global dimension d's extent is a constant, and its value (the
+ * view holds every extent in a register, a specialised n_size too). */
+static bool dim_value(const GAccess *a, int d, int64_t *x) {
+  return ir_is_const(a->s->gmem.global->gshape[d], x) || imm_value(a->g.dims[d], x);
+}
+
 /* Whether an access is planned from its origin: a tensor of rank 3 or
  * more (an address there is a chain of 64-bit multiply-adds, which the
  * plan makes once), or one whose pitches are all constants (every slot an
@@ -352,7 +358,7 @@ static bool plan_worth(const GAccess *a) {
   if (a->g.rank >= 3) return true;
   int64_t x;
   for (int d = 1; d < a->g.rank; d++)
-    if (!imm_value(a->g.dims[d], &x)) return false;
+    if (!dim_value(a, d, &x)) return false;
   return true;
 }
 
@@ -371,12 +377,11 @@ static void plan_origin(Emitter *e, GAccess *a) {
   for (int d = g->rank - 1; d >= 0; d--) {
     a->pitch[d] = pitch;
     if (d == 0) break;
-    Val dim = val_convert(e, g->dims[d], DT_INT64);
     int64_t pc, dc;
-    if (imm_value(pitch, &pc) && imm_value(dim, &dc)) {
+    if (imm_value(pitch, &pc) && dim_value(a, d, &dc)) {
       pitch = val_imm(DT_INT64, pc * dc);
     } else {
-      Val next = new_reg(e, DT_INT64);
+      Val dim = val_convert(e, g->dims[d], DT_INT64), next = new_reg(e, DT_INT64);
       emit(e, "mul.lo.s64 %s, %s, %s;", next.s, val_to_reg(e, pitch).s, val_to_reg(e, dim).s);
       pitch = next;
     }

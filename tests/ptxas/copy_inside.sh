@@ -16,11 +16,15 @@
 # with no row test: its setp.lt are z's (rows + 1 rows, cols columns).
 # Last, the distinct tests of a variable against a constant (a tile's
 # offset tested once per copy, emit_offset_below): CopyScaledOffsets
-# specialised on k = 4096 has one, whatever its three copies.
+# specialised on k = 4096 has one, whatever its three copies. And the
+# stores of register tiles at an immediate offset from one address (a
+# global tensor whose row length is a constant: C's 4096 columns in every
+# entry, emit_spread.c's plan_origin), as nvcc makes of Tilus's epilogue.
 awk '/^\.visible \.entry/ { name = $3; sub(/\($/, "", name); order[++n] = name }
      /cp\.async\.c[ag]/ { if ($0 ~ /, %p[0-9]+;$/) tested[name]++; else untested[name]++ }
      /setp\.lt\.(and\.)?u32 / { bounds[name]++ }
      /mov\.pred %p[0-9]+, 1;/ { proved[name]++ }
+     /st\.global.*\[%rd[0-9]+\+[0-9]+\]/ { fromone[name]++ }
      /setp\.lt\.u32 %p[0-9]+, %v[0-9]+, [0-9]+;/ {
        key = name " " $3 " " $4; if (!(key in seen)) { seen[key] = 1; once[name]++ } }
-     END { for (i = 1; i <= n; i++) printf "%s: %d tested, %d untested; %d setp.lt.u32, %d tests proved true; %d offset tests\n", order[i], tested[order[i]], untested[order[i]], bounds[order[i]], proved[order[i]], once[order[i]] }' "$1"
+     END { for (i = 1; i <= n; i++) printf "%s: %d tested, %d untested; %d setp.lt.u32, %d tests proved true; %d offset tests; %d stores at immediates\n", order[i], tested[order[i]], untested[order[i]], bounds[order[i]], proved[order[i]], once[order[i]], fromone[order[i]] }' "$1"
