@@ -9,7 +9,11 @@ the most tensor-core instructions (HMMA, HGMMA, IMMA), then the fewest
 instructions (an inner loop before the loop around it; the body's
 aligned copy before its element-by-element copy); in a function without
 tensor instructions, the longest loop. Prints its address range, its instruction count and a
-count per opcode (the mnemonic with its modifiers, predicates dropped).
+count per opcode (the mnemonic with its modifiers, predicates dropped),
+and the instructions from the loop's end to the first EXIT with the
+global stores among them: a matmul's epilogue, which runs once per block
+but after every other warp's last tensor instruction (an Ampere matmul's
+epilogue of 500 instructions against Tilus's 150 was found this way).
 Given two files, the two main loops side by side with their difference,
 largest first: what one compiler spends per iteration that the other does
 not (issue 15, "diff the SASS of both per region"; scripts/tilus_sass.sh
@@ -63,6 +67,13 @@ def main_loop(insns):
     return best
 
 
+def epilogue(insns, loop_end):
+    """(instructions, global stores) after the loop, to the first EXIT."""
+    after = [op for a, op, _ in insns if a > loop_end]
+    end = next((i + 1 for i, op in enumerate(after) if op.startswith("EXIT")), len(after))
+    return end, sum(op.startswith(("STG", "ST.E", "RED", "ATOM")) for op in after[:end])
+
+
 def profile(path, fun):
     """(label, Counter of opcodes) of path's main loop."""
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -74,8 +85,10 @@ def profile(path, fun):
         if loop:
             ops = Counter(op for a, op, _ in insns if loop[0] <= a <= loop[1])
             tensor = sum(n for op, n in ops.items() if op.startswith(TENSOR))
+            tail, stores = epilogue(insns, loop[1])
             label = (f"{path} {name}: loop 0x{loop[0]:04x}-0x{loop[1]:04x}, "
-                     f"{sum(ops.values())} instructions ({tensor} tensor)")
+                     f"{sum(ops.values())} instructions ({tensor} tensor); "
+                     f"then {tail} to the first EXIT ({stores} global stores)")
             return label, ops
     raise SystemExit(f"sass_loops: {path}: no function{' ' + fun if fun else ''} with a loop")
 
