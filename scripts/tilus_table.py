@@ -8,15 +8,17 @@ On the GPU machine (torch, nvcc, Tilus's wheels installed as
 docs/performance.md says): for each example file of TILUS_DIR/examples
 listed below, BUILD/driver/tlsc compiles the file as shipped (plus the -D
 values a user passes for its __init__), then scripts/kernels_check.py
-checks every entry against torch in float64 at ragged sizes and times the
+checks every entry against torch in float64 at ragged sizes and at the
+bench size (where the runtime runs the entries --specialize adds, so the
+entry timed is the entry checked) and times the
 fastest entry against Tilus compiling the same file, in one process,
 interleaved, L2 flushed. Prints (and writes with --out) a markdown table:
 the file, the checks, tlsc's and Tilus's times and their ratio. Tilus
 compiles one kernel per value of an `int` parameter; with --specialize
 tlsc does too for the matmuls' n_size and k_size (`tlsc --specialize`,
 from the bench size), and the row times the specialised entry (the
-runtime picks it for the bench size; the check sizes run the generic
-one) beside the generic one, in the same process. A file
+runtime picks it for the bench size, the ragged check sizes run the
+generic one) beside the generic one, in the same process. A file
 that fails to compile, to check or to run is a row that says so. Tilus's
 location is an argument: nothing of it is part of tlsc.
 """
@@ -198,6 +200,8 @@ def run_case(name, spec, opts, workdir):
             return [rel, "does not compile specialised: " + comp.stderr.splitlines()[0], "", "",
                     "", ""], []
         compare = ["--compare", f"generic={ptx}"]
+    if bench not in checks.split(","):  # the size timed is a size checked
+        checks = f"{checks},{bench}"
     tilus = f"{kind}:{src}:{cls}" + (f":{init}" if init else "")
     cmd = [sys.executable, os.path.join(HERE, "kernels_check.py"),
            "--lib", os.path.join(opts.build, "runtime", "libtlsrt.so"),
