@@ -372,13 +372,14 @@ static void plan_origin(Emitter *e, GAccess *a) {
   a->addr = new_reg(e, DT_UINT64);
   emit(e, "mad.lo.s64 %s, %s, %d, %s;", a->addr.s, lin.s, g->bytes, g->base.s);
   /* pitch[d] = bytes * dims[d+1] * ... (inner first, an immediate while
-   * every factor is) */
+   * every factor is, up to 2^40 bytes: past that a register) */
   Val pitch = val_imm(DT_INT64, g->bytes);
   for (int d = g->rank - 1; d >= 0; d--) {
     a->pitch[d] = pitch;
     if (d == 0) break;
     int64_t pc, dc;
-    if (imm_value(pitch, &pc) && dim_value(a, d, &dc)) {
+    if (imm_value(pitch, &pc) && dim_value(a, d, &dc) && dc >= 0 &&
+        pc <= ((int64_t)1 << 40) / (dc ? dc : 1)) {
       pitch = val_imm(DT_INT64, pc * dc);
     } else {
       Val dim = val_convert(e, g->dims[d], DT_INT64), next = new_reg(e, DT_INT64);
@@ -398,12 +399,21 @@ static void slot_addr(Emitter *e, const GAccess *a, const int64_t *lc, int64_t e
     int td = a->tdim[d];
     int64_t pc;
     if (td < 0 || !lc[td]) continue;
-    if (imm_value(a->pitch[d], &pc)) {
-      imm += lc[td] * pc;
+    int64_t step, sum;
+    if (imm_value(a->pitch[d], &pc) && !__builtin_mul_overflow(lc[td], pc, &step)) {
+      /* an address's immediate offset is 32-bit; a larger step is added */
+      if (!__builtin_add_overflow(imm, step, &sum) && sum >= INT32_MIN && sum <= INT32_MAX) {
+        imm = sum;
+        continue;
+      }
+      Val next = new_reg(e, DT_UINT64);
+      emit(e, "add.s64 %s, %s, %" PRId64 ";", next.s, addr.s, step);
+      addr = next;
       continue;
     }
     Val next = new_reg(e, DT_UINT64);
-    emit(e, "mad.lo.s64 %s, %s, %" PRId64 ", %s;", next.s, a->pitch[d].s, lc[td], addr.s);
+    emit(e, "mad.lo.s64 %s, %s, %" PRId64 ", %s;", next.s, val_to_reg(e, a->pitch[d]).s, lc[td],
+         addr.s);
     addr = next;
   }
   snprintf(at, size, "[%s+%" PRId64 "]", addr.s, imm);
