@@ -508,14 +508,25 @@ Val global_index(Emitter *e, const GView *g, const Val *coords, Val *inb) {
 /* Where one thread's part of a WGMMA fragment store starts: its first
  * row and column in the global tensor, their address, and whether pairs of
  * adjacent columns are aligned for one 2-element store (the row length and
- * the column offset are even). */
+ * the column offset are even): a predicate, or always (even_pairs, known
+ * from multiples.c, a specialised n_size: then a pair is stored whole or
+ * not at all, its first column inside only when its second is, and no
+ * element store is emitted beside it). */
 typedef struct FragStore {
   GView g;
   Val row0, col0, base, aligned;
+  bool even_pairs;
 } FragStore;
 
+static bool even_multiple(const Emitter *e, const IrExpr *x) {
+  int64_t m = x ? ir_expr_multiple(x, e->multiples) : 0;
+  return m % 2 == 0;
+}
+
 static FragStore frag_store_origin(Emitter *e, const IrStmt *s, const IrTensor *g) {
-  FragStore f = {.g = global_view(e, g)};
+  FragStore f = {.g = global_view(e, g),
+                 .even_pairs =
+                     even_multiple(e, g->gshape[1]) && even_multiple(e, s->gmem.offsets[1])};
   global_view_inside(e, &f.g, s);
   Val tid = emit_group_tid(e);
   Val orow = val_to_reg(e, val_convert(e, emit_expr(e, s->gmem.offsets[0]), DT_INT32));
@@ -531,6 +542,7 @@ static FragStore frag_store_origin(Emitter *e, const IrStmt *s, const IrTensor *
   emit(e, "mad.lo.s32 %s, %s, 2, %s;", f.col0.s, lane4.s, ocol.s);
   Val coords[2] = {f.row0, f.col0}, unused;
   f.base = global_elem(e, &f.g, coords, &unused);
+  if (f.even_pairs) return f;
   Val odd = new_reg(e, DT_INT32);
   f.aligned = new_reg(e, DT_BOOL);
   emit(e, "or.b32 %s, %s, %s;", odd.s, f.g.dims[1].s, ocol.s);
@@ -571,10 +583,21 @@ static void frag_rows(Emitter *e, const FragStore *f, const IrTensor *t, FragRow
  * registers, which spilled next to a 64-register f16 accumulator). */
 typedef struct FragCols {
   Val p0, p1, full;
+  bool whole; /* the pair is stored whole or not at all (even_pairs) */
 } FragCols;
 
 static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col) {
-  FragCols c = {new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), new_reg(e, DT_BOOL)};
+  FragCols c = {new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), f->even_pairs};
+  if (c.whole) { /* full: the second column inside (then the first is) */
+    if (f->g.inside[1]) {
+      emit(e, "mov.pred %s, 1;", c.full.s);
+      return c;
+    }
+    Val lim = new_reg(e, DT_INT32);
+    emit(e, "sub.s32 %s, %s, %" PRId64 ";", lim.s, f->g.dims[1].s, col + 1);
+    emit(e, "setp.lt.s32 %s, %s, %s;", c.full.s, f->col0.s, lim.s);
+    return c;
+  }
   if (f->g.inside[1]) {
     emit(e, "mov.pred %s, 1;", c.p0.s);
     emit(e, "mov.pred %s, 1;", c.p1.s);
@@ -603,11 +626,13 @@ static void store_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRo
   Val x = slot_reg(t, slot), y = slot_reg(t, slot + 1);
   if (is_packed(t)) {
     emit(e, "@%s st.global.b32 [%s+%" PRId64 "], %s;", full.s, row->addr.s, cb, x.s);
+    if (c->whole) return;
     x = new_reg(e, DT_FLOAT16), y = new_reg(e, DT_FLOAT16);
     emit(e, "mov.b32 {%s, %s}, %s;", x.s, y.s, slot_reg(t, slot).s);
   } else {
     emit(e, "@%s st.global.v2.f32 [%s+%" PRId64 "], {%s, %s};", full.s, row->addr.s, cb, x.s, y.s);
   }
+  if (c->whole) return;
   const char *bt = is_packed(t) ? ".b16" : ".f32";
   /* element stores where the pair is not whole: in the row, the column in,
    * and not stored above */
@@ -627,6 +652,17 @@ static void load_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow
   int64_t cb = col * dtype_bytes(t->dtype), eb = dtype_bytes(t->dtype);
   Val p0 = new_reg(e, DT_BOOL), p1 = new_reg(e, DT_BOOL), full = new_reg(e, DT_BOOL);
   emit(e, "and.pred %s, %s, %s;", full.s, c->full.s, row->in.s);
+  if (c->whole) { /* the pair, or zeros */
+    Val x = slot_reg(t, slot), y = slot_reg(t, slot + 1);
+    emit(e, "mov.b32 %s, 0;", x.s);
+    if (is_packed(t)) {
+      emit(e, "@%s ld.global.b32 %s, [%s+%" PRId64 "];", full.s, x.s, row->addr.s, cb);
+      return;
+    }
+    emit(e, "mov.b32 %s, 0;", y.s);
+    emit(e, "@%s ld.global.v2.f32 {%s, %s}, [%s+%" PRId64 "];", full.s, x.s, y.s, row->addr.s, cb);
+    return;
+  }
   emit(e, "and.pred %s, %s, %s;", p0.s, c->p0.s, row->in.s);
   emit(e, "and.pred %s, %s, %s;", p1.s, c->p1.s, row->in.s);
   emit(e, "and.pred %s, %s, !%s;", p0.s, p0.s, full.s);
