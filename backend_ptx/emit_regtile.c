@@ -815,6 +815,23 @@ static void wgmma_global_native(Emitter *e, const IrStmt *s, bool load) {
  * pairs col0 + 8j (see the layout at the top of this file). The rows'
  * addresses come first; then, column pair by column pair, every row's
  * store or load. */
+/* Every pair of slots of a fragment, column pair by column pair, every
+ * row's store or load. */
+static void frag_pairs(Emitter *e, const FragStore *f, const IrTensor *t, const FragRow *rows,
+                       int64_t nrows, bool load) {
+  int64_t n = t->shape[1];
+  for (int64_t j = 0; j < n / 8; j++) {
+    FragCols c = frag_cols(e, f, 8 * j);
+    for (int64_t i = 0; i < nrows; i++) {
+      int64_t slot = (i / 2) * (n / 2) + 4 * j + 2 * (i % 2);
+      if (load)
+        load_pair(e, t, slot, &rows[i], &c, 8 * j);
+      else
+        store_pair(e, t, slot, &rows[i], &c, 8 * j);
+    }
+  }
+}
+
 static void wgmma_global(Emitter *e, const IrStmt *s, bool load) {
   const IrTensor *g = s->gmem.global, *t = s->gmem.reg;
   const char *verb = load ? "loading" : "storing";
@@ -833,7 +850,7 @@ static void wgmma_global(Emitter *e, const IrStmt *s, bool load) {
     return;
   }
   FragStore f = frag_store_origin(e, s, g);
-  int64_t m = t->shape[0], n = t->shape[1], nrows = m / 64 * 2;
+  int64_t m = t->shape[0], nrows = m / 64 * 2;
   FragRow *rows = calloc((size_t)nrows, sizeof *rows);
   if (!rows) {
     unsupported(e, "a WGMMA fragment %s of %" PRId64 " rows (out of memory)",
@@ -841,15 +858,21 @@ static void wgmma_global(Emitter *e, const IrStmt *s, bool load) {
     return;
   }
   frag_rows(e, &f, t, rows, nrows);
-  for (int64_t j = 0; j < n / 8; j++) {
-    FragCols c = frag_cols(e, &f, 8 * j);
-    for (int64_t i = 0; i < nrows; i++) {
-      int64_t slot = (i / 2) * (n / 2) + 4 * j + 2 * (i % 2);
-      if (load)
-        load_pair(e, t, slot, &rows[i], &c, 8 * j);
-      else
-        store_pair(e, t, slot, &rows[i], &c, 8 * j);
-    }
+  if (f.even_pairs) {
+    frag_pairs(e, &f, t, rows, nrows, load);
+  } else {
+    /* one alignment for the whole fragment: a branch to the copy of the
+     * accesses that has only pairs, rather than every pair's alternative
+     * element accesses issued under predicates */
+    int odd = new_label(e), done = new_label(e);
+    emit(e, "@!%s bra $L%d;", f.aligned.s, odd);
+    f.even_pairs = true;
+    frag_pairs(e, &f, t, rows, nrows, load);
+    emit(e, "bra $L%d;", done);
+    emit_label(e, odd);
+    f.even_pairs = false;
+    frag_pairs(e, &f, t, rows, nrows, load);
+    emit_label(e, done);
   }
   free(rows);
 }

@@ -4,8 +4,10 @@
 # 4-byte pair stores and 2-byte element stores. Where the row length and
 # the column offset are even (n fixed at 4096, offset_n a multiple of 256)
 # a pair is stored whole or not at all: 64 pair stores and no element
-# store. The generic entry and n = 4001 test the pair's alignment at run
-# time, each pair a pair store or two element stores under predicates.
+# store. The generic entry and n = 4001 test the alignment at run time,
+# once for the fragment, and branch to one of two copies of the stores:
+# 64 pair stores, or 64 pair and 128 element stores under predicates (an
+# odd row length or column offset).
 awk '/^\.visible \.entry/ { name = $3; sub(/\($/, "", name); order[++n] = name }
      /st\.global\.b32/ { pairs[name]++ }
      /st\.global\.b16/ { elems[name]++ }

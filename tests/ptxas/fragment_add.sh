@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fragment_add.sh FILE.ptx: per entry of kernels/fragment_add.tls, the
 # loads of the partial sum into the fragment (a [64, 64] fragment is 8
-# column octets x 2 rows a thread: 16 pair loads, each with its two element
-# loads for ragged edges) and the arithmetic on it: float16 fragments in
+# column octets x 2 rows a thread: 16 pair loads where the row length and
+# the column offset are even, and a second copy for odd ones, 16 pair
+# loads each with its two element loads; a branch picks the copy) and the arithmetic on it: float16 fragments in
 # packed f16x2 pairs (16 registers: 16 of each operation), float32 ones per
 # element (32). A subtraction from a scalar has the scalar (a %r or %f
 # register) first and the fragment (a %t register) last. The per_block
