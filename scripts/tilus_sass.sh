@@ -8,10 +8,13 @@
 #      times its fastest entry against Tilus compiling TILUS_FILE, Tilus's
 #      cache in a fresh folder so that it holds this file's programs only;
 #   2. OUT/tlsc.sass and OUT/tlsc_regs.txt: the fastest entry's SASS and
-#      every entry's register use (ptxas, cuobjdump);
-#   3. OUT/tilus/<program>.cu, .sass, and tilus_regs.txt: each program Tilus
-#      built (its generated CUDA, SASS, registers), with its dispatch table
-#      (which program its tuning chose) in OUT/tilus/;
+#      register use (ptxas -e assembles that entry alone: a specialised file
+#      of 144 entries took ptxas minutes);
+#   3. OUT/tilus.tgz (one file, however many programs) holding tilus/<program>.cu
+#      and .sass, each program Tilus built (its generated CUDA and SASS),
+#      its dispatch table and latency report (which program its tuning
+#      chose, every program's time in its tuning); beside it
+#      OUT/tilus_regs.txt, each program's registers;
 #   4. OUT/loops.txt: scripts/sass_loops.py's main loop of tlsc's fastest
 #      entry beside each program's, opcode by opcode.
 # LIB defaults to build-rt/runtime/libtlsrt.so. Example:
@@ -33,9 +36,9 @@ python3 "$here/kernels_check.py" --lib "$lib" --case "$kind:$ptx:$cls" \
   --tilus "$kind:$tfile:$cls$init" --tilus-cache "$cache" --check-sizes "$size" \
   --bench --bench-sizes "$size" --rounds 5 | tee "$out/bench.log"
 best=$(sed -n 's/^bench [^[]*\[\([^]]*\)\].*/\1/p' "$out/bench.log" | head -1)
-ptxas -arch=sm_90a "$ptx" -o "$out/tlsc.cubin"
-cuobjdump -res-usage "$out/tlsc.cubin" >"$out/tlsc_regs.txt"
 if [ -n "$best" ]; then
+  ptxas -arch=sm_90a -e "$best" "$ptx" -o "$out/tlsc.cubin"
+  cuobjdump -res-usage "$out/tlsc.cubin" >"$out/tlsc_regs.txt"
   cuobjdump -sass -fun "$best" "$out/tlsc.cubin" >"$out/tlsc.sass"
 fi
 : >"$out/tilus_regs.txt"
@@ -48,6 +51,8 @@ for prog in "$cache"/programs/*/; do
     >>"$out/tilus_regs.txt"
 done
 find "$cache" -name 'dispatch_table.txt' -exec cp {} "$out/tilus/" \;
+# Tilus's tuning: every program's latency, and which one it chose
+find "$cache" -path '*latency*' -name 'report.txt' -exec cp {} "$out/tilus/latency_report.txt" \;
 # 4. OUT/loops.txt: the main loop of tlsc's fastest entry beside each
 #    Tilus program's (scripts/sass_loops.py: opcodes per loop, difference)
 : >"$out/loops.txt"
@@ -58,4 +63,5 @@ if [ -s "$out/tlsc.sass" ]; then
     echo >>"$out/loops.txt"
   done
 fi
-echo "tlsc's fastest entry: ${best:-none} ($out/tlsc.sass); Tilus's programs: $out/tilus_regs.txt; main loops side by side: $out/loops.txt"
+tar czf "$out/tilus.tgz" -C "$out" tilus && rm -rf "$out/tilus"
+echo "tlsc's fastest entry: ${best:-none} ($out/tlsc.sass); Tilus's programs: $out/tilus.tgz, $out/tilus_regs.txt; main loops side by side: $out/loops.txt"
