@@ -807,14 +807,6 @@ static void wgmma_global_native(Emitter *e, const IrStmt *s, bool load) {
   }
 }
 
-/* Stores a WGMMA fragment tensor to a rank-2 global tensor at offsets
- * (row, col), or loads one from it (to add into an accumulator: a split
- * wave's owner summing the partial tiles of other blocks), bounds-checked
- * against the global shape (out-of-bounds elements dropped, or read as 0):
- * thread t holds, in fragment r, rows row0 + 64r + 8h (h = 0, 1) and column
- * pairs col0 + 8j (see the layout at the top of this file). The rows'
- * addresses come first; then, column pair by column pair, every row's
- * store or load. */
 /* Every pair of slots of a fragment, column pair by column pair, every
  * row's store or load. */
 static void frag_pairs(Emitter *e, const FragStore *f, const IrTensor *t, const FragRow *rows,
@@ -832,6 +824,15 @@ static void frag_pairs(Emitter *e, const FragStore *f, const IrTensor *t, const 
   }
 }
 
+/* Stores a WGMMA fragment tensor to a rank-2 global tensor at offsets
+ * (row, col), or loads one from it (to add into an accumulator: a split
+ * wave's owner summing the partial tiles of other blocks), bounds-checked
+ * against the global shape (out-of-bounds elements dropped, or read as 0):
+ * thread t holds, in fragment r, rows row0 + 64r + 8h (h = 0, 1) and column
+ * pairs col0 + 8j (see the layout at the top of this file). The rows'
+ * addresses come first; then, column pair by column pair, every row's
+ * store or load, in one copy when the pairs are known aligned, else in
+ * two behind a branch on the alignment. */
 static void wgmma_global(Emitter *e, const IrStmt *s, bool load) {
   const IrTensor *g = s->gmem.global, *t = s->gmem.reg;
   const char *verb = load ? "loading" : "storing";
