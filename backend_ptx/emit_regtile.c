@@ -583,11 +583,11 @@ static void frag_rows(Emitter *e, const FragStore *f, const IrTensor *t, FragRow
  * registers, which spilled next to a 64-register f16 accumulator). */
 typedef struct FragCols {
   Val p0, p1, full;
-  bool whole; /* the pair is stored whole or not at all (even_pairs) */
+  bool whole; /* the pair is stored whole or not at all (aligned pairs) */
 } FragCols;
 
-static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col) {
-  FragCols c = {new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), f->even_pairs};
+static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col, bool whole) {
+  FragCols c = {new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), whole};
   if (c.whole) { /* full: the second column inside (then the first is) */
     if (f->g.inside[1]) {
       emit(e, "mov.pred %s, 1;", c.full.s);
@@ -808,12 +808,13 @@ static void wgmma_global_native(Emitter *e, const IrStmt *s, bool load) {
 }
 
 /* Every pair of slots of a fragment, column pair by column pair, every
- * row's store or load. */
+ * row's store or load; whole: the pairs are aligned (known, or tested
+ * before), so each is accessed whole or not at all. */
 static void frag_pairs(Emitter *e, const FragStore *f, const IrTensor *t, const FragRow *rows,
-                       int64_t nrows, bool load) {
+                       int64_t nrows, bool load, bool whole) {
   int64_t n = t->shape[1];
   for (int64_t j = 0; j < n / 8; j++) {
-    FragCols c = frag_cols(e, f, 8 * j);
+    FragCols c = frag_cols(e, f, 8 * j, whole);
     for (int64_t i = 0; i < nrows; i++) {
       int64_t slot = (i / 2) * (n / 2) + 4 * j + 2 * (i % 2);
       if (load)
@@ -860,19 +861,17 @@ static void wgmma_global(Emitter *e, const IrStmt *s, bool load) {
   }
   frag_rows(e, &f, t, rows, nrows);
   if (f.even_pairs) {
-    frag_pairs(e, &f, t, rows, nrows, load);
+    frag_pairs(e, &f, t, rows, nrows, load, true);
   } else {
     /* one alignment for the whole fragment: a branch to the copy of the
      * accesses that has only pairs, rather than every pair's alternative
      * element accesses issued under predicates */
     int odd = new_label(e), done = new_label(e);
     emit(e, "@!%s bra $L%d;", f.aligned.s, odd);
-    f.even_pairs = true;
-    frag_pairs(e, &f, t, rows, nrows, load);
+    frag_pairs(e, &f, t, rows, nrows, load, true);
     emit(e, "bra $L%d;", done);
     emit_label(e, odd);
-    f.even_pairs = false;
-    frag_pairs(e, &f, t, rows, nrows, load);
+    frag_pairs(e, &f, t, rows, nrows, load, false);
     emit_label(e, done);
   }
   free(rows);
