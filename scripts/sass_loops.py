@@ -8,7 +8,10 @@ a backward branch's target to the branch; the main loop is the one with
 the most tensor-core instructions (HMMA, HGMMA, IMMA), then the fewest
 instructions (an inner loop before the loop around it; the body's
 aligned copy before its element-by-element copy); in a function without
-tensor instructions, the longest loop. Prints its address range, its instruction count and a
+tensor instructions, the longest loop. A backward branch over an EXIT is
+not a loop: ptxas puts an mbarrier wait's retry at the function's end,
+which branches back into the code above (a warp-specialised kernel's
+"loop" was the whole function without this). Prints its address range, its instruction count and a
 count per opcode (the mnemonic with its modifiers, predicates dropped),
 and the instructions from the loop's end to the first EXIT with the
 global stores among them: a matmul's epilogue, which runs once per block
@@ -60,6 +63,8 @@ def main_loop(insns):
             continue
         lo = int(m.group(1), 16)
         inside = [op for a, op, _ in insns if lo <= a <= addr]
+        if any(op.startswith("EXIT") for op in inside):
+            continue  # a jump back from cold code (an mbarrier's retry stub), not a loop
         tensor = sum(op.startswith(TENSOR) for op in inside)
         key = (tensor, -len(inside) if tensor else len(inside))
         if best_key is None or key > best_key:
