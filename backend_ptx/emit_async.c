@@ -245,7 +245,10 @@ void emit_tma_stmt(Emitter *e, const IrStmt *s) {
       emit_one_thread(e, s->kind == S_TMA_LOAD ? tma_load_body : tma_store_body, s, true);
     break;
   case S_TMA_FENCE:
-    emit_effect(e, "fence.proxy.async.shared::cta;");
+    if (s->fence.release) /* PTX ISA 8.6 (the .version emitted) */
+      emit_effect(e, "fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster;");
+    else
+      emit_effect(e, "fence.proxy.async.shared::cta;");
     break;
   case S_TMA_COMMIT:
     emit_effect(e, "cp.async.bulk.commit_group;");

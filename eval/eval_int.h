@@ -159,6 +159,7 @@ typedef enum Builtin {
   P_ASSUME,
   P_FREE_SHARED,
   P_FENCE_PROXY_ASYNC,
+  P_FENCE_PROXY_RELEASE,
   P_TOLIST,
   P_ITEM,     /* GlobalTensor[i, j].item() */
   P_ITEM_PTR, /* GlobalTensor[i, j].item_ptr() */

@@ -59,7 +59,7 @@ static const struct {
 static const char tilus_prims[] = " reshape_shared flatten ";
 static const char tilus_prim_groups[] = " clc tcgen05 ";
 /* members of the groups tlsc has that it lacks */
-static const char tilus_group_prims[] = " fence.proxy_async_release cluster.map_shared_addr ";
+static const char tilus_group_prims[] = " cluster.map_shared_addr ";
 
 bool ev_word_in(const char *list, const char *word) {
   size_t n = strlen(word);
@@ -94,6 +94,7 @@ static const struct {
     {NS_MBARRIER, "arrive_and_expect_tx_remote", P_MBAR_EXPECT_TX_REMOTE},
     {NS_CLUSTER, "sync", P_CLUSTER_SYNC},
     {NS_FENCE, "proxy_async", P_FENCE_PROXY_ASYNC},
+    {NS_FENCE, "proxy_async_release", P_FENCE_PROXY_RELEASE},
 };
 
 static const char *ns_name(Builtin ns) {
@@ -1855,6 +1856,12 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     ev_bind_args(E, a, sp, "proxy_async", names, 0, v);
     only_default(E, a, names, 0, v[0], v_str(E, "shared"), "fence.proxy_async", sp);
     stmt(E, S_TMA_FENCE, sp);
+    return v_none(E);
+  }
+  case P_FENCE_PROXY_RELEASE: {
+    static const char *const names[] = {NULL};
+    ev_bind_args(E, a, sp, "proxy_async_release", names, 0, NULL);
+    stmt(E, S_TMA_FENCE, sp)->fence.release = true;
     return v_none(E);
   }
   case P_TOLIST:

@@ -463,7 +463,7 @@ typedef enum SKind {
   S_MBAR_EXPECT_TX, /* mbar: arrive and expect transaction bytes */
   S_TMA_LOAD,       /* tma: global -> shared, completing on an mbarrier */
   S_TMA_STORE,      /* tma: shared -> global, in a bulk async-group */
-  S_TMA_FENCE,      /* fence.proxy.async.shared::cta (no fields) */
+  S_TMA_FENCE,      /* fence.proxy.async: IrFenceStmt */
   S_TMA_COMMIT,     /* cp.async.bulk.commit_group (no fields) */
   S_TMA_WAIT,       /* wait: cp.async.bulk.wait_group[.read] */
   S_CP_ASYNC,       /* cpasync: global -> shared by the group's threads */
@@ -635,6 +635,15 @@ typedef struct IrSetmaxnregStmt {
   int64_t count;
   bool inc; /* .inc (raise), else .dec (release registers) */
 } IrSetmaxnregStmt;
+
+/* S_TMA_FENCE: the generic proxy's writes to shared memory ordered before
+ * the async proxy's (a TMA store's) reads. Both directions
+ * (fence.proxy.async.shared::cta, Tilus's fence.proxy_async), or with
+ * release the generic-to-async direction only, the lighter
+ * fence.proxy.async::generic.release (Tilus's proxy_async_release). */
+typedef struct IrFenceStmt {
+  bool release;
+} IrFenceStmt;
 
 /* S_TMA_WAIT, S_WGMMA_WAIT and S_CP_WAIT: wait_group N, until at most
  * N groups (bulk async-groups, wgmma groups of the warp group, cp.async
@@ -852,6 +861,7 @@ struct IrStmt {
     IrMbarStmt mbar;         /* S_MBAR_WAIT, S_MBAR_ARRIVE, S_MBAR_EXPECT_TX */
     IrTmaStmt tma;           /* S_TMA_LOAD, S_TMA_STORE */
     IrWaitStmt wait;         /* S_TMA_WAIT, S_WGMMA_WAIT, S_CP_WAIT */
+    IrFenceStmt fence;       /* S_TMA_FENCE */
     IrCpAsyncStmt cpasync;   /* S_CP_ASYNC */
     IrWgmmaStmt wgmma;       /* S_WGMMA_MMA */
     IrFillStmt fill;         /* S_FILL */

@@ -304,7 +304,7 @@ static void print_simple(FILE *out, const IrStmt *s) {
     fprintf(out, ", tmap=%d", s->tma.tmap);
     break;
   case S_TMA_FENCE:
-    fputs("tma.fence_proxy_async", out);
+    fputs(s->fence.release ? "fence.proxy_async_release" : "tma.fence_proxy_async", out);
     break;
   case S_TMA_COMMIT:
     fputs("tma.commit_group", out);

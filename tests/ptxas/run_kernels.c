@@ -9,7 +9,9 @@
  *   multiple of the tile), for every autotune entry; the elements past n
  *   must stay untouched.
  * staged: y = x + x (f16) over a 100 x 136 matrix (not multiples of the
- *   64 x 64 tile), through TMA load, load_shared, store_shared, TMA store.
+ *   64 x 64 tile), through TMA load, load_shared, store_shared, TMA store;
+ *   Staged fences the shared writes with fence.proxy_async, StagedRelease
+ *   with fence.proxy_async_release.
  * divmod: run-time x // d and x % d by constants d (kernels/divmod.tls),
  *   for int32, uint32 and int64 dividends of both signs and the extremes,
  *   against C's / and % on the host (INT_MIN / -1 wraps, INT_MIN % -1 is 0).
@@ -78,11 +80,11 @@ static int run_vecadd(tls_context *ctx, const char *path) {
   return bad != 0;
 }
 
-static int run_staged(tls_context *ctx, const char *path) {
+static int run_staged(tls_context *ctx, const char *path, const char *name) {
   enum { M = 100, N = 136 };
   tls_module *mod;
   if (tls_module_load_file(ctx, path, &mod)) return fail(ctx, path);
-  const tls_kernel *k = tls_kernel_find(mod, "Staged");
+  const tls_kernel *k = tls_kernel_find(mod, name);
   half *x = malloc(M * N * 2), *y = malloc(M * N * 2);
   uint64_t seed = 2;
   for (int i = 0; i < M * N; i++) x[i] = random_half(&seed);
@@ -90,14 +92,15 @@ static int run_staged(tls_context *ctx, const char *path) {
   tls_arg args[] = {tls_i32(M), tls_i32(N), tls_ptr(dx), tls_ptr(dy)};
   if (!k || !dx || !dy || tls_launch(k, args, 4, NULL) || tls_synchronize(ctx) ||
       tls_mem_download(ctx, y, dy, M * N * 2))
-    return fail(ctx, "Staged");
+    return fail(ctx, name);
   int wrong = 0;
   for (int i = 0; i < M * N; i++) {
     uint16_t want = bits((half)(x[i] + x[i]));
     if (bits(y[i]) != want && wrong++ < 5)
-      fprintf(stderr, "Staged: y[%d][%d] = 0x%04x, want 0x%04x\n", i / N, i % N, bits(y[i]), want);
+      fprintf(stderr, "%s: y[%d][%d] = 0x%04x, want 0x%04x\n", name, i / N, i % N, bits(y[i]),
+              want);
   }
-  printf("Staged %dx%d: %s (%d wrong)\n", M, N, wrong ? "FAIL" : "ok", wrong);
+  printf("%s %dx%d: %s (%d wrong)\n", name, M, N, wrong ? "FAIL" : "ok", wrong);
   tls_module_free(mod);
   free(x), free(y);
   return wrong != 0;
@@ -198,7 +201,8 @@ int main(int argc, char **argv) {
     tls_context_free(ctx);
     return 77;
   }
-  int bad = run_vecadd(ctx, argv[1]) + run_staged(ctx, argv[2]);
+  int bad = run_vecadd(ctx, argv[1]) + run_staged(ctx, argv[2], "Staged") +
+            run_staged(ctx, argv[2], "StagedRelease");
   if (argc == 4) bad += run_divmod(ctx, argv[3]);
   tls_context_free(ctx);
   return bad ? 1 : 0;
