@@ -397,7 +397,7 @@ static const IrExpr *scaled_down(const Emitter *e, const IrExpr *offset, int *sh
   if (!offset || offset->kind != X_BINARY || !ir_is_const(offset->b, &c)) return NULL;
   if (offset->op == OP_DIV) {
     if (c <= 0 || (c & (c - 1)) != 0) return NULL;
-    for (*shift = 0; ((int64_t)1 << *shift) < c; ++*shift) continue;
+    *shift = __builtin_ctzll((unsigned long long)c);
   } else if (offset->op == OP_SHR) {
     if (c < 0 || c > 30) return NULL;
     *shift = (int)c;
@@ -587,8 +587,8 @@ typedef struct FragCols {
 } FragCols;
 
 static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col, bool whole) {
-  FragCols c = {new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), new_reg(e, DT_BOOL), whole};
-  if (c.whole) { /* full: the second column inside (then the first is) */
+  FragCols c = {.full = new_reg(e, DT_BOOL), .whole = whole};
+  if (c.whole) { /* full: the second column inside (then the first is); no p0, p1 */
     if (f->g.inside[1]) {
       emit(e, "mov.pred %s, 1;", c.full.s);
       return c;
@@ -598,6 +598,7 @@ static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col, bool whol
     emit(e, "setp.lt.s32 %s, %s, %s;", c.full.s, f->col0.s, lim.s);
     return c;
   }
+  c.p0 = new_reg(e, DT_BOOL), c.p1 = new_reg(e, DT_BOOL);
   if (f->g.inside[1]) {
     emit(e, "mov.pred %s, 1;", c.p0.s);
     emit(e, "mov.pred %s, 1;", c.p1.s);
@@ -614,6 +615,17 @@ static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col, bool whol
   return c;
 }
 
+/* The element accesses of a pair that is not accessed whole (full): each
+ * element's, in the row with its column in (p0, p1). */
+static void element_preds(Emitter *e, const FragCols *c, const FragRow *row, Val full, Val *p0,
+                          Val *p1) {
+  *p0 = new_reg(e, DT_BOOL), *p1 = new_reg(e, DT_BOOL);
+  emit(e, "and.pred %s, %s, %s;", p0->s, c->p0.s, row->in.s);
+  emit(e, "and.pred %s, %s, %s;", p1->s, c->p1.s, row->in.s);
+  emit(e, "and.pred %s, %s, !%s;", p0->s, p0->s, full.s);
+  emit(e, "and.pred %s, %s, !%s;", p1->s, p1->s, full.s);
+}
+
 /* Stores the pair of slots (slot, slot + 1) = columns col0 + col (+1) of
  * row `row`: one 2-element store (f32) or one 4-byte store of the packed
  * pair (f16/bf16) when both columns are in and aligned, else predicated
@@ -621,25 +633,20 @@ static FragCols frag_cols(Emitter *e, const FragStore *f, int64_t col, bool whol
 static void store_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow *row,
                        const FragCols *c, int64_t col) {
   int64_t cb = col * dtype_bytes(t->dtype);
-  Val p0 = new_reg(e, DT_BOOL), p1 = new_reg(e, DT_BOOL), full = new_reg(e, DT_BOOL);
+  Val full = new_reg(e, DT_BOOL), p0, p1;
   emit(e, "and.pred %s, %s, %s;", full.s, c->full.s, row->in.s);
   Val x = slot_reg(t, slot), y = slot_reg(t, slot + 1);
-  if (is_packed(t)) {
+  if (is_packed(t))
     emit(e, "@%s st.global.b32 [%s+%" PRId64 "], %s;", full.s, row->addr.s, cb, x.s);
-    if (c->whole) return;
+  else
+    emit(e, "@%s st.global.v2.f32 [%s+%" PRId64 "], {%s, %s};", full.s, row->addr.s, cb, x.s, y.s);
+  if (c->whole) return;
+  if (is_packed(t)) {
     x = new_reg(e, DT_FLOAT16), y = new_reg(e, DT_FLOAT16);
     emit(e, "mov.b32 {%s, %s}, %s;", x.s, y.s, slot_reg(t, slot).s);
-  } else {
-    emit(e, "@%s st.global.v2.f32 [%s+%" PRId64 "], {%s, %s};", full.s, row->addr.s, cb, x.s, y.s);
   }
-  if (c->whole) return;
   const char *bt = is_packed(t) ? ".b16" : ".f32";
-  /* element stores where the pair is not whole: in the row, the column in,
-   * and not stored above */
-  emit(e, "and.pred %s, %s, %s;", p0.s, c->p0.s, row->in.s);
-  emit(e, "and.pred %s, %s, %s;", p1.s, c->p1.s, row->in.s);
-  emit(e, "and.pred %s, %s, !%s;", p0.s, p0.s, full.s);
-  emit(e, "and.pred %s, %s, !%s;", p1.s, p1.s, full.s);
+  element_preds(e, c, row, full, &p0, &p1);
   emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p0.s, bt, row->addr.s, cb, x.s);
   emit(e, "@%s st.global%s [%s+%" PRId64 "], %s;", p1.s, bt, row->addr.s,
        cb + dtype_bytes(t->dtype), y.s);
@@ -650,7 +657,7 @@ static void store_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRo
 static void load_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow *row,
                       const FragCols *c, int64_t col) {
   int64_t cb = col * dtype_bytes(t->dtype), eb = dtype_bytes(t->dtype);
-  Val p0 = new_reg(e, DT_BOOL), p1 = new_reg(e, DT_BOOL), full = new_reg(e, DT_BOOL);
+  Val full = new_reg(e, DT_BOOL), p0, p1;
   emit(e, "and.pred %s, %s, %s;", full.s, c->full.s, row->in.s);
   if (c->whole) { /* the pair, or zeros */
     Val x = slot_reg(t, slot), y = slot_reg(t, slot + 1);
@@ -663,10 +670,7 @@ static void load_pair(Emitter *e, const IrTensor *t, int64_t slot, const FragRow
     emit(e, "@%s ld.global.v2.f32 {%s, %s}, [%s+%" PRId64 "];", full.s, x.s, y.s, row->addr.s, cb);
     return;
   }
-  emit(e, "and.pred %s, %s, %s;", p0.s, c->p0.s, row->in.s);
-  emit(e, "and.pred %s, %s, %s;", p1.s, c->p1.s, row->in.s);
-  emit(e, "and.pred %s, %s, !%s;", p0.s, p0.s, full.s);
-  emit(e, "and.pred %s, %s, !%s;", p1.s, p1.s, full.s);
+  element_preds(e, c, row, full, &p0, &p1);
   if (is_packed(t)) {
     Val x = new_reg(e, DT_FLOAT16), y = new_reg(e, DT_FLOAT16), pair = slot_reg(t, slot);
     emit(e, "mov.b16 %s, 0;", x.s);

@@ -341,10 +341,11 @@ static bool imm_value(Val v, int64_t *x) {
   return true;
 }
 
-/* Whether global dimension d's extent is a constant, and its value (the
- * view holds every extent in a register, a specialised n_size too). */
+/* Whether global dimension d's extent is a constant, and its value: from
+ * the IR, as the view holds every extent in a register (a specialised
+ * n_size too). */
 static bool dim_value(const GAccess *a, int d, int64_t *x) {
-  return ir_is_const(a->s->gmem.global->gshape[d], x) || imm_value(a->g.dims[d], x);
+  return ir_is_const(a->s->gmem.global->gshape[d], x);
 }
 
 /* Whether an access is planned from its origin: a tensor of rank 3 or
