@@ -11,8 +11,9 @@ aligned copy before its element-by-element copy); in a function without
 tensor instructions, the longest loop. A backward branch over an EXIT is
 not a loop: ptxas puts an mbarrier wait's retry at the function's end,
 which branches back into the code above (a warp-specialised kernel's
-"loop" was the whole function without this). Prints its address range, its instruction count and a
-count per opcode (the mnemonic with its modifiers, predicates dropped),
+"loop" was the whole function without this). Prints its address range,
+its instruction count and a count per opcode (the mnemonic with its
+modifiers, predicates dropped),
 and the instructions from the loop's end to the first EXIT with the
 global stores among them: a matmul's epilogue, which runs once per block
 but after every other warp's last tensor instruction (an Ampere matmul's
