@@ -220,30 +220,26 @@ static Val byte_word(const Emitter *e, const IrTensor *bytes, int64_t i, int *by
 }
 
 /* 4-bit integers viewed from bytes, to float16: both nibbles of a byte in
- * one pair (weight dequantisation's inner loop). With w the word holding
- * the byte (byte k) and w >> 4 beside it, one prmt puts byte k of w in the
- * low half and of w >> 4 in the high half: the low and high nibbles, each
- * in the low 4 bits of its half. One lop3 keeps those bits under 0x6400
- * and flips their top bit when signed (x ^ 8 = x + 8 mod 16): halves
- * 1024 + v (v = x + 8 signed, x unsigned); lop3's function is "b ? a ^ c :
- * c" bit by bit, b the mask, c 0x6400 outside it and the flips inside. One
- * sub.f16x2 of 1024 (+ 8 signed) leaves both values exactly; the constant
- * is the lop3's c itself. */
+ * one pair (weight dequantisation's inner loop), with no shift. One prmt
+ * puts byte k of its word in the low byte of both halves. One lop3 keeps
+ * the low nibble (bits 0-3) in the low half and the high nibble, where it
+ * is (bits 4-7), in the high half, flipping each nibble's top bit when
+ * signed (x ^ 8 = x + 8 mod 16); its function is "b ? a ^ c : c" bit by
+ * bit, b the mask, c the halves' bases outside it and the flips inside.
+ * The low half's base 0x6400 is 1024 with a mantissa unit of 1, the high
+ * half's 0x5400 is 64 with a unit of 1/16, so bits 4-7 count whole
+ * units: the halves are 1024 + v and 64 + v' (v = x + 8 signed, x
+ * unsigned). One sub.f16x2 of {1024, 64} (+ 8 signed) leaves both values
+ * exactly (small integers); the constant is the lop3's c itself. */
 static void cast_nibble_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
                               const IrTensor *bytes) {
-  Val base = new_reg(e, DT_UINT32), mask = new_reg(e, DT_UINT32), shifted = {.s = ""},
-      last = {.s = ""};
-  emit(e, "mov.b32 %s, %s;", base.s, src->dtype == DT_INT4B ? "0x64086408" : "0x64006400");
-  emit(e, "mov.b32 %s, 0x000F000F;", mask.s);
+  Val base = new_reg(e, DT_UINT32), mask = new_reg(e, DT_UINT32);
+  emit(e, "mov.b32 %s, %s;", base.s, src->dtype == DT_INT4B ? "0x54806408" : "0x54006400");
+  emit(e, "mov.b32 %s, 0x00F0000F;", mask.s);
   for (int64_t i = 0; i < nslots(bytes); i++) {
     int k;
     Val w = byte_word(e, bytes, i, &k), p = new_reg(e, DT_UINT32);
-    if (strcmp(last.s, w.s)) { /* once per word */
-      shifted = new_reg(e, DT_UINT32);
-      emit(e, "shr.u32 %s, %s, 4;", shifted.s, w.s);
-      last = w;
-    }
-    emit(e, "prmt.b32 %s, %s, %s, 0x%X%X%X%X;", p.s, w.s, shifted.s, 4 + k, 4 + k, k, k);
+    emit(e, "prmt.b32 %s, %s, 0, 0x%X%X%X%X;", p.s, w.s, k, k, k, k);
     emit(e, "lop3.b32 %s, %s, %s, %s, 0x6A;", p.s, p.s, mask.s, base.s); /* b ? a ^ c : c */
     emit(e, "sub.f16x2 %s, %s, %s;", p.s, p.s, base.s);
     emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, 2 * i).s, slot_reg(d, 2 * i + 1).s, p.s);
