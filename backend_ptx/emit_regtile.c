@@ -194,27 +194,35 @@ static int64_t cast_small_ints(Emitter *e, const IrTensor *d, const IrTensor *sr
 }
 
 /* The view (emitted just before) that made src from bytes, when src is
- * 4-bit integers cast to float16: then slots 2i and 2i + 1 of src are the
- * low and high nibbles of the view's source slot i (spread_view). */
+ * 4-bit integers or floats cast to float16: then slots 2i and 2i + 1 of
+ * src are the low and high nibbles of the view's source slot i
+ * (spread_view). */
 static const IrTensor *nibble_source(const Emitter *e, const IrTensor *d, const IrTensor *src) {
   const IrStmt *v = e->prev;
-  if (d->dtype != DT_FLOAT16 || (src->dtype != DT_INT4B && src->dtype != DT_UINT4B) || !v ||
-      v->kind != S_VIEW || v->cast.dst != src)
+  if (d->dtype != DT_FLOAT16 || !dtype_is_subbyte(src->dtype) || dtype_bits(src->dtype) != 4 ||
+      !v || v->kind != S_VIEW || v->cast.dst != src)
     return NULL;
   const IrTensor *x = v->cast.src;
   bool bytes = x->dtype == DT_UINT8 || x->dtype == DT_INT8;
   return bytes && x->reg && nslots(src) == 2 * nslots(x) ? x : NULL;
 }
 
-/* Byte slot i of `bytes` as a word and a byte index in it: the 32-bit
- * word it was loaded in when the statement two before the cast loaded it
- * (load, view, cast), else its own register (byte 0). */
-static Val byte_word(const Emitter *e, const IrTensor *bytes, int64_t i, int *byte) {
+/* Byte slot i of `bytes` as a word and a byte index in it, when the
+ * statement two before the cast loaded it (load, view, cast) as part of a
+ * 32-bit word (Emitter.words). */
+static bool loaded_word(const Emitter *e, const IrTensor *bytes, int64_t i, Val *word, int *byte) {
   const struct ByteWords *bw = &e->words;
-  if (bw->stmt && bw->stmt == e->prev2 && bw->t == bytes && bw->byte[i] >= 0) {
-    *byte = bw->byte[i];
-    return bw->word[i];
-  }
+  if (!bw->stmt || bw->stmt != e->prev2 || bw->t != bytes || bw->byte[i] < 0) return false;
+  *byte = bw->byte[i];
+  *word = bw->word[i];
+  return true;
+}
+
+/* Byte slot i of `bytes` as a word and a byte index in it: the word it was
+ * loaded in (loaded_word), else its own register (byte 0). */
+static Val byte_word(const Emitter *e, const IrTensor *bytes, int64_t i, int *byte) {
+  Val w;
+  if (loaded_word(e, bytes, i, &w, byte)) return w;
   *byte = 0;
   return slot_reg(bytes, i);
 }
@@ -243,6 +251,146 @@ static void cast_nibble_pairs(Emitter *e, const IrTensor *d, const IrTensor *src
     emit(e, "lop3.b32 %s, %s, %s, %s, 0x6A;", p.s, p.s, mask.s, base.s); /* b ? a ^ c : c */
     emit(e, "sub.f16x2 %s, %s, %s;", p.s, p.s, base.s);
     emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, 2 * i).s, slot_reg(d, 2 * i + 1).s, p.s);
+  }
+}
+
+/* A sub-byte float type's conversion to float16 two at a time (subfloat
+ * pairs): the element's exponent and mantissa go under float16's, its
+ * sign to bit 15, which reads the value times 2^(bias - 15) for normal and
+ * subnormal values alike, and one multiply by 2^(15 - bias) restores it
+ * exactly (as from_subbyte's scalar conversion does). */
+typedef struct SubFloat {
+  int bits, exp_bits, man_bits;
+  Val em_mask; /* where the exponent and mantissa land, in both halves */
+  Val scale;   /* 2^(15 - bias) in both halves; empty when the bias is 15 */
+} SubFloat;
+
+static SubFloat subfloat_consts(Emitter *e, DType t) {
+  SubFloat f = {.bits = dtype_bits(t), .exp_bits = dtype_exp_bits(t)};
+  f.man_bits = f.bits - 1 - f.exp_bits;
+  uint32_t em = (uint32_t)((1 << (f.bits - 1)) - 1) << (10 - f.man_bits);
+  f.em_mask = new_reg(e, DT_UINT32);
+  emit(e, "mov.b32 %s, 0x%08X;", f.em_mask.s, em << 16 | em);
+  int bias = (1 << (f.exp_bits - 1)) - 1;
+  if (bias != 15) {
+    uint32_t k = (uint32_t)(30 - bias) << 10;
+    f.scale = new_reg(e, DT_UINT32);
+    emit(e, "mov.b32 %s, 0x%08X;", f.scale.s, k << 16 | k);
+  }
+  return f;
+}
+
+/* The pair in word p (each half: an element's bits at 0 .. bits-1, any
+ * bits above them) to float16 in slots lo and hi of d. A shift left puts
+ * each sign at bit 15 of its half; a shift right of that puts exponent
+ * and mantissa under float16's; one lop3 keeps those and the signs. Bits
+ * above an element land outside both masks, so they need no clearing. */
+static void subfloat_pair(Emitter *e, const SubFloat *f, Val p, const IrTensor *d, int64_t lo) {
+  Val t = new_reg(e, DT_UINT32), a = new_reg(e, DT_UINT32), sign = new_reg(e, DT_UINT32),
+      r = new_reg(e, DT_UINT32);
+  emit(e, "shl.b32 %s, %s, %d;", t.s, p.s, 16 - f->bits);
+  emit(e, "shr.b32 %s, %s, %d;", a.s, t.s, 5 - f->exp_bits);
+  emit(e, "and.b32 %s, %s, 0x80008000;", sign.s, t.s);
+  emit(e, "lop3.b32 %s, %s, %s, %s, 0xEA;", r.s, a.s, f->em_mask.s, sign.s); /* a & b | c */
+  if (f->scale.s[0]) emit(e, "mul.rn.f16x2 %s, %s, %s;", r.s, r.s, f->scale.s);
+  emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, lo).s, slot_reg(d, lo + 1).s, r.s);
+}
+
+/* Whether src's sub-byte floats go to float16 in pairs (d float16; fp8 has
+ * its own cvt). */
+static bool subfloat_cast(DType src, DType dst) {
+  return dst == DT_FLOAT16 && dtype_is_subbyte(src) && dtype_exp_bits(src) > 0 &&
+         dtype_exp_bits(src) <= 5;
+}
+
+/* Sub-byte floats to float16, two slots at a time (their registers hold
+ * the bits zero-extended): one prmt packs a pair. Returns the slots
+ * converted (an odd last one is left to emit_cast's plain conversion). */
+static int64_t cast_subfloat_pairs(Emitter *e, const IrTensor *d, const IrTensor *src) {
+  SubFloat f = subfloat_consts(e, src->dtype);
+  int64_t i = 0;
+  for (; i + 1 < nslots(d); i += 2) {
+    Val p = new_reg(e, DT_UINT32);
+    emit(e, "prmt.b32 %s, %s, %s, 0x5410;", p.s, slot_reg(src, i).s, slot_reg(src, i + 1).s);
+    subfloat_pair(e, &f, p, d, i);
+  }
+  return i;
+}
+
+/* 4-bit floats viewed from bytes, to float16: both nibbles of a byte in
+ * one pair, as cast_nibble_pairs puts them (the word shifted right by 4
+ * beside it, once per word), then subfloat_pair. */
+static void cast_nibble_float_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
+                                    const IrTensor *bytes) {
+  SubFloat f = subfloat_consts(e, src->dtype);
+  Val shifted = {.s = ""}, last = {.s = ""};
+  for (int64_t i = 0; i < nslots(bytes); i++) {
+    int k;
+    Val w = byte_word(e, bytes, i, &k), p = new_reg(e, DT_UINT32);
+    if (strcmp(last.s, w.s)) { /* once per word */
+      shifted = new_reg(e, DT_UINT32);
+      emit(e, "shr.u32 %s, %s, 4;", shifted.s, w.s);
+      last = w;
+    }
+    emit(e, "prmt.b32 %s, %s, %s, 0x%X%X%X%X;", p.s, w.s, shifted.s, 4 + k, 4 + k, k, k);
+    subfloat_pair(e, &f, p, d, 2 * i);
+  }
+}
+
+/* The bytes (emitted two statements before) that src views one to one,
+ * when src is 8-bit integers cast to float16 and each pair of its slots
+ * (2i, 2i + 1) lies in one loaded 32-bit word: those words are then
+ * converted whole (cast_byte_pairs). */
+static const IrTensor *byte_pair_source(const Emitter *e, const IrTensor *d, const IrTensor *src) {
+  const IrStmt *v = e->prev;
+  if (d->dtype != DT_FLOAT16 || (src->dtype != DT_INT8 && src->dtype != DT_UINT8) || !v ||
+      v->kind != S_VIEW || v->cast.dst != src)
+    return NULL;
+  const IrTensor *x = v->cast.src;
+  if ((x->dtype != DT_UINT8 && x->dtype != DT_INT8) || !x->reg || nslots(x) != nslots(src) ||
+      nslots(x) % 2)
+    return NULL;
+  for (int64_t i = 0; i < nslots(x); i += 2) {
+    Val w0, w1;
+    int k0, k1;
+    if (!loaded_word(e, x, i, &w0, &k0) || !loaded_word(e, x, i + 1, &w1, &k1) ||
+        strcmp(w0.s, w1.s))
+      return NULL;
+  }
+  return x;
+}
+
+/* 8-bit integers viewed from loaded bytes, to float16, two bytes of one
+ * word at a time: x ^ 0x80 is x + 128 for a signed byte (one xor per
+ * word), one prmt puts the two bytes under 0x64 high bytes, making the
+ * halves 1024 + u (u < 256, exact in a float16), and one sub.f16x2 of
+ * 1024 (+ 128 signed) leaves both values. Two and a quarter instructions
+ * per pair where the generic path (cast_small_ints) sign-extends each
+ * byte, adds its bias and packs the pair. */
+static void cast_byte_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
+                            const IrTensor *bytes) {
+  bool is_signed = src->dtype == DT_INT8;
+  Val high = new_reg(e, DT_UINT32), base = new_reg(e, DT_UINT32), last = {.s = ""},
+      flipped = {.s = ""};
+  emit(e, "mov.b32 %s, 0x64646464;", high.s);
+  emit(e, "mov.b32 %s, %s;", base.s, is_signed ? "0x64806480" : "0x64006400");
+  for (int64_t i = 0; i < nslots(bytes); i += 2) {
+    Val w, unused;
+    int k0, k1;
+    loaded_word(e, bytes, i, &w, &k0);
+    loaded_word(e, bytes, i + 1, &unused, &k1);
+    if (strcmp(last.s, w.s)) { /* once per word */
+      last = w;
+      flipped = w;
+      if (is_signed) {
+        flipped = new_reg(e, DT_UINT32);
+        emit(e, "xor.b32 %s, %s, 0x80808080;", flipped.s, w.s);
+      }
+    }
+    Val p = new_reg(e, DT_UINT32);
+    emit(e, "prmt.b32 %s, %s, %s, 0x4%X4%X;", p.s, flipped.s, high.s, k1, k0);
+    emit(e, "sub.f16x2 %s, %s, %s;", p.s, p.s, base.s);
+    emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, i).s, slot_reg(d, i + 1).s, p.s);
   }
 }
 
@@ -278,10 +426,19 @@ static void emit_cast(Emitter *e, const IrStmt *s) {
   }
   const IrTensor *bytes = nibble_source(e, d, src);
   if (bytes) {
-    cast_nibble_pairs(e, d, src, bytes);
+    if (dtype_exp_bits(src->dtype))
+      cast_nibble_float_pairs(e, d, src, bytes);
+    else
+      cast_nibble_pairs(e, d, src, bytes);
     return;
   }
-  int64_t done = small_int_cast(src->dtype, d->dtype) ? cast_small_ints(e, d, src) : 0;
+  if ((bytes = byte_pair_source(e, d, src))) {
+    cast_byte_pairs(e, d, src, bytes);
+    return;
+  }
+  int64_t done = small_int_cast(src->dtype, d->dtype)  ? cast_small_ints(e, d, src)
+                 : subfloat_cast(src->dtype, d->dtype) ? cast_subfloat_pairs(e, d, src)
+                                                       : 0;
   for (int64_t i = done; i < nslots(d); i++) {
     Val v = val_convert(e, slot_reg(src, i), d->dtype);
     emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s, v.s);

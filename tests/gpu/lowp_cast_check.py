@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs tests/gpu/kernels/lowp_cast.tls (compiled by tlsc) on the GPU: each
-entry views random bytes as a small integer type (int1b ... uint8), casts
+entry views random bytes as a small integer type (int1b ... uint8) or a
+sub-byte float (float3_e1m1 ... float7_e5m1, as Tilus defines them), casts
 the elements to float16 or bfloat16 and computes with them in pairs of
 halves. Checks, exactly, against the same steps in torch:
 
@@ -10,7 +11,7 @@ halves. Checks, exactly, against the same steps in torch:
     python3 tests/gpu/lowp_cast_check.py --lib build/runtime/libtlsrt.so \
         --ptx lowp_cast.ptx
 
-Each entry's config gives its bytes per thread (nbytes: 3 or 4); each runs
+Each entry's config gives its bytes per thread (nbytes: 3, 4 or 7); each runs
 on an aligned source and on one a byte off (the kernel's unaligned copy,
 bytes loaded one by one). Every byte value appears in every round (the
 first 256 bytes are 0..255, the rest random), outputs are poisoned (NaN)
@@ -25,14 +26,29 @@ torch = None  # imported by setup(), skipping without it
 
 BITS = {f"{s}int{b}b": b for s in ("", "u") for b in range(1, 8)}
 BITS.update(int8=8, uint8=8)
+FLOATS = {f"float{n}_e{e}m{n - 1 - e}": (n, e) for n in range(3, 8) for e in range(1, n - 1)}
+
+
+def float_value(codes, bits, ebits):
+    """Sub-byte float codes as Tilus defines them: bias 2^(e-1) - 1,
+    subnormals at exponent 0, no inf or nan (an e5 type's all-ones
+    exponent reads as float16's, so it is left out by the caller)."""
+    mbits, bias = bits - 1 - ebits, (1 << (ebits - 1)) - 1
+    sign = torch.where((codes >> (bits - 1)) & 1 == 1, -1.0, 1.0).double()
+    exp = ((codes >> mbits) & ((1 << ebits) - 1)).double()
+    man = (codes & ((1 << mbits) - 1)).double()
+    return sign * torch.where(exp == 0, man / 2**mbits * 2.0**(1 - bias),
+                              (1 + man / 2**mbits) * 2.0**(exp - bias))
 
 
 def decode(raw, name):
     """The elements of the byte stream raw (uint8) as `name`, in float64."""
-    bits = BITS[name]
+    bits, ebits = FLOATS.get(name, (BITS.get(name), 0))
     planes = (raw.long()[:, None] >> torch.arange(8, device=raw.device)) & 1
     planes = planes.reshape(-1, bits)
     codes = (planes << torch.arange(bits, device=raw.device)).sum(1)
+    if ebits:
+        return float_value(codes, bits, ebits)
     if not name.startswith("u"):
         codes = torch.where(codes >= 1 << (bits - 1), codes - (1 << bits), codes)
     return codes.double()
