@@ -352,7 +352,7 @@ static const IrTensor *byte_pair_source(const Emitter *e, const IrTensor *d, con
     return NULL;
   for (int64_t i = 0; i < nslots(x); i += 2) {
     Val w0, w1;
-    int k0, k1;
+    int k0 = 0, k1 = 0;
     if (!loaded_word(e, x, i, &w0, &k0) || !loaded_word(e, x, i + 1, &w1, &k1) ||
         strcmp(w0.s, w1.s))
       return NULL;
@@ -376,7 +376,7 @@ static void cast_byte_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
   emit(e, "mov.b32 %s, %s;", base.s, is_signed ? "0x64806480" : "0x64006400");
   for (int64_t i = 0; i < nslots(bytes); i += 2) {
     Val w, unused;
-    int k0, k1;
+    int k0 = 0, k1 = 0;
     loaded_word(e, bytes, i, &w, &k0);
     loaded_word(e, bytes, i + 1, &unused, &k1);
     if (strcmp(last.s, w.s)) { /* once per word */
