@@ -364,9 +364,9 @@ static const IrTensor *byte_pair_source(const Emitter *e, const IrTensor *d, con
  * word at a time: x ^ 0x80 is x + 128 for a signed byte (one xor per
  * word), one prmt puts the two bytes under 0x64 high bytes, making the
  * halves 1024 + u (u < 256, exact in a float16), and one sub.f16x2 of
- * 1024 (+ 128 signed) leaves both values. Two and a quarter instructions
- * per pair where the generic path (cast_small_ints) sign-extends each
- * byte, adds its bias and packs the pair. */
+ * 1024 (+ 128 signed) leaves both values: two instructions per pair
+ * (and half an xor when signed) where the generic path (cast_small_ints)
+ * sign-extends each byte, adds its bias and packs the pair. */
 static void cast_byte_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
                             const IrTensor *bytes) {
   bool is_signed = src->dtype == DT_INT8;
