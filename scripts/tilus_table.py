@@ -36,6 +36,17 @@ FA_INIT = "dtype=float16,num_heads=32,num_heads_kv=8,head_size=128"
 A16_D = ["-D", "weight_tile=(16,16)", "-D", "a_dtype=float16", "-D", "b_dtype=int4b",
          "-D", "group_size=128"]
 A16_INIT = "weight_tile=(16,16),a_dtype=float16,b_dtype=int4b,group_size=128"
+# the other weight types of matmul_a16wx.py's own benchmark (int4b above)
+A16_TYPES = ["float8_e5m2", "float6_e3m2", "float4_e2m1", "float3_e1m1", "int8", "int6b", "int3b"]
+
+
+def a16wx_case(dtype):
+    """matmul_a16wx.py compiled for weights of `dtype` (the case's rows say
+    which: kernels_check's --a16wx-dtype)."""
+    return ("quantization/matmul_a16wx.py", "a16wx", "QuantizedMatmul",
+            [d.replace("int4b", dtype) for d in A16_D], A16_INIT.replace("int4b", dtype),
+            "257x1040x1152", "4096x12288x4096", ["--a16wx-dtype", dtype])
+
 
 # name: (file under examples/, case kind, class, tlsc -D args, Tilus __init__
 #        arguments, check sizes, bench size, extra kernels_check options)
@@ -95,6 +106,7 @@ CASES = {
                     "SwiGLUForwardAndPerTokenCast", [], "", "1x128,257x4096", "8192x7168", []),
     "matmul_a16wx": ("quantization/matmul_a16wx.py", "a16wx", "QuantizedMatmul", A16_D, A16_INIT,
                      "257x1040x1152", "4096x12288x4096", []),
+    **{f"matmul_a16wx_{t}": a16wx_case(t) for t in A16_TYPES},
 }
 
 BENCH = re.compile(r"^bench \S+ \S+ \[(?P<entry>[^\]]*)\]: tlsc (?P<tlsc>[0-9.]+) us")
@@ -185,6 +197,8 @@ def run_case(name, spec, opts, workdir):
     """One row: compile, check, bench; the row's cells, and the --ncu rows."""
     rel, kind, cls, defines, init, checks, bench, extra = spec
     src = case_source(rel, opts)
+    if "--a16wx-dtype" in extra:  # rows of one file, one per weight type
+        rel = f"{rel} ({extra[extra.index('--a16wx-dtype') + 1]})"
     ptx = os.path.join(workdir, name + ".ptx")
     tlsc = os.path.join(opts.build, "driver", "tlsc")
     comp = subprocess.run([tlsc, *defines, src, "-o", ptx], capture_output=True, text=True)
