@@ -17,6 +17,7 @@
  *                     8j + 2(l%4) + e.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,6 +297,64 @@ static void subfloat_pair(Emitter *e, const SubFloat *f, Val p, const IrTensor *
   emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, lo).s, slot_reg(d, lo + 1).s, r.s);
 }
 
+/* The float16 bits of code c of a sub-byte type held zero-extended (an
+ * unsigned integer or a float), or -1 when the value is not a normal
+ * float16 or zero. */
+static int code_f16_bits(DType t, int c) {
+  int n = dtype_bits(t), eb = dtype_exp_bits(t), sign = 0;
+  double v = c;
+  if (eb) { /* Tilus's sub-byte floats: bias 2^(e-1) - 1, subnormals at exponent 0 */
+    int mb = n - 1 - eb, bias = (1 << (eb - 1)) - 1, ex = (c >> mb) & ((1 << eb) - 1);
+    int man = c & ((1 << mb) - 1);
+    sign = (c >> (n - 1)) & 1;
+    v = ex ? ldexp(1.0 + ldexp(man, -mb), ex - bias) : ldexp(man, 1 - bias - mb);
+  }
+  if (v == 0) return sign << 15;
+  int e;
+  double f = frexp(v, &e);          /* v = f 2^e, f in [0.5, 1) */
+  double man = ldexp(f, 11) - 1024; /* 10 fraction bits */
+  if (e - 1 < -14 || e - 1 > 15 || man != floor(man)) return -1;
+  return sign << 15 | (e - 1 + 15) << 10 | (int)man;
+}
+
+/* Whether every code of the 3-bit (or narrower) type t, zero-extended in
+ * its register, is a float16 whose low byte is 0, code 0 being +0: then the
+ * high bytes of the eight values, in two registers, are a prmt table
+ * (cast_table_pairs). */
+static bool byte_table_cast(DType t, DType dst, uint32_t table[2]) {
+  if (dst != DT_FLOAT16 || !dtype_is_subbyte(t) || dtype_bits(t) > 3 || dtype_is_signed(t))
+    return false;
+  table[0] = table[1] = 0;
+  for (int c = 0; c < 8; c++) {
+    int bits = c < 1 << dtype_bits(t) ? code_f16_bits(t, c) : 0;
+    if (bits < 0 || (bits & 0xFF) || (c == 0 && bits)) return false;
+    table[c / 4] |= (uint32_t)(bits >> 8) << (8 * (c % 4));
+  }
+  return true;
+}
+
+/* 3-bit codes to float16 two at a time by one prmt of a table: with codes
+ * c0 and c1 as the selector's nibbles 1 and 3 and 0 (code 0, a zero byte)
+ * as nibbles 0 and 2, the prmt of the table's two registers is the pair's
+ * two float16s (their low bytes 0). A shift and a multiply-add make the
+ * selector: three instructions a pair where subfloat_pair takes five and
+ * the packing prmt. Returns the slots converted. */
+static int64_t cast_table_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
+                                const uint32_t table[2]) {
+  Val t0 = new_reg(e, DT_UINT32), t1 = new_reg(e, DT_UINT32);
+  emit(e, "mov.b32 %s, 0x%08X;", t0.s, table[0]);
+  emit(e, "mov.b32 %s, 0x%08X;", t1.s, table[1]);
+  int64_t i = 0;
+  for (; i + 1 < nslots(d); i += 2) {
+    Val sel = new_reg(e, DT_UINT32), p = new_reg(e, DT_UINT32);
+    emit(e, "shl.b32 %s, %s, 4;", sel.s, slot_reg(src, i).s);
+    emit(e, "mad.lo.u32 %s, %s, 4096, %s;", sel.s, slot_reg(src, i + 1).s, sel.s);
+    emit(e, "prmt.b32 %s, %s, %s, %s;", p.s, t0.s, t1.s, sel.s);
+    emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, i).s, slot_reg(d, i + 1).s, p.s);
+  }
+  return i;
+}
+
 /* Whether src's sub-byte floats go to float16 in pairs (d float16; fp8 has
  * its own cvt). */
 static bool subfloat_cast(DType src, DType dst) {
@@ -436,9 +495,11 @@ static void emit_cast(Emitter *e, const IrStmt *s) {
     cast_byte_pairs(e, d, src, bytes);
     return;
   }
-  int64_t done = small_int_cast(src->dtype, d->dtype)  ? cast_small_ints(e, d, src)
-                 : subfloat_cast(src->dtype, d->dtype) ? cast_subfloat_pairs(e, d, src)
-                                                       : 0;
+  uint32_t table[2];
+  int64_t done = byte_table_cast(src->dtype, d->dtype, table) ? cast_table_pairs(e, d, src, table)
+                 : small_int_cast(src->dtype, d->dtype)       ? cast_small_ints(e, d, src)
+                 : subfloat_cast(src->dtype, d->dtype)        ? cast_subfloat_pairs(e, d, src)
+                                                              : 0;
   for (int64_t i = done; i < nslots(d); i++) {
     Val v = val_convert(e, slot_reg(src, i), d->dtype);
     emit(e, "mov%s %s, %s;", ptx_btype(d->dtype), slot_reg(d, i).s, v.s);

@@ -11,20 +11,24 @@
 #   int8 and uint8 from a loaded word to float16: a prmt and a sub.f16x2
 #     per two bytes ("byte pairs");
 #   sub-byte floats to float16: a shl, a shr, an and, a lop3 and (bias not
-#     15) a mul.f16x2 per pair ("float pairs").
+#     15) a mul.f16x2 per pair ("float pairs");
+#   unsigned integers and floats of up to 3 bits to float16 (every value's
+#     low byte 0): a shl, a mad and one prmt of a table of the values' high
+#     bytes per pair ("table pairs").
 # The element-wise arithmetic runs in pairs (x2); vector stores are .v2 or
 # .v4, never .v3 (ptxas refuses it).
 awk '
   function flush() {
-    if (name != "") printf "%s: cvt %d, pair prmts %d, nibble pairs %d, byte pairs %d, float pairs %d, shifts by 4 %d, x2 ops %d, scalar half ops %d, v3 %d\n", name, cvt, magic, nib, bytep, fltp, shr4, x2, scalar, v3
+    if (name != "") printf "%s: cvt %d, pair prmts %d, nibble pairs %d, byte pairs %d, float pairs %d, table pairs %d, shifts by 4 %d, x2 ops %d, scalar half ops %d, v3 %d\n", name, cvt, magic, nib, bytep, fltp, tblp, shr4, x2, scalar, v3
   }
-  /^\.visible \.entry/ { flush(); name = $3; sub(/\(.*/, "", name); cvt = magic = nib = bytep = fltp = shr4 = x2 = scalar = v3 = 0 }
+  /^\.visible \.entry/ { flush(); name = $3; sub(/\(.*/, "", name); cvt = magic = nib = bytep = fltp = tblp = shr4 = x2 = scalar = v3 = 0 }
   /cvt\.rn\.b?f16\.[su]32/ { cvt++ }
   /prmt\.b32 .*, 0x5410;/ { magic++ }
   /lop3\.b32 .*, 0x6A;/ { nib++ }
   /shr\.[us]32 .*, 4;/ { shr4++ }
   /prmt\.b32 .*, 0x4[0-3]4[0-3];/ { bytep++ }
   /lop3\.b32 .*, 0xEA;/ { fltp++ }
+  /mad\.lo\.u32 .*, 4096, /{ tblp++ }
   /(mul|sub|add)\.(rn\.)?b?f16x2/ { x2++ }
   /(mul|sub|add)\.(rn\.)?b?f16 / { scalar++ }
   /\.v3\./ { v3++ }
