@@ -338,7 +338,10 @@ static bool byte_table_cast(DType t, DType dst, uint32_t table[2]) {
  * as nibbles 0 and 2, the prmt of the table's two registers is the pair's
  * two float16s (their low bytes 0). A shift and a multiply-add make the
  * selector: three instructions a pair where subfloat_pair takes five and
- * the packing prmt. Returns the slots converted. */
+ * the packing prmt. The codes must be zero-extended in their registers
+ * (ir.h; sub-byte tensors are only viewed, loaded and converted): a bit
+ * above a code would shift into the next nibble, and a nibble's bit 3 is
+ * prmt's sign mode. Returns the slots converted. */
 static int64_t cast_table_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
                                 const uint32_t table[2]) {
   Val t0 = new_reg(e, DT_UINT32), t1 = new_reg(e, DT_UINT32);
