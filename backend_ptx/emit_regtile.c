@@ -171,23 +171,26 @@ static bool small_int_cast(DType src, DType dst) {
  * quarter-rate instruction, was the bulk of a weight-dequantising loop):
  * v = x + 2^(b-1) (x + 0 unsigned) is an integer in [0, 1024), and the
  * half whose bits are 0x6400 + v is 1024 + v exactly (bfloat16: 0x4300 +
- * v is 128 + v, v < 128). An integer add makes each half's bits, a prmt
- * packs the pair, and one sub of (1024 + 2^(b-1)) in both halves leaves x:
- * the difference is a small integer, so no rounding. The registers hold x
- * sign- or zero-extended (ir.h), so x + 0x6400 + 2^(b-1) is the half's
- * bits in the low 16. Returns the slots converted (an odd last one is
- * left to emit_cast's plain conversion). */
+ * v is 128 + v, v < 128). A prmt packs the pair's low 16 bits; one lop3
+ * keeps each half's low b bits, flips their top one when signed (x ^
+ * 2^(b-1) is x + 2^(b-1) in b bits) and puts the base above them ("b ? a ^
+ * c : c", b the mask); one sub of 0x6400 + 2^(b-1), the lop3's c itself,
+ * in both halves leaves x: the difference is a small integer, so no
+ * rounding. Returns the slots converted (an odd last one is left to
+ * emit_cast's plain conversion). */
 static int64_t cast_small_ints(Emitter *e, const IrTensor *d, const IrTensor *src) {
   bool bf = d->dtype == DT_BFLOAT16;
-  int64_t bias = dtype_is_signed(src->dtype) ? (int64_t)1 << (dtype_bits(src->dtype) - 1) : 0;
-  int64_t base = (bf ? 0x4300 : 0x6400) + bias, n = nslots(d), i = 0;
-  Val magic = new_reg(e, DT_UINT32); /* base in both halves */
-  emit(e, "mov.b32 %s, 0x%08" PRIx64 ";", magic.s, base << 16 | base);
+  int bits = dtype_bits(src->dtype);
+  uint32_t flip = dtype_is_signed(src->dtype) ? 1u << (bits - 1) : 0;
+  uint32_t base = (bf ? 0x4300u : 0x6400u) | flip, mask = (1u << bits) - 1;
+  int64_t n = nslots(d), i = 0;
+  Val magic = new_reg(e, DT_UINT32), low = new_reg(e, DT_UINT32); /* both halves */
+  emit(e, "mov.b32 %s, 0x%08X;", magic.s, base << 16 | base);
+  emit(e, "mov.b32 %s, 0x%08X;", low.s, mask << 16 | mask);
   for (; i + 1 < n; i += 2) {
-    Val lo = new_reg(e, DT_UINT32), hi = new_reg(e, DT_UINT32), p = new_reg(e, DT_UINT32);
-    emit(e, "add.s32 %s, %s, %" PRId64 ";", lo.s, slot_reg(src, i).s, base);
-    emit(e, "add.s32 %s, %s, %" PRId64 ";", hi.s, slot_reg(src, i + 1).s, base);
-    emit(e, "prmt.b32 %s, %s, %s, 0x5410;", p.s, lo.s, hi.s);
+    Val p = new_reg(e, DT_UINT32);
+    emit(e, "prmt.b32 %s, %s, %s, 0x5410;", p.s, slot_reg(src, i).s, slot_reg(src, i + 1).s);
+    emit(e, "lop3.b32 %s, %s, %s, %s, 0x6A;", p.s, p.s, low.s, magic.s); /* b ? a ^ c : c */
     emit(e, "sub.%s %s, %s, %s;", bf ? "rn.bf16x2" : "f16x2", p.s, p.s, magic.s);
     emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, i).s, slot_reg(d, i + 1).s, p.s);
   }
