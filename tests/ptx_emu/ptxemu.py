@@ -1,0 +1,518 @@
+#!/usr/bin/env python3
+"""ptxemu: runs one entry of a PTX module on the CPU, for tests without a GPU.
+
+A small interpreter for the straight-line register code tlsc emits for
+element-wise kernels (integer and bit operations, prmt, lop3, float16 and
+bfloat16 arithmetic, conversions, global loads and stores, uniform
+branches, warp shuffles). The threads of a block run in lockstep; a
+branch must go the same way in every thread of the block (tlsc's
+aligned/unaligned copies do), and an instruction it does not know is an
+error, never a guess. Registers hold bit patterns (Python ints); float
+results are rounded to nearest even, as the GPU's .rn does.
+
+    mod = Module(open("k.ptx").read())
+    mem = Memory(); src = mem.alloc(bytes_); out = mem.alloc(bytearray(n))
+    mod.run("Entry", grid=1, block=128, args=[blocks, src, out], mem=mem)
+"""
+import math
+import re
+import struct
+
+MASK = {8: 0xFF, 16: 0xFFFF, 32: 0xFFFFFFFF, 64: 0xFFFFFFFFFFFFFFFF}
+
+
+class EmuError(Exception):
+    pass
+
+
+# ------------------------------------------------------------ floats
+
+def f16_value(bits):
+    return struct.unpack("<e", struct.pack("<H", bits & 0xFFFF))[0]
+
+
+def f16_bits(x):
+    """x (a Python float, exact) rounded to float16, nearest even; inf past the range."""
+    if math.isnan(x):
+        return 0x7E00
+    try:
+        return struct.unpack("<H", struct.pack("<e", x))[0]
+    except OverflowError:
+        return 0x7C00 if x > 0 else 0xFC00
+
+
+def bf16_value(bits):
+    return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
+
+
+def bf16_bits(x):
+    """x rounded to bfloat16, nearest even (from the exact double, not via float32)."""
+    if math.isnan(x):
+        return 0x7FC0
+    sign = 0x8000 if math.copysign(1.0, x) < 0 else 0
+    a = abs(x)
+    if a == 0:
+        return sign
+    if math.isinf(a):
+        return sign | 0x7F80
+    m, e = math.frexp(a)  # a = m 2^e, m in [0.5, 1)
+    e = max(e, -125)  # below 2^-126 the unit stays 2^-133 (subnormals)
+    unit = math.ldexp(1.0, e - 8)
+    q = a / unit  # exact: a power-of-two scaling
+    r = math.floor(q)
+    if q - r > 0.5 or (q - r == 0.5 and r % 2 == 1):
+        r += 1
+    v = r * unit
+    if v >= math.ldexp(1.0, 128):
+        return sign | 0x7F80
+    return sign | (struct.unpack("<I", struct.pack("<f", v))[0] >> 16)
+
+
+def f32_value(bits):
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
+def f32_bits(x):
+    if math.isnan(x):
+        return 0x7FC00000
+    try:
+        return struct.unpack("<I", struct.pack("<f", x))[0]
+    except OverflowError:
+        return 0x7F800000 if x > 0 else 0xFF800000
+
+
+HALF = {"f16": (f16_value, f16_bits), "bf16": (bf16_value, bf16_bits)}
+
+
+def fop(op, vals):
+    """The exact result of a float operation on Python floats (doubles hold
+    every product and sum of 16-bit floats exactly), before rounding."""
+    if op == "add":
+        return vals[0] + vals[1]
+    if op == "sub":
+        return vals[0] - vals[1]
+    if op == "mul":
+        return vals[0] * vals[1]
+    if op == "fma":
+        return vals[0] * vals[1] + vals[2]
+    raise EmuError(f"float op {op}")
+
+
+# ------------------------------------------------------------ memory
+
+class Memory:
+    """Global memory: buffers at fake, 256-byte aligned addresses."""
+
+    def __init__(self):
+        self.bufs = []  # (base, bytearray)
+        self.next = 0x10000000
+
+    def alloc(self, data):
+        buf = bytearray(data)
+        base = self.next
+        self.bufs.append((base, buf))
+        self.next += (len(buf) + 0xFFFF) & ~0xFFF
+        return base
+
+    def where(self, addr, size):
+        for base, buf in self.bufs:
+            if base <= addr and addr + size <= base + len(buf):
+                return buf, addr - base
+        raise EmuError(f"access of {size} bytes at {addr:#x} outside every buffer")
+
+    def load(self, addr, size):
+        buf, off = self.where(addr, size)
+        return int.from_bytes(buf[off:off + size], "little")
+
+    def store(self, addr, size, value):
+        buf, off = self.where(addr, size)
+        buf[off:off + size] = (value & MASK[size * 8]).to_bytes(size, "little")
+
+    def data(self, addr):
+        for base, buf in self.bufs:
+            if base == addr:
+                return buf
+        raise EmuError(f"no buffer at {addr:#x}")
+
+
+# ------------------------------------------------------------ parsing
+
+def split_operands(text):
+    """'a, {b, c}, [d+1]' -> ['a', '{b, c}', '[d+1]']"""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+class Instr:
+    def __init__(self, text, line):
+        self.line = line
+        self.pred, self.neg = None, False
+        m = re.match(r"@(!?)(%\w+)\s+(.*)", text)
+        if m:
+            self.neg, self.pred, text = m.group(1) == "!", m.group(2), m.group(3)
+        parts = text.split(None, 1)
+        self.op = parts[0]
+        self.args = split_operands(parts[1]) if len(parts) > 1 else []
+
+
+class Entry:
+    def __init__(self, name, params, body):
+        self.name, self.params = name, params
+        self.code, self.labels = [], {}
+        for line in body:
+            line = line.split("//")[0].strip()
+            if not line or line.startswith(".") or line in ("{", "}"):
+                continue
+            if line.endswith(":"):
+                self.labels[line[:-1]] = len(self.code)
+                continue
+            self.code.append(Instr(line.rstrip(";").strip(), line))
+
+
+class Module:
+    def __init__(self, text):
+        self.entries = {}
+        lines = text.split("\n")
+        i = 0
+        while i < len(lines):
+            m = re.match(r"\.visible \.entry (\w+)\(", lines[i])
+            if not m:
+                i += 1
+                continue
+            name, params = m.group(1), []
+            i += 1
+            while not lines[i].startswith(")"):
+                pm = re.match(r"\s*\.param \.(\w+) (\w+)", lines[i])
+                params.append((pm.group(2), pm.group(1)))
+                i += 1
+            while lines[i].strip() != "{":
+                i += 1
+            body, depth = [], 0
+            while True:
+                ln = lines[i]
+                depth += ln.count("{") - ln.count("}")
+                body.append(ln)
+                i += 1
+                if depth == 0:
+                    break
+            self.entries[name] = Entry(name, params, body[1:-1])
+
+    def run(self, name, grid, block, args, mem):
+        entry = self.entries[name]
+        params = {p[0]: (v, p[1]) for p, v in zip(entry.params, args)}
+        for cta in range(grid):
+            Block(entry, params, cta, block, mem).run()
+
+
+# ------------------------------------------------------------ execution
+
+def parse_imm(tok):
+    t = tok.strip()
+    if re.match(r"^-?0[fF][0-9a-fA-F]{8}$", t):
+        return int(t[2:], 16)
+    if re.match(r"^-?0[dD][0-9a-fA-F]{16}$", t):
+        return int(t[2:], 16)
+    return int(t, 0)
+
+
+def type_of(op):
+    """The last type suffix of an opcode: ('u', 32), ('s', 64), ('b', 16),
+    ('f', 16), ('bf', 16), ('pred', 1), with x2 for packed pairs."""
+    for suf in reversed(op.split(".")):
+        m = re.match(r"^(bf|[usbf])(\d+)(x2)?$", suf)
+        if m:
+            return m.group(1), int(m.group(2)), bool(m.group(3))
+        if suf == "pred":
+            return "pred", 1, False
+    return None
+
+
+def sext(v, bits):
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+class Block:
+    def __init__(self, entry, params, cta, nthreads, mem):
+        self.e, self.params, self.mem = entry, params, mem
+        self.n, self.cta = nthreads, cta
+        self.regs = [dict() for _ in range(nthreads)]
+
+    def val(self, t, tok):
+        tok = tok.strip()
+        if tok.startswith("%"):
+            special = {"%tid.x": t, "%ctaid.x": self.cta, "%ntid.x": self.n, "%laneid": t % 32,
+                       "%tid.y": 0, "%tid.z": 0, "%ctaid.y": 0, "%ctaid.z": 0}
+            if tok in special:
+                return special[tok]
+            if tok not in self.regs[t]:
+                raise EmuError(f"{tok} read before written")
+            return self.regs[t][tok]
+        return parse_imm(tok)
+
+    def set(self, t, tok, v):
+        self.regs[t][tok.strip()] = v
+
+    def addr(self, t, tok):
+        m = re.match(r"\[([%\w.]+)\s*(?:\+\s*(-?\w+))?\]", tok)
+        base = m.group(1)
+        off = int(m.group(2), 0) if m.group(2) else 0
+        if base in self.params:
+            return self.params[base], off
+        return self.val(t, base) + off, None
+
+    def run(self):
+        pc = 0
+        code = self.e.code
+        while pc < len(code):
+            ins = code[pc]
+            active = [not ins.pred or (bool(self.val(t, ins.pred)) != ins.neg)
+                      for t in range(self.n)]
+            if ins.op == "bra" or ins.op.startswith("bra."):
+                if any(active) and not all(active):
+                    raise EmuError(f"divergent branch: {ins.line}")
+                pc = self.e.labels[ins.args[0]] if active[0] else pc + 1
+                continue
+            if ins.op == "ret" or ins.op == "exit":
+                return
+            if ins.op.startswith("shfl.sync.idx"):
+                self.shfl(ins, active)
+            else:
+                for t in range(self.n):
+                    if active[t]:
+                        self.exec1(t, ins)
+            pc += 1
+
+    def shfl(self, ins, active):
+        d, a, lane, _, _ = ins.args
+        src = [self.val(t, a) for t in range(self.n)]
+        for t in range(self.n):
+            if active[t]:
+                base = t - t % 32
+                self.set(t, d, src[base + (self.val(t, lane) & 31)])
+
+    def exec1(self, t, ins):
+        op, a = ins.op, ins.args
+        head = op.split(".")[0]
+        ty = type_of(op)
+        if head == "ld" and ".param" in op:
+            value, _ = self.params[a[1].strip("[]")]
+            self.set(t, a[0], value)
+            return
+        if head in ("ld", "st"):
+            self.memop(t, ins, head == "ld")
+            return
+        if head == "mov":
+            self.mov(t, a, ty)
+            return
+        if head == "cvta":
+            self.set(t, a[0], self.val(t, a[1]))
+            return
+        if head == "cvt":
+            self.cvt(t, op, a)
+            return
+        if head == "setp":
+            self.setp(t, op, a)
+            return
+        if head == "selp":
+            self.set(t, a[0], self.val(t, a[1]) if self.val(t, a[3]) else self.val(t, a[2]))
+            return
+        if ty and ty[0] in ("f", "bf") and ty[1] in (16, 32) and head in ("add", "sub", "mul", "fma"):
+            self.float_op(t, head, ty, a)
+            return
+        self.int_op(t, op, head, ty, a)
+
+    def mov(self, t, a, ty):
+        dst, src = a[0], a[1]
+        if dst.startswith("{"):  # unpack: mov.b32 {lo, hi}, r
+            parts = [p.strip() for p in dst.strip("{}").split(",")]
+            v, w = self.val(t, src), 32 // len(parts)
+            for i, p in enumerate(parts):
+                self.set(t, p, (v >> (w * i)) & MASK[w])
+            return
+        if src.startswith("{"):  # pack
+            parts = [p.strip() for p in src.strip("{}").split(",")]
+            w = ty[1] // len(parts)
+            v = 0
+            for i, p in enumerate(parts):
+                v |= (self.val(t, p) & MASK[w]) << (w * i)
+            self.set(t, dst, v)
+            return
+        bits = ty[1] if ty and ty[1] > 1 else 32
+        v = self.val(t, src)
+        self.set(t, dst, v if ty and ty[0] == "pred" else v & MASK[bits])
+
+    def memop(self, t, ins, load):
+        op, a = ins.op, ins.args
+        kind, bits, _ = type_of(op)
+        vec = 4 if ".v4" in op else 2 if ".v2" in op else 1
+        size = bits // 8
+        regs = a[0] if load else a[1]
+        regs = [p.strip() for p in regs.strip("{}").split(",")]
+        addr, _ = self.addr(t, a[1] if load else a[0])
+        for i, r in enumerate(regs):
+            if load:
+                v = self.mem.load(addr + i * size, size)
+                self.set(t, r, sext(v, bits) & MASK[32] if kind == "s" else v)
+            else:
+                self.mem.store(addr + i * size, size, self.val(t, r))
+        if len(regs) != vec:
+            raise EmuError(f"vector width: {ins.line}")
+
+    def cvt(self, t, op, a):
+        parts = op.split(".")
+        types = [p for p in parts if re.match(r"^(bf|[usf])\d+$", p)]
+        dst_t, src_t = types[0], types[1]
+        v = self.val(t, a[1])
+        sk, sb = re.match(r"([a-z]+)(\d+)", src_t).groups()
+        dk, db = re.match(r"([a-z]+)(\d+)", dst_t).groups()
+        sb, db = int(sb), int(db)
+        if sk in ("u", "s"):
+            x = sext(v, sb) if sk == "s" else v & MASK[sb]
+            if dk in ("u", "s"):  # truncated to the destination's bits
+                self.set(t, a[0], x & MASK[db])
+                return
+            num = float(x)
+        elif sk == "f" and sb == 16:
+            num = f16_value(v)
+        elif sk == "bf":
+            num = bf16_value(v)
+        elif sk == "f" and sb == 32:
+            num = f32_value(v)
+        else:
+            raise EmuError(f"cvt from {src_t}")
+        if dk == "f" and db == 16:
+            self.set(t, a[0], f16_bits(num))
+        elif dk == "bf":
+            self.set(t, a[0], bf16_bits(num))
+        elif dk == "f" and db == 32:
+            self.set(t, a[0], f32_bits(num))
+        else:
+            raise EmuError(f"cvt to {dst_t}")
+
+    def setp(self, t, op, a):
+        cmp_, (kind, bits, _) = op.split(".")[1], type_of(op)
+        x, y = self.val(t, a[1]), self.val(t, a[2])
+        if kind == "s":
+            x, y = sext(x, bits), sext(y, bits)
+        else:
+            x, y = x & MASK[bits], y & MASK[bits]
+        r = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y,
+             "ne": x != y}[cmp_]
+        if len(a) > 3:  # setp.op.bool: combined with a predicate
+            comb = op.split(".")[2]
+            p = bool(self.val(t, a[3].lstrip("!"))) != a[3].startswith("!")
+            r = {"and": r and p, "or": r or p, "xor": r != p}[comb]
+        self.set(t, a[0], r)
+
+    def float_op(self, t, head, ty, a):
+        kind, bits, pair = ty
+        if bits == 32:
+            vals = [f32_value(self.val(t, x)) for x in a[1:]]
+            self.set(t, a[0], f32_bits(fop(head, vals)))
+            return
+        to_val, to_bits = HALF["bf16" if kind == "bf" else "f16"]
+        lanes = 2 if pair else 1
+        r = 0
+        for lane in range(lanes):
+            vals = [to_val((self.val(t, x) >> (16 * lane)) & 0xFFFF) for x in a[1:]]
+            try:
+                x = fop(head, vals)
+            except (OverflowError, ValueError):
+                x = float("nan")
+            r |= to_bits(x) << (16 * lane)
+        self.set(t, a[0], r)
+
+    def int_op(self, t, op, head, ty, a):
+        if ty is None:
+            raise EmuError(f"unknown instruction {op}")
+        kind, bits, _ = ty
+        w = max(bits, 32) if kind != "pred" else 1
+        g = lambda i: self.val(t, a[i])  # noqa: E731
+        if kind == "pred":
+            v = {"and": lambda: g(1) and g(2), "or": lambda: g(1) or g(2),
+                 "xor": lambda: g(1) != g(2), "not": lambda: not g(1)}[head]()
+            self.set(t, a[0], bool(v))
+            return
+        m = MASK[w]
+        if head == "add":
+            v = g(1) + g(2)
+        elif head == "sub":
+            v = g(1) - g(2)
+        elif head == "mul" and ".lo" in op:
+            v = g(1) * g(2)
+        elif head == "mul" and ".wide" in op:
+            x, y = g(1), g(2)
+            if kind == "s":
+                x, y = sext(x, bits), sext(y, bits)
+            v, m = x * y, MASK[2 * bits]
+        elif head == "mad" and ".lo" in op:
+            v = g(1) * g(2) + g(3)
+        elif head == "mad" and ".wide" in op:
+            x, y = g(1), g(2)
+            if kind == "s":
+                x, y = sext(x, bits), sext(y, bits)
+            v, m = x * y + g(3), MASK[2 * bits]
+        elif head == "and":
+            v = g(1) & g(2)
+        elif head == "or":
+            v = g(1) | g(2)
+        elif head == "xor":
+            v = g(1) ^ g(2)
+        elif head == "not":
+            v = ~g(1)
+        elif head == "shl":
+            s = g(2)
+            v = g(1) << s if s < w else 0
+        elif head == "shr":
+            s, x = g(2), g(1) & m
+            if kind == "s":
+                v = sext(x, w) >> min(s, w - 1)
+            else:
+                v = x >> s if s < w else 0
+        elif head == "bfe":
+            x, pos, ln = g(1) & m, g(2) & 0xFF, g(3) & 0xFF
+            f = (x >> pos) & ((1 << ln) - 1) if ln else 0
+            v = sext(f, ln) if kind == "s" and ln else f
+        elif head == "prmt":
+            v = prmt(g(1), g(2), g(3))
+        elif head == "lop3":
+            v = lop3(g(1), g(2), g(3), g(4))
+        else:
+            raise EmuError(f"unknown instruction {op}")
+        self.set(t, a[0], v & m)
+
+
+def prmt(a, b, sel):
+    """prmt.b32 default mode: result byte i is byte (sel nibble i & 7) of
+    {b, a}, or that byte's sign replicated when the nibble's bit 3 is set."""
+    src = [(a >> (8 * i)) & 0xFF for i in range(4)] + [(b >> (8 * i)) & 0xFF for i in range(4)]
+    r = 0
+    for i in range(4):
+        n = (sel >> (4 * i)) & 0xF
+        byte = src[n & 7]
+        if n & 8:
+            byte = 0xFF if byte & 0x80 else 0
+        r |= byte << (8 * i)
+    return r
+
+
+def lop3(a, b, c, lut):
+    """Bit by bit, the bit of lut at index (a << 2 | b << 1 | c)."""
+    r = 0
+    for i in range(32):
+        idx = ((a >> i) & 1) << 2 | ((b >> i) & 1) << 1 | ((c >> i) & 1)
+        r |= ((lut >> idx) & 1) << i
+    return r
