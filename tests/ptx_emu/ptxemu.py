@@ -31,14 +31,19 @@ def f16_value(bits):
     return struct.unpack("<e", struct.pack("<H", bits & 0xFFFF))[0]
 
 
-def f16_bits(x):
-    """x (a Python float, exact) rounded to float16, nearest even; inf past the range."""
+def packed_bits(x, fmt, bits_fmt, nan, inf):
+    """x (a Python float, exact) rounded by struct to the float format fmt,
+    nearest even, as bits; inf (with x's sign) past the range."""
     if math.isnan(x):
-        return 0x7E00
+        return nan
     try:
-        return struct.unpack("<H", struct.pack("<e", x))[0]
+        return struct.unpack(bits_fmt, struct.pack(fmt, x))[0]
     except OverflowError:
-        return 0x7C00 if x > 0 else 0xFC00
+        return inf if x > 0 else inf | (1 << (8 * struct.calcsize(bits_fmt) - 1))
+
+
+def f16_bits(x):
+    return packed_bits(x, "<e", "<H", 0x7E00, 0x7C00)
 
 
 def bf16_value(bits):
@@ -73,12 +78,7 @@ def f32_value(bits):
 
 
 def f32_bits(x):
-    if math.isnan(x):
-        return 0x7FC00000
-    try:
-        return struct.unpack("<I", struct.pack("<f", x))[0]
-    except OverflowError:
-        return 0x7F800000 if x > 0 else 0xFF800000
+    return packed_bits(x, "<f", "<I", 0x7FC00000, 0x7F800000)
 
 
 HALF = {"f16": (f16_value, f16_bits), "bf16": (bf16_value, bf16_bits)}
