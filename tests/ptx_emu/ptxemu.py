@@ -8,7 +8,10 @@ branches, warp shuffles). The threads of a block run in lockstep; a
 branch must go the same way in every thread of the block (tlsc's
 aligned/unaligned copies do), and an instruction it does not know is an
 error, never a guess. Registers hold bit patterns (Python ints); float
-results are rounded to nearest even, as the GPU's .rn does.
+results are rounded to nearest even, as the GPU's .rn does: 16-bit ones
+from the exact value (a double holds every product and sum of two), 32-bit
+ones from the double (exact for products; a sum of far-apart values can be
+rounded twice, which the kernels tested here never meet).
 
     mod = Module(open("k.ptx").read())
     mem = Memory(); src = mem.alloc(bytes_); out = mem.alloc(bytearray(n))
@@ -95,6 +98,9 @@ def fop(op, vals):
         return vals[0] * vals[1]
     if op == "fma":
         return vals[0] * vals[1] + vals[2]
+    if op in ("min", "max"):  # a NaN operand gives the other, as PTX does
+        nums = [v for v in vals if not math.isnan(v)] or [math.nan]
+        return min(nums) if op == "min" else max(nums)
     raise EmuError(f"float op {op}")
 
 
@@ -329,7 +335,8 @@ class Block:
         if head == "selp":
             self.set(t, a[0], self.val(t, a[1]) if self.val(t, a[3]) else self.val(t, a[2]))
             return
-        if ty and ty[0] in ("f", "bf") and ty[1] in (16, 32) and head in ("add", "sub", "mul", "fma"):
+        if ty and ty[0] in ("f", "bf") and ty[1] in (16, 32) and head in ("add", "sub", "mul", "fma",
+                                                                           "min", "max"):
             self.float_op(t, head, ty, a)
             return
         self.int_op(t, op, head, ty, a)
@@ -393,6 +400,12 @@ class Block:
             num = f32_value(v)
         else:
             raise EmuError(f"cvt from {src_t}")
+        to_int = {"rni": round, "rzi": math.trunc, "rmi": math.floor, "rpi": math.ceil}
+        mode = next((m for m in to_int if "." + m in op), None)
+        if mode and math.isfinite(num):  # to an integer (rni: ties to even), sign kept
+            num = math.copysign(float(to_int[mode](num)), num)
+        if dk in ("u", "s"):
+            raise EmuError(f"cvt from a float to {dst_t}")
         if dk == "f" and db == 16:
             self.set(t, a[0], f16_bits(num))
         elif dk == "bf":
@@ -465,6 +478,11 @@ class Block:
             if kind == "s":
                 x, y = sext(x, bits), sext(y, bits)
             v, m = x * y + g(3), MASK[2 * bits]
+        elif head in ("min", "max"):
+            x, y = g(1), g(2)
+            if kind == "s":
+                x, y = sext(x, bits), sext(y, bits)
+            v = min(x, y) if head == "min" else max(x, y)
         elif head == "and":
             v = g(1) & g(2)
         elif head == "or":
