@@ -293,7 +293,7 @@ class Block:
                 continue
             if ins.op == "ret" or ins.op == "exit":
                 return
-            if ins.op.startswith("shfl.sync.idx"):
+            if ins.op.startswith(("shfl.sync.idx", "shfl.sync.bfly")):
                 self.shfl(ins, active)
             else:
                 for t in range(self.n):
@@ -302,12 +302,15 @@ class Block:
             pc += 1
 
     def shfl(self, ins, active):
+        """idx: lane b's a; bfly: lane (own ^ b)'s a (every lane of the warp
+        active: tlsc's shuffles are whole-warp)."""
         d, a, lane, _, _ = ins.args
         src = [self.val(t, a) for t in range(self.n)]
+        bfly = ".bfly" in ins.op
         for t in range(self.n):
             if active[t]:
-                base = t - t % 32
-                self.set(t, d, src[base + (self.val(t, lane) & 31)])
+                b = self.val(t, lane) & 31
+                self.set(t, d, src[t - t % 32 + ((t % 32) ^ b if bfly else b)])
 
     def exec1(self, t, ins):
         op, a = ins.op, ins.args
@@ -418,12 +421,22 @@ class Block:
     def setp(self, t, op, a):
         cmp_, (kind, bits, _) = op.split(".")[1], type_of(op)
         x, y = self.val(t, a[1]), self.val(t, a[2])
-        if kind == "s":
+        unordered = False
+        if kind in ("f", "bf"):  # with a NaN, ordered compares are false and
+            to_val = {32: f32_value, 16: f16_value}[bits] if kind == "f" else bf16_value
+            x, y = to_val(x), to_val(y)  # unordered ones (equ, neu, ...) true
+            unordered = math.isnan(x) or math.isnan(y)
+            if cmp_.endswith("u"):
+                cmp_ = cmp_[:-1]
+                if unordered:
+                    self.set(t, a[0], True)
+                    return
+        elif kind == "s":
             x, y = sext(x, bits), sext(y, bits)
         else:
             x, y = x & MASK[bits], y & MASK[bits]
         r = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y,
-             "ne": x != y}[cmp_]
+             "ne": x != y}[cmp_] and not unordered
         if len(a) > 3:  # setp.op.bool: combined with a predicate
             comb = op.split(".")[2]
             p = bool(self.val(t, a[3].lstrip("!"))) != a[3].startswith("!")
