@@ -6,8 +6,9 @@ element-wise kernels (integer and bit operations, prmt, lop3, float16 and
 bfloat16 arithmetic, conversions, global loads and stores, uniform
 branches, warp shuffles). The threads of a block run in lockstep; a
 branch must go the same way in every thread of the block (tlsc's
-aligned/unaligned copies do), and an instruction it does not know is an
-error, never a guess. Registers hold bit patterns (Python ints); float
+aligned/unaligned copies do), a barrier is where every thread already is,
+shared memory is a window at address 0, and an instruction it does not
+know is an error, never a guess. Registers hold bit patterns (Python ints); float
 results are rounded to nearest even, as the GPU's .rn does: 16-bit ones
 from the exact value (a double holds every product and sum of two), 32-bit
 ones from the double (exact for products; a sum of far-apart values can be
@@ -215,11 +216,13 @@ class Module:
                     break
             self.entries[name] = Entry(name, params, body[1:-1])
 
-    def run(self, name, grid, block, args, mem):
+    def run(self, name, grid, block, args, mem, smem=48 * 1024):
+        """Runs the entry over `grid` blocks of `block` threads, one after
+        another, each with `smem` bytes of shared memory (at address 0)."""
         entry = self.entries[name]
         params = {p[0]: (v, p[1]) for p, v in zip(entry.params, args)}
         for cta in range(grid):
-            Block(entry, params, cta, block, mem).run()
+            Block(entry, params, cta, block, mem, smem).run()
 
 
 # ------------------------------------------------------------ execution
@@ -251,10 +254,11 @@ def sext(v, bits):
 
 
 class Block:
-    def __init__(self, entry, params, cta, nthreads, mem):
+    def __init__(self, entry, params, cta, nthreads, mem, smem):
         self.e, self.params, self.mem = entry, params, mem
         self.n, self.cta = nthreads, cta
         self.regs = [dict() for _ in range(nthreads)]
+        self.shared = bytearray(smem)  # the `.shared` window, at address 0
 
     def val(self, t, tok):
         tok = tok.strip()
@@ -266,6 +270,8 @@ class Block:
             if tok not in self.regs[t]:
                 raise EmuError(f"{tok} read before written")
             return self.regs[t][tok]
+        if re.match(r"^[A-Za-z_]\w*$", tok):  # a .shared array's name: the window's start
+            return 0
         return parse_imm(tok)
 
     def set(self, t, tok, v):
@@ -293,6 +299,11 @@ class Block:
                 continue
             if ins.op == "ret" or ins.op == "exit":
                 return
+            if ins.op.startswith(("bar.sync", "barrier.sync")):  # lockstep: every thread is there
+                if not all(active):
+                    raise EmuError(f"barrier under a predicate: {ins.line}")
+                pc += 1
+                continue
             if ins.op.startswith(("shfl.sync.idx", "shfl.sync.bfly")):
                 self.shfl(ins, active)
             else:
@@ -372,12 +383,19 @@ class Block:
         regs = a[0] if load else a[1]
         regs = [p.strip() for p in regs.strip("{}").split(",")]
         addr, _ = self.addr(t, a[1] if load else a[0])
+        shared = ".shared" in op
         for i, r in enumerate(regs):
+            at = addr + i * size
+            if shared and not (0 <= at and at + size <= len(self.shared)):
+                raise EmuError(f"shared access at {at} outside the window: {ins.line}")
             if load:
-                v = self.mem.load(addr + i * size, size)
+                v = (int.from_bytes(self.shared[at:at + size], "little") if shared
+                     else self.mem.load(at, size))
                 self.set(t, r, sext(v, bits) & MASK[32] if kind == "s" else v)
+            elif shared:
+                self.shared[at:at + size] = (self.val(t, r) & MASK[bits]).to_bytes(size, "little")
             else:
-                self.mem.store(addr + i * size, size, self.val(t, r))
+                self.mem.store(at, size, self.val(t, r))
         if len(regs) != vec:
             raise EmuError(f"vector width: {ins.line}")
 
