@@ -3,8 +3,8 @@
 
 A small interpreter for the straight-line register code tlsc emits for
 element-wise kernels (integer and bit operations, prmt, lop3, float16 and
-bfloat16 arithmetic, conversions, global loads and stores, uniform
-branches, warp shuffles). The threads of a block run in lockstep; a
+bfloat16 arithmetic, conversions, global and shared loads and stores,
+atomics, uniform branches, warp shuffles). The threads of a block run in lockstep; a
 branch must go the same way in every thread of the block (tlsc's
 aligned/unaligned copies do), a barrier is where every thread already is,
 shared memory is a window at address 0, and an instruction it does not
@@ -334,6 +334,9 @@ class Block:
         if head in ("ld", "st"):
             self.memop(t, ins, head == "ld")
             return
+        if head in ("atom", "red"):
+            self.atomic(t, ins)
+            return
         if head == "mov":
             self.mov(t, a, ty)
             return
@@ -398,6 +401,40 @@ class Block:
                 self.mem.store(at, size, self.val(t, r))
         if len(regs) != vec:
             raise EmuError(f"vector width: {ins.line}")
+
+    def atomic(self, t, ins):
+        """atom (the old value to its destination) and red: add, max, min,
+        exch and cas on 32-bit integers and float32 add, one thread after
+        another (the threads' order is one the GPU may take)."""
+        op, a = ins.op, ins.args
+        kind, bits, _ = type_of(op)
+        name = next(n for n in ("add", "max", "min", "exch", "cas") if "." + n + "." in op + ".")
+        at = a[1] if op.startswith("atom") else a[0]
+        vals = a[2:] if op.startswith("atom") else a[1:]
+        addr, _ = self.addr(t, at)
+        shared = ".shared" in op
+        if shared:
+            old = int.from_bytes(self.shared[addr:addr + 4], "little")
+        else:
+            old = self.mem.load(addr, 4)
+        b = self.val(t, vals[0])
+        if kind == "f":
+            new = f32_bits(f32_value(old) + f32_value(b))
+        elif name in ("max", "min"):
+            x, y = (sext(old, 32), sext(b, 32)) if kind == "s" else (old, b & MASK[32])
+            new = (max if name == "max" else min)(x, y)
+        elif name == "exch":
+            new = b
+        elif name == "cas":
+            new = self.val(t, vals[1]) if old == b & MASK[32] else old
+        else:
+            new = old + b
+        if shared:
+            self.shared[addr:addr + 4] = (new & MASK[32]).to_bytes(4, "little")
+        else:
+            self.mem.store(addr, 4, new)
+        if op.startswith("atom"):
+            self.set(t, a[0], old)
 
     def cvt(self, t, op, a):
         parts = op.split(".")
@@ -522,6 +559,8 @@ class Block:
             v = g(1) ^ g(2)
         elif head == "not":
             v = ~g(1)
+        elif head == "neg":
+            v = -g(1)
         elif head == "shl":
             s = g(2)
             v = g(1) << s if s < w else 0
