@@ -154,6 +154,29 @@ static void cast_from_fp8(Emitter *e, const IrTensor *d, const IrTensor *src) {
          val_convert(e, slot_reg(src, i), d->dtype).s);
 }
 
+/* Slots lo and lo + 1 of d from the two halves of the 32-bit pair p. */
+static void unpack_pair(Emitter *e, const IrTensor *d, int64_t lo, Val p) {
+  emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, lo).s, slot_reg(d, lo + 1).s, p.s);
+}
+
+/* The end of every magic-halves cast: p's halves are base + v, and one
+ * sub (op: f16x2 or rn.bf16x2) of base in both leaves each value exactly
+ * (a small integer), into slots lo and lo + 1 of d. */
+static void sub_base_pair(Emitter *e, Val p, Val base, const char *op, const IrTensor *d,
+                          int64_t lo) {
+  emit(e, "sub.%s %s, %s, %s;", op, p.s, p.s, base.s);
+  unpack_pair(e, d, lo, p);
+}
+
+/* p's halves masked to their low bits under mask, those bits flipped
+ * where base has them set (a signed integer's sign bit) and base put above
+ * them ("b ? a ^ c : c" bit by bit, b the mask), then sub_base_pair. */
+static void masked_base_pair(Emitter *e, Val p, Val mask, Val base, const char *op,
+                             const IrTensor *d, int64_t lo) {
+  emit(e, "lop3.b32 %s, %s, %s, %s, 0x6A;", p.s, p.s, mask.s, base.s);
+  sub_base_pair(e, p, base, op, d, lo);
+}
+
 /* Whether small integers of type `src` become `dst` through magic halves
  * (cast_small_ints): a float16 holds every integer of [1024, 2048) with
  * the integer's low bits as its mantissa, a bfloat16 every integer of
@@ -190,11 +213,18 @@ static int64_t cast_small_ints(Emitter *e, const IrTensor *d, const IrTensor *sr
   for (; i + 1 < n; i += 2) {
     Val p = new_reg(e, DT_UINT32);
     emit(e, "prmt.b32 %s, %s, %s, 0x5410;", p.s, slot_reg(src, i).s, slot_reg(src, i + 1).s);
-    emit(e, "lop3.b32 %s, %s, %s, %s, 0x6A;", p.s, p.s, low.s, magic.s); /* b ? a ^ c : c */
-    emit(e, "sub.%s %s, %s, %s;", bf ? "rn.bf16x2" : "f16x2", p.s, p.s, magic.s);
-    emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, i).s, slot_reg(d, i + 1).s, p.s);
+    masked_base_pair(e, p, low, magic, bf ? "rn.bf16x2" : "f16x2", d, i);
   }
   return i;
+}
+
+/* The register tensor of bytes (uint8 or int8) whose view, the statement
+ * emitted just before, made src; else NULL. */
+static const IrTensor *viewed_bytes(const Emitter *e, const IrTensor *src) {
+  const IrStmt *v = e->prev;
+  if (!v || v->kind != S_VIEW || v->cast.dst != src) return NULL;
+  const IrTensor *x = v->cast.src;
+  return (x->dtype == DT_UINT8 || x->dtype == DT_INT8) && x->reg ? x : NULL;
 }
 
 /* The view (emitted just before) that made src from bytes, when src is
@@ -202,13 +232,10 @@ static int64_t cast_small_ints(Emitter *e, const IrTensor *d, const IrTensor *sr
  * src are the low and high nibbles of the view's source slot i
  * (spread_view). */
 static const IrTensor *nibble_source(const Emitter *e, const IrTensor *d, const IrTensor *src) {
-  const IrStmt *v = e->prev;
-  if (d->dtype != DT_FLOAT16 || !dtype_is_subbyte(src->dtype) || dtype_bits(src->dtype) != 4 ||
-      !v || v->kind != S_VIEW || v->cast.dst != src)
+  if (d->dtype != DT_FLOAT16 || !dtype_is_subbyte(src->dtype) || dtype_bits(src->dtype) != 4)
     return NULL;
-  const IrTensor *x = v->cast.src;
-  bool bytes = x->dtype == DT_UINT8 || x->dtype == DT_INT8;
-  return bytes && x->reg && nslots(src) == 2 * nslots(x) ? x : NULL;
+  const IrTensor *x = viewed_bytes(e, src);
+  return x && nslots(src) == 2 * nslots(x) ? x : NULL;
 }
 
 /* Byte slot i of `bytes` as a word and a byte index in it, when the
@@ -252,9 +279,7 @@ static void cast_nibble_pairs(Emitter *e, const IrTensor *d, const IrTensor *src
     int k;
     Val w = byte_word(e, bytes, i, &k), p = new_reg(e, DT_UINT32);
     emit(e, "prmt.b32 %s, %s, 0, 0x%X%X%X%X;", p.s, w.s, k, k, k, k);
-    emit(e, "lop3.b32 %s, %s, %s, %s, 0x6A;", p.s, p.s, mask.s, base.s); /* b ? a ^ c : c */
-    emit(e, "sub.f16x2 %s, %s, %s;", p.s, p.s, base.s);
-    emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, 2 * i).s, slot_reg(d, 2 * i + 1).s, p.s);
+    masked_base_pair(e, p, mask, base, "f16x2", d, 2 * i);
   }
 }
 
@@ -297,7 +322,7 @@ static void subfloat_pair(Emitter *e, const SubFloat *f, Val p, const IrTensor *
   emit(e, "and.b32 %s, %s, 0x80008000;", sign.s, t.s);
   emit(e, "lop3.b32 %s, %s, %s, %s, 0xEA;", r.s, a.s, f->em_mask.s, sign.s); /* a & b | c */
   if (f->scale.s[0]) emit(e, "mul.rn.f16x2 %s, %s, %s;", r.s, r.s, f->scale.s);
-  emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, lo).s, slot_reg(d, lo + 1).s, r.s);
+  unpack_pair(e, d, lo, r);
 }
 
 /* The float16 bits of code c of a sub-byte type held zero-extended (an
@@ -356,7 +381,7 @@ static int64_t cast_table_pairs(Emitter *e, const IrTensor *d, const IrTensor *s
     emit(e, "shl.b32 %s, %s, 4;", sel.s, slot_reg(src, i).s);
     emit(e, "mad.lo.u32 %s, %s, 4096, %s;", sel.s, slot_reg(src, i + 1).s, sel.s);
     emit(e, "prmt.b32 %s, %s, %s, %s;", p.s, t0.s, t1.s, sel.s);
-    emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, i).s, slot_reg(d, i + 1).s, p.s);
+    unpack_pair(e, d, i, p);
   }
   return i;
 }
@@ -407,14 +432,9 @@ static void cast_nibble_float_pairs(Emitter *e, const IrTensor *d, const IrTenso
  * (2i, 2i + 1) lies in one loaded 32-bit word: those words are then
  * converted whole (cast_byte_pairs). */
 static const IrTensor *byte_pair_source(const Emitter *e, const IrTensor *d, const IrTensor *src) {
-  const IrStmt *v = e->prev;
-  if (d->dtype != DT_FLOAT16 || (src->dtype != DT_INT8 && src->dtype != DT_UINT8) || !v ||
-      v->kind != S_VIEW || v->cast.dst != src)
-    return NULL;
-  const IrTensor *x = v->cast.src;
-  if ((x->dtype != DT_UINT8 && x->dtype != DT_INT8) || !x->reg || nslots(x) != nslots(src) ||
-      nslots(x) % 2)
-    return NULL;
+  if (d->dtype != DT_FLOAT16 || (src->dtype != DT_INT8 && src->dtype != DT_UINT8)) return NULL;
+  const IrTensor *x = viewed_bytes(e, src);
+  if (!x || nslots(x) != nslots(src) || nslots(x) % 2) return NULL;
   for (int64_t i = 0; i < nslots(x); i += 2) {
     Val w0, w1;
     int k0 = 0, k1 = 0;
@@ -454,8 +474,7 @@ static void cast_byte_pairs(Emitter *e, const IrTensor *d, const IrTensor *src,
     }
     Val p = new_reg(e, DT_UINT32);
     emit(e, "prmt.b32 %s, %s, %s, 0x4%X4%X;", p.s, flipped.s, high.s, k1, k0);
-    emit(e, "sub.f16x2 %s, %s, %s;", p.s, p.s, base.s);
-    emit(e, "mov.b32 {%s, %s}, %s;", slot_reg(d, i).s, slot_reg(d, i + 1).s, p.s);
+    sub_base_pair(e, p, base, "f16x2", d, i);
   }
 }
 
