@@ -278,12 +278,10 @@ class Block:
         self.regs[t][tok.strip()] = v
 
     def addr(self, t, tok):
+        """[reg+imm] or [reg]: the address in thread t (parameters are read
+        by exec1's ld.param, never through here)."""
         m = re.match(r"\[([%\w.]+)\s*(?:\+\s*(-?\w+))?\]", tok)
-        base = m.group(1)
-        off = int(m.group(2), 0) if m.group(2) else 0
-        if base in self.params:
-            return self.params[base], off
-        return self.val(t, base) + off, None
+        return self.val(t, m.group(1)) + (int(m.group(2), 0) if m.group(2) else 0)
 
     def run(self):
         pc = 0
@@ -385,22 +383,34 @@ class Block:
         size = bits // 8
         regs = a[0] if load else a[1]
         regs = [p.strip() for p in regs.strip("{}").split(",")]
-        addr, _ = self.addr(t, a[1] if load else a[0])
-        shared = ".shared" in op
-        for i, r in enumerate(regs):
-            at = addr + i * size
-            if shared and not (0 <= at and at + size <= len(self.shared)):
-                raise EmuError(f"shared access at {at} outside the window: {ins.line}")
-            if load:
-                v = (int.from_bytes(self.shared[at:at + size], "little") if shared
-                     else self.mem.load(at, size))
-                self.set(t, r, sext(v, bits) & MASK[32] if kind == "s" else v)
-            elif shared:
-                self.shared[at:at + size] = (self.val(t, r) & MASK[bits]).to_bytes(size, "little")
-            else:
-                self.mem.store(at, size, self.val(t, r))
         if len(regs) != vec:
             raise EmuError(f"vector width: {ins.line}")
+        addr = self.addr(t, a[1] if load else a[0])
+        shared = ".shared" in op
+        for i, r in enumerate(regs):
+            if load:
+                v = self.read(addr + i * size, size, shared)
+                self.set(t, r, sext(v, bits) & MASK[32] if kind == "s" else v)
+            else:
+                self.write(addr + i * size, size, self.val(t, r), shared)
+
+    def read(self, at, size, shared):
+        """size bytes at `at` of the shared window or of global memory."""
+        if not shared:
+            return self.mem.load(at, size)
+        self.check_shared(at, size)
+        return int.from_bytes(self.shared[at:at + size], "little")
+
+    def write(self, at, size, value, shared):
+        if not shared:
+            self.mem.store(at, size, value)
+            return
+        self.check_shared(at, size)
+        self.shared[at:at + size] = (value & MASK[8 * size]).to_bytes(size, "little")
+
+    def check_shared(self, at, size):
+        if not (0 <= at and at + size <= len(self.shared)):
+            raise EmuError(f"shared access of {size} bytes at {at} outside the window")
 
     def atomic(self, t, ins):
         """atom (the old value to its destination) and red: add, max, min,
@@ -411,12 +421,9 @@ class Block:
         name = next(n for n in ("add", "max", "min", "exch", "cas") if "." + n + "." in op + ".")
         at = a[1] if op.startswith("atom") else a[0]
         vals = a[2:] if op.startswith("atom") else a[1:]
-        addr, _ = self.addr(t, at)
+        addr = self.addr(t, at)
         shared = ".shared" in op
-        if shared:
-            old = int.from_bytes(self.shared[addr:addr + 4], "little")
-        else:
-            old = self.mem.load(addr, 4)
+        old = self.read(addr, 4, shared)
         b = self.val(t, vals[0])
         if kind == "f":
             new = f32_bits(f32_value(old) + f32_value(b))
@@ -429,10 +436,7 @@ class Block:
             new = self.val(t, vals[1]) if old == b & MASK[32] else old
         else:
             new = old + b
-        if shared:
-            self.shared[addr:addr + 4] = (new & MASK[32]).to_bytes(4, "little")
-        else:
-            self.mem.store(addr, 4, new)
+        self.write(addr, 4, new, shared)
         if op.startswith("atom"):
             self.set(t, a[0], old)
 
