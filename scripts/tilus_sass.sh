@@ -17,12 +17,13 @@
 #      OUT/tilus_regs.txt, each program's registers;
 #   4. OUT/loops.txt: scripts/sass_loops.py's main loop of tlsc's fastest
 #      entry beside each program's, opcode by opcode.
-# LIB defaults to build-rt/runtime/libtlsrt.so. Example:
+# LIB defaults to build-rt/runtime/libtlsrt.so; KC_ARGS, when set, adds
+# options to kernels_check.py (say KC_ARGS="--a16wx-dtype int8"). Example:
 #   scripts/tilus_sass.sh out/v3 matmul_kn v3.ptx MatmulV3 \
 #       TILUS/examples/matmul/matmul_v3.py 4096x4096x4096
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,19p' "$0" >&2
+  sed -n '2,20p' "$0" >&2
   exit 2
 fi
 out=$1 kind=$2 ptx=$3 cls=$4 tfile=$5 size=$6 lib=${7:-build-rt/runtime/libtlsrt.so}
@@ -34,7 +35,7 @@ init=""
 case $tfile in *:*) init=:${tfile#*:} tfile=${tfile%%:*} ;; esac
 python3 "$here/kernels_check.py" --lib "$lib" --case "$kind:$ptx:$cls" \
   --tilus "$kind:$tfile:$cls$init" --tilus-cache "$cache" --check-sizes "$size" \
-  --bench --bench-sizes "$size" --rounds 5 | tee "$out/bench.log"
+  --bench --bench-sizes "$size" --rounds 5 ${KC_ARGS:-} | tee "$out/bench.log"
 best=$(sed -n 's/^bench [^[]*\[\([^]]*\)\].*/\1/p' "$out/bench.log" | head -1)
 if [ -n "$best" ]; then
   ptxas -arch=sm_90a -e "$best" "$ptx" -o "$out/tlsc.cubin"
