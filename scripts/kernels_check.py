@@ -71,6 +71,7 @@ class Runtime:
             "tls_kernel_config": (cp, [vp]),
             "tls_kernel_fixed": (cp, [vp]),
             "tls_kernel_num_params": (C.c_int, [vp]),
+            "tls_kernel_resolve": (vp, [vp, C.POINTER(Arg), C.c_int]),
             "tls_kernel_param_type": (cp, [vp, C.c_int]),
             "tls_launch": (C.c_int, [vp, C.POINTER(Arg), C.c_int, vp]),
             "tls_autotune_ex": (C.c_int, [vp, cp, C.POINTER(Arg), C.c_int, vp,
@@ -730,6 +731,10 @@ def main():
                               for key in med if key != "tlsc")
             print(f"bench {name} {shape} [{rt.lib.tls_kernel_name(best).decode()}]: {line};"
                   f" tlsc speed-up {ratios}", flush=True)
+            runs_entry = rt.lib.tls_kernel_resolve(best, arr, len(arr))
+            if runs_entry and runs_entry != best:  # a specialised sibling runs
+                print(f"entry {name} {shape}: [{rt.lib.tls_kernel_name(runs_entry).decode()}]"
+                      " runs for these arguments", flush=True)
             if opts.profile:
                 profile_once(runs, timer, f"{name} {shape}")
     sys.exit(1 if failures else 0)

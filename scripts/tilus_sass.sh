@@ -36,7 +36,9 @@ case $tfile in *:*) init=:${tfile#*:} tfile=${tfile%%:*} ;; esac
 python3 "$here/kernels_check.py" --lib "$lib" --case "$kind:$ptx:$cls" \
   --tilus "$kind:$tfile:$cls$init" --tilus-cache "$cache" --check-sizes "$size" \
   --bench --bench-sizes "$size" --rounds 5 ${KC_ARGS:-} | tee "$out/bench.log"
-best=$(sed -n 's/^bench [^[]*\[\([^]]*\)\].*/\1/p' "$out/bench.log" | head -1)
+# the entry that ran: a specialised sibling when kernels_check names one
+best=$(sed -n 's/^entry [^[]*\[\([^]]*\)\] runs.*/\1/p' "$out/bench.log" | head -1)
+[ -n "$best" ] || best=$(sed -n 's/^bench [^[]*\[\([^]]*\)\].*/\1/p' "$out/bench.log" | head -1)
 if [ -n "$best" ]; then
   ptxas -arch=sm_90a -e "$best" "$ptx" -o "$out/tlsc.cubin"
   cuobjdump -res-usage "$out/tlsc.cubin" >"$out/tlsc_regs.txt"
