@@ -39,6 +39,7 @@ static const struct {
     {"static_assert", P_STATIC_ASSERT},
     {"assume", P_ASSUME},
     {"free_shared", P_FREE_SHARED},
+    {"reshape_shared", P_RESHAPE_SHARED},
     {"fence", NS_FENCE},
     {"atomic", NS_ATOMIC},
     {"gridDim", NS_GRIDDIM},
@@ -56,7 +57,7 @@ static const struct {
 
 /* Tilus's primitives (tilus.lang.instructions) tlsc does not have yet: the
  * methods of a Script, then the groups whose every member is missing. */
-static const char tilus_prims[] = " reshape_shared flatten ";
+static const char tilus_prims[] = " flatten ";
 static const char tilus_prim_groups[] = " clc tcgen05 ";
 /* members of the groups tlsc has that it lacks */
 static const char tilus_group_prims[] = " cluster.map_shared_addr ";
@@ -1711,8 +1712,44 @@ static Value *p_free_shared(Eval *E, Args *a, Span sp) {
   if (v[0]->kind != V_TENSOR || v[0]->t->space != MS_SHARED)
     ev_error(E, sp, "free_shared() takes a shared tensor from self.shared_tensor(), not '%s'",
              v_type_name(v[0]));
+  if (v[0]->t->alias_of)
+    ev_error(E, sp,
+             "free_shared() frees the tensor self.shared_tensor() made: '%s' is a reshape of "
+             "'%s', whose bytes it shares; free '%s'",
+             v[0]->t->name, v[0]->t->alias_of->name, v[0]->t->alias_of->name);
   ev_free_shared(E, v[0]->t, sp);
   return v_none(E);
+}
+
+/* self.reshape_shared(tensor, shape): the same shared elements, in the
+ * same row-major order, under another shape (Tilus's ReshapeSharedInst).
+ * No statement: the result is a tensor that aliases the bytes of the one
+ * shared_tensor() made (IrTensor.alias_of); layout inference and planning
+ * give both one swizzle and one offset. */
+static Value *p_reshape_shared(Eval *E, Args *a, Span sp) {
+  static const char *const names[] = {"tensor", "shape", NULL};
+  Value *v[2];
+  ev_bind_args(E, a, sp, "reshape_shared", names, 2, v);
+  Span at = ev_arg_span(a, names, 0, sp);
+  if (v[0]->kind == V_REF && v[0]->ref.t->space == MS_SHARED)
+    ev_error(E, at,
+             "reshape_shared() of a view of '%s' is not supported yet: reshape the whole tensor",
+             v[0]->ref.t->name);
+  if (v[0]->kind != V_TENSOR || v[0]->t->space != MS_SHARED)
+    ev_error(E, at, "reshape_shared() takes a shared tensor, not '%s'", v_type_name(v[0]));
+  IrTensor *x = v[0]->t;
+  if (x->is_mbarrier)
+    ev_error(E, at, "reshape_shared() reshapes shared tensors, not the mbarriers '%s'", x->name);
+  ev_check_not_freed(E, x, at);
+  int64_t shape[IR_MAX_RANK];
+  int rank = const_shape(E, v[1], ev_arg_span(a, names, 1, sp), shape);
+  IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "s"), MS_SHARED, x->dtype, rank, shape, sp);
+  if (ir_tensor_numel(t) != ir_tensor_numel(x))
+    ev_error(E, ev_arg_span(a, names, 1, sp),
+             "reshape_shared() keeps the number of elements: '%s' has %lld, the shape given %lld",
+             x->name, (long long)ir_tensor_numel(x), (long long)ir_tensor_numel(t));
+  t->alias_of = x->alias_of ? x->alias_of : x;
+  return v_tensor(E, t);
 }
 
 /* ------------------------------------------------------ thread groups */
@@ -1850,6 +1887,8 @@ Value *ev_call_prim(Eval *E, Value *fn, Args *a, Span sp) {
     return p_assert(E, a, sp, fn->bi == P_ASSUME);
   case P_FREE_SHARED:
     return p_free_shared(E, a, sp);
+  case P_RESHAPE_SHARED:
+    return p_reshape_shared(E, a, sp);
   case P_FENCE_PROXY_ASYNC: {
     static const char *const names[] = {"space", NULL};
     Value *v[1] = {NULL};

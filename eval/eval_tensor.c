@@ -466,7 +466,12 @@ void ev_rt_leave(Eval *E, RtFrame *f) {
 
 void ev_check_not_freed(Eval *E, const IrTensor *t, Span sp) {
   if (t->space != MS_SHARED) return;
-  TensorRec *rec = ev_tensor_rec(E, t);
+  const IrTensor *owner = t->alias_of ? t->alias_of : t; /* whose bytes */
+  TensorRec *rec = ev_tensor_rec(E, owner);
+  if (rec->freed.line && owner != t)
+    ev_error(E, sp,
+             "shared tensor '%s' is used after free_shared(%s) (line %d): it is a reshape of '%s'",
+             t->name, owner->name, rec->freed.line, owner->name);
   if (rec->freed.line)
     ev_error(E, sp, "shared tensor '%s' is used after free_shared() (line %d)", t->name,
              rec->freed.line);

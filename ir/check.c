@@ -1216,7 +1216,9 @@ static int live_remove(IrTensor **live, int n, const IrTensor *t) {
 
 /* After planning, shared tensors lie inside the kernel's dynamic shared
  * memory, and two share a byte only when the first was freed before the
- * second was created (free_shared: their lifetimes are disjoint). The
+ * second was created (free_shared: their lifetimes are disjoint) or the
+ * second is a reshape of the first (reshape_shared: the same bytes, in
+ * the same layout). The
  * tensors live at each creation are kept in offset order: only the last
  * that starts below a new tensor's end can overlap it. */
 static bool check_smem_plan(Verifier *v) {
@@ -1229,6 +1231,17 @@ static bool check_smem_plan(Verifier *v) {
       nlive = live_remove(live, nlive, freed[next]);
     IrTensor *t = v->k->tensors[i];
     int64_t end = t->smem_offset + ir_tensor_nbytes(t);
+    if (t->space == MS_SHARED && t->alias_of) { /* reshape_shared: its tensor's bytes */
+      const IrTensor *o = t->alias_of;
+      ok = o->space == MS_SHARED && !o->alias_of && o->id < t->id &&
+           o->smem_offset == t->smem_offset && ir_tensor_nbytes(o) == ir_tensor_nbytes(t) &&
+           o->layout == t->layout && o->swizzle_bytes == t->swizzle_bytes;
+      if (!ok)
+        diag_error(v->d, t->span,
+                   "internal error: shared tensor '%s' is not placed as the tensor it reshapes",
+                   t->name);
+      continue;
+    }
     if (t->space != MS_SHARED || end == t->smem_offset) continue;
     int at = live_index(live, nlive, end);
     ok = end <= v->k->smem_bytes &&

@@ -133,8 +133,9 @@ static void expr_ops(const IrExpr *x, OpFn fn, void *ctx) {
   expr_ops(x->c, fn, ctx);
 }
 
+/* A reshape (reshape_shared) counts as the tensor whose bytes it is. */
 static void tensor_op(const IrTensor *t, bool write, OpFn fn, void *ctx) {
-  if (t) fn(ctx, true, write, t->id);
+  if (t) fn(ctx, true, write, t->alias_of ? t->alias_of->id : t->id);
 }
 
 static void block_ops(const IrBlock *b, OpFn fn, void *ctx);

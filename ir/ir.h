@@ -396,6 +396,12 @@ typedef struct IrTensor {
   int swizzle_bytes;    /* 0, 32, 64, 128: set by layout inference */
   int64_t smem_offset;  /* byte offset in dynamic smem: set by planning */
   int64_t align;        /* bytes: set by planning */
+  /* reshape_shared(): the tensor whose bytes this one is, the same
+   * elements in the same row-major order under another shape (never
+   * itself an alias). It takes no bytes of its own: layout inference
+   * gives both one swizzle, planning both one offset, and a free of that
+   * tensor ends both. NULL for a tensor with bytes of its own. */
+  struct IrTensor *alias_of;
   /* Its lifetime, in the order tensors are created (their ids), which is
    * program order: from its creation to free_shared(), whose call is
    * freed_at (line 0: never freed). The tensors from id freed_before on

@@ -18,6 +18,7 @@
  */
 #include "ir/ir.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------- traversal */
@@ -39,6 +40,7 @@ static void walk(IrBlock *b, StmtFn fn, void *ctx) {
 typedef struct SwizzleCtx {
   Diag *d;
   bool ok;
+  bool *aliased; /* by tensor id: shares its bytes (reshape_shared) */
 } SwizzleCtx;
 
 /* The swizzle (bytes) for a tile whose inner extent is inner_bytes, or -1
@@ -100,12 +102,12 @@ static void swizzle_stmt(IrStmt *s, void *ctx) {
  * tensor_swizzle in backend_ptx/emit_regtile.c). Skipped where a view of
  * the tile (one pipeline stage) would not start on a swizzle atom. */
 static void ldmatrix_swizzle(IrStmt *s, void *ctx) {
-  (void)ctx;
+  const SwizzleCtx *c = ctx;
   if (s->kind != S_LOAD_SHARED || !s->smem.reg || !s->smem.reg->reg) return;
   IrTensor *t = s->smem.shared.t;
   IrMmaRole role = s->smem.reg->reg->mma;
   if ((role != MMA_A && role != MMA_B) || !t || t->space != MS_SHARED || t->is_mbarrier ||
-      t->layout != LAYOUT_NONE || t->rank < 2)
+      t->layout != LAYOUT_NONE || t->rank < 2 || c->aliased[t->id])
     return;
   int64_t inner = t->shape[t->rank - 1] * dtype_bytes(t->dtype);
   int sw = inner == 32 || inner == 64 ? (int)inner : inner % 128 == 0 ? 128 : 0;
@@ -115,21 +117,76 @@ static void ldmatrix_swizzle(IrStmt *s, void *ctx) {
   t->swizzle_bytes = sw;
 }
 
+/* Tensors that share bytes (reshape_shared) share one layout: a swizzle
+ * that TMA or WGMMA gives one is the other's too. A swizzle permutes
+ * 16-byte chunks within rows of the tensor's inner extent, so it means
+ * the same for both only when their rows have the same bytes; the
+ * swizzle of an ldmatrix operand, an option rather than a need, is not
+ * given to tensors that share bytes. Pulls each alias's swizzle into the
+ * tensor it aliases, then gives every alias the result; false (reported
+ * at the reshape) when two disagree. */
+static bool shared_alias_layout(IrTensor *t, IrTensor *from, SwizzleCtx *c) {
+  if (from->layout != LAYOUT_SWIZZLED) return true;
+  int64_t rows = t->shape[t->rank - 1] * dtype_bytes(t->dtype);
+  int64_t from_rows = from->shape[from->rank - 1] * dtype_bytes(from->dtype);
+  if (rows == from_rows &&
+      (t->layout == LAYOUT_NONE ||
+       (t->layout == LAYOUT_SWIZZLED && t->swizzle_bytes == from->swizzle_bytes))) {
+    t->layout = LAYOUT_SWIZZLED;
+    t->swizzle_bytes = from->swizzle_bytes;
+    return true;
+  }
+  IrTensor *alias = t->alias_of ? t : from;
+  if (rows != from_rows)
+    diag_error(c->d, alias->span,
+               "'%s' is a reshape of '%s' and shares its bytes, so both need one swizzle: TMA "
+               "or WGMMA gives '%s' the %d-byte swizzle of rows of %lld bytes, and '%s' has "
+               "rows of %lld bytes",
+               alias->name, alias->alias_of->name, from->name, from->swizzle_bytes,
+               (long long)from_rows, t->name, (long long)rows);
+  else
+    diag_error(c->d, alias->span,
+               "'%s' is a reshape of '%s' and shares its bytes, so both need one swizzle: TMA "
+               "or WGMMA gives '%s' the %d-byte swizzle and '%s' the %d-byte one",
+               alias->name, alias->alias_of->name, from->name, from->swizzle_bytes, t->name,
+               t->swizzle_bytes);
+  c->ok = false;
+  return false;
+}
+
+static bool unify_aliases(IrKernel *k, SwizzleCtx *c) {
+  bool ok = true;
+  for (int i = 0; i < k->ntensors; i++) {
+    IrTensor *t = k->tensors[i];
+    if (t->space == MS_SHARED && t->alias_of) ok = shared_alias_layout(t->alias_of, t, c) && ok;
+  }
+  for (int i = 0; i < k->ntensors && ok; i++) {
+    IrTensor *t = k->tensors[i];
+    if (t->space == MS_SHARED && t->alias_of) ok = shared_alias_layout(t, t->alias_of, c);
+  }
+  return ok;
+}
+
 static bool infer_shared(IrKernel *k, Diag *d) {
+  bool *aliased = xmalloc((size_t)k->ntensors + 1);
+  memset(aliased, 0, (size_t)k->ntensors + 1);
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
     if (t->space == MS_SHARED) {
       t->layout = LAYOUT_NONE;
       t->swizzle_bytes = 0;
     }
+    if (t->space == MS_SHARED && t->alias_of) aliased[t->id] = aliased[t->alias_of->id] = true;
   }
-  SwizzleCtx c = {d, true};
+  SwizzleCtx c = {d, true, aliased};
   walk(&k->body, swizzle_stmt, &c);
+  if (c.ok) unify_aliases(k, &c);
   walk(&k->body, ldmatrix_swizzle, &c);
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
     if (t->space == MS_SHARED && t->layout == LAYOUT_NONE) t->layout = LAYOUT_ROW_MAJOR;
   }
+  free(aliased);
   return c.ok;
 }
 

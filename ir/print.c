@@ -145,6 +145,7 @@ static void print_tensor(FILE *out, const IrTensor *t) {
     ir_reglayout_print(out, t->reg);
     fputc(')', out);
   }
+  if (t->space == MS_SHARED && t->alias_of) fprintf(out, " alias=%%t%d", t->alias_of->id);
   if (t->space == MS_SHARED && !t->is_mbarrier) fprintf(out, " swizzle=%d", t->swizzle_bytes);
   if (t->space == MS_SHARED && t->align > 0)
     fprintf(out, " offset=%lld align=%lld", (long long)t->smem_offset, (long long)t->align);

@@ -10,7 +10,8 @@
  * tensor's bytes are plain memory for the next tensor: what was in flight
  * on it must be waited for, and every thread done with it (a sync()),
  * before the free (docs/language.md; `tlsc --verify` reports the races).
- * Alignments:
+ * A reshape (reshape_shared) takes the offset of the tensor whose bytes
+ * it shares. Alignments:
  *   swizzled tiles   8 rows of the swizzle span (1024 bytes for the 128-byte
  *                    swizzle): the swizzle pattern is a function of address
  *                    bits, so TMA and WGMMA agree only when a tile starts on
@@ -237,6 +238,11 @@ static int64_t place_tensors(IrKernel *k, int64_t *max_align) {
       space_give(&s, freed[next]->smem_offset, ir_tensor_nbytes(freed[next]));
     IrTensor *t = k->tensors[i];
     if (t->space != MS_SHARED) continue;
+    if (t->alias_of) { /* reshape_shared: the bytes of a tensor placed before it */
+      t->align = t->alias_of->align;
+      t->smem_offset = t->alias_of->smem_offset;
+      continue;
+    }
     t->align = tensor_align(t);
     t->smem_offset = t->is_mbarrier ? space_take_fresh(&s, ir_tensor_nbytes(t), t->align)
                                     : space_take(&s, ir_tensor_nbytes(t), t->align);
