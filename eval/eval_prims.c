@@ -1725,31 +1725,55 @@ static Value *p_free_shared(Eval *E, Args *a, Span sp) {
  * same row-major order, under another shape (Tilus's ReshapeSharedInst).
  * No statement: the result is a tensor that aliases the bytes of the one
  * shared_tensor() made (IrTensor.alias_of); layout inference and planning
- * give both one swizzle and one offset. */
+ * give both one swizzle and one offset. A view s[i] (leading dimensions
+ * fixed) is a contiguous run of s, so its reshape is the same view of s
+ * reshaped to [s's fixed dimensions..., shape...]. */
 static Value *p_reshape_shared(Eval *E, Args *a, Span sp) {
   static const char *const names[] = {"tensor", "shape", NULL};
   Value *v[2];
   ev_bind_args(E, a, sp, "reshape_shared", names, 2, v);
-  Span at = ev_arg_span(a, names, 0, sp);
-  if (v[0]->kind == V_REF && v[0]->ref.t->space == MS_SHARED)
-    ev_error(E, at,
-             "reshape_shared() of a view of '%s' is not supported yet: reshape the whole tensor",
-             v[0]->ref.t->name);
-  if (v[0]->kind != V_TENSOR || v[0]->t->space != MS_SHARED)
+  Span at = ev_arg_span(a, names, 0, sp), shape_at = ev_arg_span(a, names, 1, sp);
+  bool view = v[0]->kind == V_REF && v[0]->ref.t->space == MS_SHARED;
+  IrTensor *x = view ? v[0]->ref.t : v[0]->kind == V_TENSOR ? v[0]->t : NULL;
+  if (!x || x->space != MS_SHARED)
     ev_error(E, at, "reshape_shared() takes a shared tensor, not '%s'", v_type_name(v[0]));
-  IrTensor *x = v[0]->t;
   if (x->is_mbarrier)
     ev_error(E, at, "reshape_shared() reshapes shared tensors, not the mbarriers '%s'", x->name);
+  if (view && v[0]->ref.transposed)
+    ev_error(E, at,
+             "reshape_shared() of a transposed view of '%s': its elements are not in row-major "
+             "order; reshape before transpose()",
+             x->name);
   ev_check_not_freed(E, x, at);
-  int64_t shape[IR_MAX_RANK];
-  int rank = const_shape(E, v[1], ev_arg_span(a, names, 1, sp), shape);
-  IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "s"), MS_SHARED, x->dtype, rank, shape, sp);
-  if (ir_tensor_numel(t) != ir_tensor_numel(x))
-    ev_error(E, ev_arg_span(a, names, 1, sp),
-             "reshape_shared() keeps the number of elements: '%s' has %lld, the shape given %lld",
-             x->name, (long long)ir_tensor_numel(x), (long long)ir_tensor_numel(t));
+  IrRef r = view ? v[0]->ref : (IrRef){.t = x};
+  int64_t want[IR_MAX_RANK], shape[IR_MAX_RANK];
+  int want_rank = const_shape(E, v[1], shape_at, want);
+  if (r.nidx + want_rank > IR_MAX_RANK)
+    ev_error(E, shape_at,
+             "reshape_shared() of a view with %d fixed dimensions to a rank-%d shape needs rank "
+             "%d, more than the %d a tensor has",
+             r.nidx, want_rank, r.nidx + want_rank, IR_MAX_RANK);
+  int64_t view_elems = ir_tensor_numel(x), elems = 1;
+  for (int i = 0; i < r.nidx; i++) {
+    shape[i] = x->shape[i];
+    view_elems /= x->shape[i];
+  }
+  for (int i = 0; i < want_rank; i++) { /* saturating, as ir_tensor_numel */
+    shape[r.nidx + i] = want[i];
+    elems = want[i] > INT64_MAX / 4 / elems ? INT64_MAX / 4 : elems * want[i];
+  }
+  if (elems != view_elems)
+    ev_error(E, shape_at,
+             "reshape_shared() keeps the number of elements: %s'%s' has %lld, the shape given %lld",
+             view ? "the view of " : "", x->name, (long long)view_elems, (long long)elems);
+  IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "s"), MS_SHARED, x->dtype, r.nidx + want_rank,
+                              shape, sp);
   t->alias_of = x->alias_of ? x->alias_of : x;
-  return v_tensor(E, t);
+  if (!view) return v_tensor(E, t);
+  Value *out = v_new(E, V_REF);
+  out->ref = r;
+  out->ref.t = t;
+  return out;
 }
 
 /* ------------------------------------------------------ thread groups */

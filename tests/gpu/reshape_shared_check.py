@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs tests/gpu/kernels/reshape_shared.tls (compiled by tlsc) on the GPU:
 a [16, 64] float32 tile in shared memory read back through its reshapes
-([4, 4, 64] view 2, [32, 32], and [8, 128], a reshape of a reshape,
-doubled in place), and a [64, 64] float16 tile loaded by TMA with the
+([4, 4, 64] view 2, [32, 32], [8, 128], a reshape of a reshape,
+doubled in place, and the view [1] of [2, 8, 64] as [4, 128]), and a [64, 64] float16 tile loaded by TMA with the
 128-byte swizzle read through its reshape to [2, 32, 64] (view 1). Bit for
 bit against torch's reshapes, outputs poisoned first.
 
@@ -20,7 +20,8 @@ def check_round(torch, mod, rnd):
     y = torch.full((4, 64), 12345.0, device="cuda")
     z = torch.full((32, 32), 12345.0, device="cuda")
     w = torch.full((16, 64), 12345.0, device="cuda")
-    mod.ReshapeShared(x, y, z, w)
+    v = torch.full((4, 128), 12345.0, device="cuda")
+    mod.ReshapeShared(x, y, z, w, v)
     h = torch.randn(64, 64, device="cuda").half()
     g = torch.full((32, 64), 12345.0, device="cuda").half()
     mod.ReshapeTma(h, g)
@@ -29,6 +30,7 @@ def check_round(torch, mod, rnd):
         ("[4, 4, 64] view 2", y, x.reshape(4, 4, 64)[2]),
         ("[32, 32]", z, x.reshape(32, 32)),
         ("[8, 128] doubled in place", w, x * 2.0),
+        ("[2, 8, 64][1] as [4, 128]", v, x.reshape(2, 8, 64)[1].reshape(4, 128)),
         ("TMA tile as [2, 32, 64], view 1", g.view(torch.int16).int(),
          h.reshape(2, 32, 64)[1].view(torch.int16).int()),
     )
