@@ -4,7 +4,9 @@
 A small interpreter for the straight-line register code tlsc emits for
 element-wise kernels (integer and bit operations, prmt, lop3, float16 and
 bfloat16 arithmetic, conversions, global and shared loads and stores,
-atomics, uniform branches, warp shuffles). The threads of a block run in lockstep; a
+atomics, uniform branches, warp shuffles, cp.async (done at once),
+ldmatrix, mma.sync: float16/bfloat16 into float32, 8-bit integers into
+int32). The threads of a block run in lockstep; a
 branch must go the same way in every thread of the block (tlsc's
 aligned/unaligned copies do), a barrier is where every thread already is,
 shared memory is a window at address 0, and an instruction it does not
@@ -217,12 +219,16 @@ class Module:
             self.entries[name] = Entry(name, params, body[1:-1])
 
     def run(self, name, grid, block, args, mem, smem=48 * 1024):
-        """Runs the entry over `grid` blocks of `block` threads, one after
-        another, each with `smem` bytes of shared memory (at address 0)."""
+        """Runs the entry over `grid` blocks (a count, or an (x, y, z)
+        tuple) of `block` threads, one after another, x fastest, each with
+        `smem` bytes of shared memory (at address 0)."""
         entry = self.entries[name]
         params = {p[0]: (v, p[1]) for p, v in zip(entry.params, args)}
-        for cta in range(grid):
-            Block(entry, params, cta, block, mem, smem).run()
+        dims = tuple(grid) + (1,) * (3 - len(grid)) if isinstance(grid, (tuple, list)) else (grid, 1, 1)
+        for z in range(dims[2]):
+            for y in range(dims[1]):
+                for x in range(dims[0]):
+                    Block(entry, params, (x, y, z), block, mem, smem, dims).run()
 
 
 # ------------------------------------------------------------ execution
@@ -254,19 +260,26 @@ def sext(v, bits):
 
 
 class Block:
-    def __init__(self, entry, params, cta, nthreads, mem, smem):
+    def __init__(self, entry, params, cta, nthreads, mem, smem, grid=(1, 1, 1)):
         self.e, self.params, self.mem = entry, params, mem
-        self.n, self.cta = nthreads, cta
+        self.n = nthreads
+        self.cta = cta if isinstance(cta, tuple) else (cta, 0, 0)
+        self.special = {"%ntid.x": nthreads, "%tid.y": 0, "%tid.z": 0, "%ntid.y": 1, "%ntid.z": 1}
+        for i, d in enumerate("xyz"):
+            self.special["%ctaid." + d] = self.cta[i]
+            self.special["%nctaid." + d] = grid[i]
         self.regs = [dict() for _ in range(nthreads)]
         self.shared = bytearray(smem)  # the `.shared` window, at address 0
 
     def val(self, t, tok):
         tok = tok.strip()
         if tok.startswith("%"):
-            special = {"%tid.x": t, "%ctaid.x": self.cta, "%ntid.x": self.n, "%laneid": t % 32,
-                       "%tid.y": 0, "%tid.z": 0, "%ctaid.y": 0, "%ctaid.z": 0}
-            if tok in special:
-                return special[tok]
+            if tok == "%tid.x":
+                return t
+            if tok == "%laneid":
+                return t % 32
+            if tok in self.special:
+                return self.special[tok]
             if tok not in self.regs[t]:
                 raise EmuError(f"{tok} read before written")
             return self.regs[t][tok]
@@ -304,6 +317,13 @@ class Block:
                 continue
             if ins.op.startswith(("shfl.sync.idx", "shfl.sync.bfly")):
                 self.shfl(ins, active)
+            elif ins.op.startswith("ldmatrix.sync.aligned.m8n8"):
+                self.ldmatrix(ins, active)
+            elif ins.op.startswith("mma.sync.aligned.m16n8k"):
+                self.mma(ins, active)
+            elif ins.op in ("cp.async.commit_group", "cp.async.wait_all") or \
+                    ins.op.startswith("cp.async.wait_group"):
+                pass  # cp.async completes at once (an order the GPU may take)
             else:
                 for t in range(self.n):
                     if active[t]:
@@ -321,9 +341,105 @@ class Block:
                 b = self.val(t, lane) & 31
                 self.set(t, d, src[t - t % 32 + ((t % 32) ^ b if bfly else b)])
 
+    def warps(self, ins, active):
+        """The warps a warp-wide instruction runs in: every lane active."""
+        for w in range(0, self.n, 32):
+            lanes = active[w:w + 32]
+            if any(lanes) and not all(lanes):
+                raise EmuError(f"warp-wide instruction in part of a warp: {ins.line}")
+            if lanes[0]:
+                yield w
+
+    def ldmatrix(self, ins, active):
+        """ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: lane l
+        gives the address of row l % 8 of matrix l // 8; register i of lane
+        l gets row l // 4, columns 2 (l % 4) and + 1 of matrix i (of its
+        transpose with .trans), low half first."""
+        count = int(re.search(r"\.x(\d)", ins.op).group(1))
+        trans = ".trans" in ins.op
+        dst = [p.strip() for p in ins.args[0].strip("{}").split(",")]
+        if len(dst) != count:
+            raise EmuError(f"vector width: {ins.line}")
+        for w in self.warps(ins, active):
+            rows = [self.addr(w + l, ins.args[1]) for l in range(8 * count)]
+            for lane in range(32):
+                for i in range(count):
+                    halves = []
+                    for j in range(2):
+                        r, c = (2 * (lane % 4) + j, lane // 4) if trans else (lane // 4, 2 * (lane % 4) + j)
+                        halves.append(self.read(rows[8 * i + r] + 2 * c, 2, True))
+                    self.set(w + lane, dst[i], halves[0] | halves[1] << 16)
+
+    def mma(self, ins, active):
+        """mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.same.f32 and
+        m16n8k32.row.col.s32.s8.s8.s32 (u8 too), with the PTX ISA's
+        fragments: lane l, group g = l // 4, t = l % 4; an A register holds
+        row g or g + 8 and e = 2 (f16) or 4 (8-bit) consecutive columns from
+        e t, + K/2 for registers 2 and 3; a B register column g, rows from
+        e t (+ K/2); C and D rows g and g + 8, columns 2t and 2t + 1. Each
+        sum is exact, rounded once to float32: the tests use values whose
+        sums float32 holds exactly, where every order the GPU may take
+        agrees; integer sums wrap to 32 bits."""
+        shape = re.search(r"\.m16n8k(\d+)\.", ins.op)
+        types = ins.op.split(".")[-4:]
+        K = int(shape.group(1))
+        floats = types[1] in ("f16", "bf16")
+        if types[1] != types[2] or (floats and (K, types[0], types[3]) != (16, "f32", "f32")) or \
+                (not floats and (K, types[0], types[3], types[1] in ("s8", "u8")) != (32, "s32", "s32", True)):
+            raise EmuError(f"unsupported mma: {ins.line}")
+        e, bits = (2, 16) if floats else (4, 8)
+        value = {"f16": f16_value, "bf16": bf16_value, "s8": lambda v: sext(v, 8),
+                 "u8": lambda v: v}[types[1]]
+        d, a, b, c = ([p.strip() for p in x.strip("{}").split(",")] for x in ins.args)
+        for w in self.warps(ins, active):
+            A = [[0] * K for _ in range(16)]
+            B = [[0] * 8 for _ in range(K)]
+            C = [[0] * 8 for _ in range(16)]
+            for lane in range(32):
+                g, tq = lane // 4, lane % 4
+                for i, r in enumerate(a):
+                    v = self.val(w + lane, r)
+                    row, col = g + 8 * (i % 2), e * tq + K // 2 * (i // 2)
+                    for j in range(e):
+                        A[row][col + j] = value(v >> (bits * j) & MASK[bits])
+                for i, r in enumerate(b):
+                    v = self.val(w + lane, r)
+                    for j in range(e):
+                        B[e * tq + K // 2 * i + j][g] = value(v >> (bits * j) & MASK[bits])
+                cv = [self.val(w + lane, r) for r in c]
+                cv = [f32_value(x) for x in cv] if floats else [sext(x, 32) for x in cv]
+                C[g][2 * tq], C[g][2 * tq + 1], C[g + 8][2 * tq], C[g + 8][2 * tq + 1] = cv
+            for lane in range(32):
+                g, tq = lane // 4, lane % 4
+                for i, (row, col) in enumerate(((g, 2 * tq), (g, 2 * tq + 1), (g + 8, 2 * tq),
+                                                (g + 8, 2 * tq + 1))):
+                    terms = [C[row][col]] + [A[row][k] * B[k][col] for k in range(K)]
+                    out = f32_bits(math.fsum(terms)) if floats else sum(terms) & MASK[32]
+                    self.set(w + lane, d[i], out)
+
+    def cp_async(self, t, ins):
+        """cp.async.{ca,cg}.shared.global[.L2::NB] [dst], [src], size
+        [, src-size | , ignore-src]: copies at once; bytes past src-size,
+        or all of them under ignore-src, are zeros."""
+        a = ins.args
+        size = parse_imm(a[2])
+        keep = size
+        if len(a) > 3:
+            extra = a[3].strip()
+            if extra.startswith("%p"):
+                keep = 0 if self.val(t, extra) else size
+            else:
+                keep = min(size, self.val(t, extra))
+        src, dst = self.addr(t, a[1]), self.addr(t, a[0])
+        data = self.mem.load(src, keep) if keep else 0
+        self.write(dst, size, data, True)
+
     def exec1(self, t, ins):
         op, a = ins.op, ins.args
         head = op.split(".")[0]
+        if op.startswith("cp.async.") and ".shared.global" in op:
+            self.cp_async(t, ins)
+            return
         ty = type_of(op)
         if head == "ld" and ".param" in op:
             value, _ = self.params[a[1].strip("[]")]
@@ -406,7 +522,7 @@ class Block:
             self.mem.store(at, size, value)
             return
         self.check_shared(at, size)
-        self.shared[at:at + size] = (value & MASK[8 * size]).to_bytes(size, "little")
+        self.shared[at:at + size] = (value & ((1 << 8 * size) - 1)).to_bytes(size, "little")
 
     def check_shared(self, at, size):
         if not (0 <= at and at + size <= len(self.shared)):
