@@ -16,14 +16,19 @@
 #      chose, every program's time in its tuning); beside it
 #      OUT/tilus_regs.txt, each program's registers;
 #   4. OUT/loops.txt: scripts/sass_loops.py's main loop of tlsc's fastest
-#      entry beside each program's, opcode by opcode.
+#      entry beside each program's, opcode by opcode;
+#   5. OUT/tilus_<program>.ptx: each program's code (nvcc -ptx of its device
+#      code) under the metadata of tlsc's fastest entry
+#      (scripts/tilus_ptx.py), so that kernels_check.py --compare
+#      tilus=OUT/tilus_<program>.ptx times Tilus's code through libtlsrt,
+#      as tlsc's is launched (where the tool refuses a program, none).
 # LIB defaults to build-rt/runtime/libtlsrt.so; KC_ARGS, when set, adds
 # options to kernels_check.py (say KC_ARGS="--a16wx-dtype int8"). Example:
 #   scripts/tilus_sass.sh out/v3 matmul_kn v3.ptx MatmulV3 \
 #       TILUS/examples/matmul/matmul_v3.py 4096x4096x4096
 set -euo pipefail
 if [ $# -lt 6 ]; then
-  sed -n '2,20p' "$0" >&2
+  sed -n '2,25p' "$0" >&2
   exit 2
 fi
 out=$1 kind=$2 ptx=$3 cls=$4 tfile=$5 size=$6 lib=${7:-build-rt/runtime/libtlsrt.so}
@@ -52,6 +57,12 @@ for prog in "$cache"/programs/*/; do
   cuobjdump -sass "$prog/module/lib.so" >"$out/tilus/$name.sass"
   echo "$name: $(cuobjdump -res-usage "$prog/module/lib.so" | grep -oE 'REG:[0-9]+ STACK:[0-9]+')" \
     >>"$out/tilus_regs.txt"
+  # 5. OUT/tilus_<program>.ptx: the program's own code under the metadata
+  #    of tlsc's fastest entry, for kernels_check.py --compare (tilus_ptx.py)
+  if [ -n "$best" ] && [ -f "$out/tilus/$name.cu" ]; then
+    python3 "$here/tilus_ptx.py" --cu "$out/tilus/$name.cu" --like "$ptx" --entry "$best" \
+      -o "$out/tilus_$name.ptx" || rm -f "$out/tilus_$name.ptx"
+  fi
 done
 find "$cache" -name 'dispatch_table.txt' -exec cp {} "$out/tilus/" \;
 # Tilus's tuning: every program's latency, and which one it chose

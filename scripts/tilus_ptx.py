@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""tilus_ptx.py: Tilus's kernel, as a tlsc PTX file libtlsrt can launch.
+
+    python3 scripts/tilus_ptx.py --cu PROGRAM.cu --like TLSC.ptx --entry ENTRY \\
+        -o tilus.ptx [--nvcc nvcc] [--keep-cu DIR]
+
+A measuring tool. When tlsc's kernel and Tilus's differ in speed on the
+same script, the difference can be the code or the way each is launched
+(Tilus's runtime, a memset of a workspace, the order of a benchmark). This
+puts Tilus's own code on tlsc's side: from the CUDA source Tilus generated
+for a program (`scripts/tilus_sass.sh` keeps it: tilus/<program>.cu), it
+drops the host code (Tilus's launcher and its FFI), compiles the device
+code with nvcc -ptx, and writes it after the metadata of the tlsc entry
+that runs the same script (`--like`, `--entry`: its parameters, grid and
+workspaces; its `fixed` values, which Tilus compiled in). The kernel is
+renamed tilus_ENTRY and its parameters follow the entry's: Tilus's kernel
+takes no `int` parameter it compiled in (`fixed`), so those become unused
+parameters, and the others are Tilus's in order, workspaces last. Dynamic
+shared memory is Tilus's launch's. Then
+
+    python3 scripts/kernels_check.py ... --case KIND:TLSC.ptx:SCRIPT \\
+        --compare tilusptx=tilus.ptx [--tilus ...]
+
+times tlsc's entry, Tilus's code launched by libtlsrt, and Tilus itself in
+one process. Refused (exit 2, a message): programs with more than one
+kernel or launch, kernels with tensor-map parameters, and parameter lists
+that do not line up.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HEADERS = ["#include <stdint.h>", "#include <cuda_fp16.h>", "#include <cuda_bf16.h>",
+           "#include <cuda_fp8.h>", "#include <cooperative_groups.h>", "#include <cuda.h>"]
+
+
+def fail(msg):
+    print(f"tilus_ptx.py: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def top_level_items(text):
+    """The source's top-level items: (kind, text), kind 'include', 'global'
+    (a __global__ function), 'device' (a __device__ function), 'host'
+    (everything else with a body, and Tilus's FFI export lines)."""
+    lines = text.split("\n")
+    items, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if line.startswith("#include"):
+            items.append(("include", line))
+            i += 1
+            continue
+        start, depth, seen = i, 0, False
+        while i < len(lines):  # to the end of the statement or of the body
+            depth += lines[i].count("{") - lines[i].count("}")
+            seen = seen or "{" in lines[i]
+            i += 1
+            if (seen and depth == 0) or (not seen and lines[i - 1].rstrip().endswith(";")):
+                break
+        item = "\n".join(lines[start:i])
+        head = item.split("(", 1)[0]
+        kind = "global" if "__global__" in head else "device" if "__device__" in head else "host"
+        items.append((kind, item))
+    return items
+
+
+def device_source(text):
+    """The device code of a Tilus program: the CUDA headers, its device
+    functions, then its one kernel as extern "C" (kept by name in the PTX)."""
+    items = top_level_items(text)
+    kernels = [t for k, t in items if k == "global"]
+    if len(kernels) != 1:
+        fail(f"the program has {len(kernels)} __global__ kernels; one is supported")
+    kernel = re.sub(r"^static\s+__global__", 'extern "C" __global__', kernels[0])
+    # the name before the parameter list, past __cluster_dims__(...) and the like
+    name = next(n for n in re.findall(r"(\w+)\s*\(", kernel.split("{", 1)[0])
+                if not n.startswith("__"))
+    device = [t for k, t in items if k == "device"]
+    return "\n".join(HEADERS + [""] + device + ["", kernel, ""]), name
+
+
+def launch_smem(text, kernel):
+    """The dynamic shared memory of the program's launch of `kernel`."""
+    launches = re.findall(rf"\b{kernel}<<<(.*?)>>>", text)
+    if len(launches) != 1:
+        fail(f"{len(launches)} launches of {kernel}; one is supported")
+    depth, args, cur = 0, [], ""
+    for ch in launches[0]:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    args.append(cur.strip())
+    if len(args) < 3 or not args[2].isdigit():
+        fail(f"the launch of {kernel} has no constant dynamic shared memory: <<<{launches[0]}>>>")
+    return int(args[2])
+
+
+def entry_metadata(ptx_text, entry):
+    """The `//@tls` lines of `entry` (entry line to its last line)."""
+    out, inside = [], False
+    for line in ptx_text.split("\n"):
+        if line.startswith("//@tls entry "):
+            inside = line.split()[2] == entry
+        elif line.startswith("//@tls end"):
+            inside = False
+        if inside:
+            out.append(line)
+    if not out:
+        fail(f"no entry '{entry}' in the --like file")
+    return out
+
+
+def wrap(ptx, meta, entry, kernel, smem):
+    """Tilus's PTX under the entry's metadata, renamed and with the
+    entry's parameters."""
+    name = "tilus_" + entry
+    fixed = set()
+    params = []  # (name, is_workspace)
+    for line in meta:
+        f = line.split()
+        if f[1] == "fixed":
+            fixed = {kv.split("=")[0] for kv in f[2:]}
+        elif f[1] == "param":
+            params.append((f[2], f[-1] == "workspace"))
+        elif f[1] == "tmap":
+            fail("the entry has tensor maps; Tilus's kernel takes them as parameters this tool "
+                 "does not map")
+    head = ["//@tls version 1",
+            f"//@tls source Tilus's CUDA for {entry}, compiled by nvcc -ptx (scripts/tilus_ptx.py)"]
+    for line in meta:
+        f = line.split()
+        if f[1] == "entry":
+            line = re.sub(r"^//@tls entry \S+", f"//@tls entry {name}", line)
+            line = re.sub(r"smem=\d+", f"smem={smem}", line)
+        elif f[1] == "config":
+            line = (line + " origin=tilus").replace("config  ", "config ")
+        head.append(line)
+    head.append("//@tls end")
+    m = re.search(rf"\.visible \.entry {kernel}\(\n(.*?)\n\)", ptx, re.S)
+    if not m:
+        fail(f"no entry {kernel} in nvcc's PTX")
+    tparams = [re.match(r"\s*(\.param \.\w+(?: \.align \d+)?(?: \.\w+)*) (\w+)(\[\d+\])?,?$", p)
+               for p in m.group(1).split("\n")]
+    if not all(tparams) or any(p.group(3) for p in tparams):
+        fail("a parameter of Tilus's kernel is not a scalar or a pointer (a tensor map?)")
+    runtime = [p for p in params if p[0] not in fixed]
+    if len(runtime) != len(tparams):
+        fail(f"Tilus's kernel takes {len(tparams)} parameters; the entry has {len(runtime)} "
+             f"besides the fixed {sorted(fixed)}: {[p[0] for p in runtime]}")
+    decl, it = [], iter(tparams)
+    renames = {}
+    for pname, _ in params:
+        if pname in fixed:
+            decl.append(f"\t.param .u32 {name}_param_{pname}")
+        else:
+            t = next(it)
+            renames[t.group(2)] = f"{name}_param_{pname}"
+            decl.append(f"\t{t.group(1)} {name}_param_{pname}")
+    body = ptx[:m.start()] + f".visible .entry {name}(\n" + ",\n".join(decl) + "\n)" + ptx[m.end():]
+    for old, new in renames.items():
+        body = re.sub(rf"\b{old}\b", new, body)
+    return "\n".join(head) + "\n" + body
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cu", required=True, help="Tilus's generated CUDA source of one program")
+    ap.add_argument("--like", required=True, help="tlsc's PTX of the same script")
+    ap.add_argument("--entry", required=True, help="the tlsc entry whose metadata to take")
+    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("--nvcc", default="nvcc")
+    ap.add_argument("--keep-cu", metavar="DIR", help="also write the device-only CUDA there")
+    opts = ap.parse_args()
+    text = open(opts.cu).read()
+    src, kernel = device_source(text)
+    smem = launch_smem(text, kernel)
+    meta = entry_metadata(open(opts.like).read(), opts.entry)
+    with tempfile.TemporaryDirectory() as tmp:
+        cu = os.path.join(opts.keep_cu or tmp, "tilus_device.cu")
+        if opts.keep_cu:
+            os.makedirs(opts.keep_cu, exist_ok=True)
+        with open(cu, "w") as f:
+            f.write(src)
+        ptx = os.path.join(tmp, "tilus.ptx")
+        run = subprocess.run([opts.nvcc, "-arch=sm_90a", "-ptx", "-O3", "-std=c++17",
+                              "-diag-suppress", "177", cu, "-o", ptx], capture_output=True, text=True)
+        if run.returncode:
+            fail(f"nvcc failed:\n{run.stderr[-3000:]}")
+        out = wrap(open(ptx).read(), meta, opts.entry, kernel, smem)
+    with open(opts.out, "w") as f:
+        f.write(out)
+    print(f"{opts.out}: tilus_{opts.entry} ({kernel}, {smem} bytes of dynamic shared memory)")
+
+
+if __name__ == "__main__":
+    main()
