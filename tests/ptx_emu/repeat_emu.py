@@ -30,13 +30,7 @@ def main():
         ("repeat_interleave [2, 3]", [x[i // 2][j // 3] for i in range(16) for j in range(48)]),
         ("repeat_interleave [2, 2] of a row", [x[3][j // 2] for _ in range(2) for j in range(32)]),
     )
-    bad = 0
-    for (name, ref), addr in zip(refs, outs):
-        data = mem.data(addr)
-        got = [int.from_bytes(data[4 * i:4 * i + 4], "little") for i in range(len(ref))]
-        wrong = [i for i in range(len(ref)) if got[i] != ref[i]]
-        print(f"{name}: {len(wrong)} of {len(ref)} differ {'FAIL' if wrong else 'PASS'}")
-        bad += len(wrong)
+    bad = ptxemu.differ(mem, [(name, addr, ref) for (name, ref), addr in zip(refs, outs)])
     sys.exit(1 if bad else 0)
 
 

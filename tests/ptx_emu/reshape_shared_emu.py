@@ -37,13 +37,7 @@ def main():
                                        for v in vals]),
         ("[2, 8, 64][1] as [4, 128]", [f32(v) for v in vals[512:1024]]),
     )
-    bad = 0
-    for (name, ref), addr in zip(refs, outs):
-        data = mem.data(addr)
-        got = [int.from_bytes(data[4 * i:4 * i + 4], "little") for i in range(len(ref))]
-        wrong = [i for i in range(len(ref)) if got[i] != ref[i]]
-        print(f"{name}: {len(wrong)} of {len(ref)} differ {'FAIL' if wrong else 'PASS'}")
-        bad += len(wrong)
+    bad = ptxemu.differ(mem, [(name, addr, ref) for (name, ref), addr in zip(refs, outs)])
     sys.exit(1 if bad else 0)
 
 
