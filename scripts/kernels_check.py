@@ -496,6 +496,21 @@ def poison_tensors(*tensors):
         t.view(torch.uint8).fill_(0xFF)
 
 
+def result_error(rt, case, k, padded_ref):
+    """Entry k run once on the case's inputs, its output poisoned first:
+    its relative error against the reference (the case's own measure where
+    it has one; with padded_ref, the reference for k's config)."""
+    poison(case)
+    rt.launch(k, rt.args(k, case["args"]))
+    torch.cuda.synchronize()
+    if "err" in case:  # a case with its own measure (several outputs)
+        return case["err"]()
+    config = dict(kv.split("=", 1) for kv in
+                  rt.lib.tls_kernel_config(k).decode().split() if "=" in kv)
+    ref = case["ref_for"](config) if padded_ref and "ref_for" in case else case["ref"]
+    return rel_err(case["out"], ref)
+
+
 def poison(case):
     """Every output of a case poisoned (poison_tensors)."""
     poison_tensors(*case.get("poison", [case["out"]]))
@@ -613,7 +628,8 @@ def main():
                     help="Tilus's cache folder (its generated CUDA and cubins land there)")
     ap.add_argument("--compare", action="append", default=[], metavar="LABEL=PTX",
                     help="--bench also times the fastest entry of the same script in PTX "
-                         "(another build of tlsc, say), as LABEL")
+                         "(another build of tlsc, say), as LABEL, once its result at the bench "
+                         "size is checked (a failure is counted and not timed)")
     ap.add_argument("--padded-ref", action="store_true",
                     help="softmax: the reference of a script whose ragged tiles' zeros join the "
                          "max and the sum (Tilus's softmax example)")
@@ -662,17 +678,7 @@ def main():
             shape = "x".join(map(str, size))
             worst, worst_k = 0.0, ""
             for k in kernels:
-                poison(case)
-                rt.launch(k, rt.args(k, case["args"]))
-                torch.cuda.synchronize()
-                config = dict(kv.split("=", 1) for kv in
-                              rt.lib.tls_kernel_config(k).decode().split() if "=" in kv)
-                if "err" in case:  # a case with its own measure (several outputs)
-                    err = case["err"]()
-                else:
-                    ref = case["ref_for"](config) if opts.padded_ref and "ref_for" in case \
-                        else case["ref"]
-                    err = rel_err(case["out"], ref)
+                err = result_error(rt, case, k, opts.padded_ref)
                 if err > worst:
                     worst, worst_k = err, rt.lib.tls_kernel_name(k).decode()
             ok = worst <= case["tol"]
@@ -697,10 +703,16 @@ def main():
                                      any(p in kname for p in opts.entries.split(","))):
                     runs[kname] = (lambda k, a: lambda: rt.launch(k, a))(
                         k, rt.args(k, case["args"]))
-            for label, omod in compare:
+            for label, omod in compare:  # checked here, at the bench size, then timed
                 obest, _ = rt.autotune(omod, script, rt.args(kernels[0], case["args"]))
-                runs[label] = (lambda k, a: lambda: rt.launch(k, a))(
-                    obest, rt.args(obest, case["args"]))
+                oarr = rt.args(obest, case["args"])
+                err = result_error(rt, case, obest, opts.padded_ref)
+                ok = err <= case["tol"]
+                failures += not ok
+                print(f"check {label} {name} {shape} [{rt.lib.tls_kernel_name(obest).decode()}]: "
+                      f"rel_err {err:.2e} {'ok' if ok else 'FAIL (not timed)'}", flush=True)
+                if ok:
+                    runs[label] = (lambda k, a: lambda: rt.launch(k, a))(obest, oarr)
             if name in tilus and case["tilus_args"]:
                 # Tilus compiles (and tunes) per size on its first call: its
                 # result is checked here, at the bench sizes only

@@ -12,7 +12,9 @@ for a program (`scripts/tilus_sass.sh` keeps it: tilus/<program>.cu), it
 drops the host code (Tilus's launcher and its FFI), compiles the device
 code with nvcc -ptx, and writes it after the metadata of the tlsc entry
 that runs the same script (`--like`, `--entry`: its parameters, grid and
-workspaces; its `fixed` values, which Tilus compiled in). The kernel is
+workspaces; its `fixed` values, which Tilus compiled in; its config
+becomes `origin=tilus program=NAME`, since the program may be another
+point of the autotune space with the same launch). The kernel is
 renamed tilus_ENTRY and its parameters follow the entry's: Tilus's kernel
 takes no `int` parameter it compiled in (`fixed`), so those become unused
 parameters, and the others are Tilus's in order, workspaces last. Dynamic
@@ -23,8 +25,11 @@ shared memory is Tilus's launch's. Then
 
 times tlsc's entry, Tilus's code launched by libtlsrt, and Tilus itself in
 one process. Refused (exit 2, a message): programs with more than one
-kernel or launch, kernels with tensor-map parameters, and parameter lists
-that do not line up.
+kernel or launch, kernels with tensor-map parameters, parameter lists
+that do not line up, and launches whose threads or grid are not the
+entry's (Tilus builds a program per autotune point; only the entry's
+point matches). kernels_check.py checks a --compare module's result
+before it times it.
 """
 import argparse
 import os
@@ -86,23 +91,81 @@ def device_source(text):
     return "\n".join(HEADERS + [""] + device + ["", kernel, ""]), name
 
 
-def launch_smem(text, kernel):
-    """The dynamic shared memory of the program's launch of `kernel`."""
-    launches = re.findall(rf"\b{kernel}<<<(.*?)>>>", text)
-    if len(launches) != 1:
-        fail(f"{len(launches)} launches of {kernel}; one is supported")
-    depth, args, cur = 0, [], ""
-    for ch in launches[0]:
+def split_top(text):
+    """'a, f(b, c), d' -> ['a', 'f(b, c)', 'd']"""
+    depth, out, cur = 0, [], ""
+    for ch in text:
         depth += (ch == "(") - (ch == ")")
         if ch == "," and depth == 0:
-            args.append(cur.strip())
+            out.append(cur.strip())
             cur = ""
         else:
             cur += ch
-    args.append(cur.strip())
-    if len(args) < 3 or not args[2].isdigit():
-        fail(f"the launch of {kernel} has no constant dynamic shared memory: <<<{launches[0]}>>>")
-    return int(args[2])
+    return out + [cur.strip()]
+
+
+def program_launch(text, kernel):
+    """The program's one launch of `kernel`: its grid (three C
+    expressions), threads per block and dynamic shared memory."""
+    launches = re.findall(rf"\b{kernel}<<<(.*?)>>>", text)
+    if len(launches) != 1:
+        fail(f"{len(launches)} launches of {kernel}; one is supported")
+    args = split_top(launches[0])
+    dims = [re.fullmatch(r"dim3\((.*)\)", a.strip(), re.S) for a in args[:2]]
+    if len(args) < 3 or not all(dims) or not args[2].isdigit():
+        fail(f"the launch of {kernel} is not dim3(grid), dim3(block), constant shared memory: "
+             f"<<<{launches[0]}>>>")
+    grid = split_top(dims[0].group(1))
+    block = 1
+    for b in split_top(dims[1].group(1)):
+        if not b.isdigit():
+            fail(f"the launch of {kernel} has a block of run-time size: {dims[1].group(0)}")
+        block *= int(b)
+    return grid, block, int(args[2])
+
+
+def c_eval(expr, values):
+    """A C integer expression of the sizes (non-negative, so that C's
+    division is Python's floor division), or None when it is not one."""
+    expr = re.sub(r"\(\s*(?:int32_t|int64_t|int|uint32_t)\s*\)", "", expr)  # casts
+    if not re.fullmatch(r"[\w\s()+*/%<>=!?:,-]*", expr) or "?" in expr:
+        return None
+    py = re.sub(r"(?<![/])/(?!/)", "//", expr)
+    try:
+        return int(eval(py, {"__builtins__": {}, "min": min, "max": max}, dict(values)))
+    except Exception:  # noqa: BLE001 - any failure: not an expression we can check
+        return None
+
+
+def check_launch(meta, grid, block, kernel):
+    """Refuses a program whose launch is not the entry's: its threads, and
+    its grid at two sets of sizes (the entry's fixed values, 1000 and 4096
+    for its other integer parameters). Tilus builds one program per point
+    of an autotune space; only the point of the entry's config has its
+    grid."""
+    head = meta[0].split()
+    threads = int(next(f.split("=")[1] for f in head if f.startswith("block=")))
+    if threads != block:
+        fail(f"{kernel} runs {block} threads a block, the entry {threads}")
+    fixed, ints, mgrid = {}, [], None
+    for line in meta:
+        f = line.split()
+        if f[1] == "fixed":
+            fixed = {k: int(v) for k, v in (kv.split("=") for kv in f[2:])}
+        elif f[1] == "param" and f[3] in ("i32", "u32", "i64", "u64"):
+            ints.append(f[2])
+        elif f[1] == "grid":
+            mgrid = f[2:]
+    for size in (1000, 4096):
+        values = {n: fixed.get(n, size) for n in ints}
+        want = [c_eval(g, values) for g in mgrid]
+        got = [c_eval(g, values) for g in grid]
+        if None in want or None in got:
+            fail(f"cannot compare {kernel}'s grid ({', '.join(grid)}) with the entry's "
+                 f"({' '.join(mgrid)})")
+        if want != got:
+            fail(f"{kernel}'s grid is {got} where the entry's is {want} (sizes {values}): another "
+                 "point of the autotune space?")
 
 
 def entry_metadata(ptx_text, entry):
@@ -120,7 +183,7 @@ def entry_metadata(ptx_text, entry):
     return out
 
 
-def wrap(ptx, meta, entry, kernel, smem):
+def wrap(ptx, meta, entry, kernel, smem, program):
     """Tilus's PTX under the entry's metadata, renamed and with the
     entry's parameters."""
     name = "tilus_" + entry
@@ -142,8 +205,8 @@ def wrap(ptx, meta, entry, kernel, smem):
         if f[1] == "entry":
             line = re.sub(r"^//@tls entry \S+", f"//@tls entry {name}", line)
             line = re.sub(r"smem=\d+", f"smem={smem}", line)
-        elif f[1] == "config":
-            line = (line + " origin=tilus").replace("config  ", "config ")
+        elif f[1] == "config":  # the program's own point, not the entry's
+            line = f"//@tls config origin=tilus program={program}"
         head.append(line)
     head.append("//@tls end")
     m = re.search(rf"\.visible \.entry {kernel}\(\n(.*?)\n\)", ptx, re.S)
@@ -183,8 +246,9 @@ def main():
     opts = ap.parse_args()
     text = open(opts.cu).read()
     src, kernel = device_source(text)
-    smem = launch_smem(text, kernel)
+    grid, block, smem = program_launch(text, kernel)
     meta = entry_metadata(open(opts.like).read(), opts.entry)
+    check_launch(meta, grid, block, kernel)
     with tempfile.TemporaryDirectory() as tmp:
         cu = os.path.join(opts.keep_cu or tmp, "tilus_device.cu")
         if opts.keep_cu:
@@ -196,7 +260,8 @@ def main():
                               "-diag-suppress", "177", cu, "-o", ptx], capture_output=True, text=True)
         if run.returncode:
             fail(f"nvcc failed:\n{run.stderr[-3000:]}")
-        out = wrap(open(ptx).read(), meta, opts.entry, kernel, smem)
+        program = os.path.splitext(os.path.basename(opts.cu))[0]
+        out = wrap(open(ptx).read(), meta, opts.entry, kernel, smem, program)
     with open(opts.out, "w") as f:
         f.write(out)
     print(f"{opts.out}: tilus_{opts.entry} ({kernel}, {smem} bytes of dynamic shared memory)")
