@@ -144,15 +144,15 @@ class Memory:
         raise EmuError(f"no buffer at {addr:#x}")
 
 
-def differ(mem, checks, width=4):
+def differ(mem, checks, width=4, canon=lambda w: w):
     """For each (name, address, expected words): the words of `width`
-    bytes at address against the expected ones, one line printed per check;
-    the count of words that differ."""
+    bytes at address against the expected ones (both through canon), one
+    line printed per check; the count of words that differ."""
     bad = 0
     for name, addr, ref in checks:
         data = mem.data(addr)
         got = [int.from_bytes(data[width * i:width * i + width], "little") for i in range(len(ref))]
-        wrong = sum(g != r for g, r in zip(got, ref))
+        wrong = sum(canon(g) != canon(r) for g, r in zip(got, ref))
         print(f"{name}: {wrong} of {len(ref)} differ {'FAIL' if wrong else 'PASS'}")
         bad += wrong
     return bad
