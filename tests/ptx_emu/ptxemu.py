@@ -90,6 +90,30 @@ def f32_bits(x):
 HALF = {"f16": (f16_value, f16_bits), "bf16": (bf16_value, bf16_bits)}
 
 
+def _div(x, y):
+    """x / y with IEEE's answers for a zero divisor."""
+    if y:
+        return x / y
+    if x != x or not x:
+        return math.nan
+    return math.copysign(math.inf, x) * math.copysign(1.0, y)
+
+
+# float32 functions: computed in double, rounded once to float32. The
+# .approx forms on the GPU are within a few ulps of these, not equal:
+# a test of them compares by relative error.
+FLOAT_MATH = {
+    "lg2": lambda x: math.log2(x) if x > 0 else (-math.inf if x == 0 else math.nan),
+    "ex2": lambda x: 2.0 ** x if x < 1024 else math.inf,
+    "sin": math.sin, "cos": math.cos,
+    "sqrt": lambda x: math.sqrt(x) if x >= 0 else math.nan,
+    "rsqrt": lambda x: 1 / math.sqrt(x) if x > 0 else (math.inf if x == 0 else math.nan),
+    "rcp": lambda x: _div(1.0, x),
+    "div": _div,
+    "abs": abs, "neg": lambda x: -x,
+}
+
+
 def fop(op, vals):
     """The exact result of a float operation on Python floats (doubles hold
     every product and sum of 16-bit floats exactly), before rounding."""
@@ -483,6 +507,14 @@ class Block:
         if ty and ty[0] in ("f", "bf") and ty[1] in (16, 32) and head in ("add", "sub", "mul", "fma",
                                                                            "min", "max"):
             self.float_op(t, head, ty, a)
+            return
+        if ty and ty[:2] == ("f", 32) and head in FLOAT_MATH:
+            x = [f32_value(self.val(t, r)) for r in a[1:]]
+            try:
+                v = FLOAT_MATH[head](*x)
+            except (OverflowError, ValueError, ZeroDivisionError):
+                v = float("nan")
+            self.set(t, a[0], f32_bits(v))
             return
         self.int_op(t, op, head, ty, a)
 
