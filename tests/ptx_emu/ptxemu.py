@@ -261,7 +261,8 @@ class Module:
         tuple) of `block` threads, one after another, x fastest, each with
         `smem` bytes of shared memory (at address 0)."""
         entry = self.entries[name]
-        params = {p[0]: (v, p[1]) for p, v in zip(entry.params, args)}
+        params = {p[0]: (f32_bits(v) if isinstance(v, float) and p[1] == "f32" else v, p[1])
+                  for p, v in zip(entry.params, args)}  # a float32 argument: its bits
         dims = tuple(grid) + (1,) * (3 - len(grid)) if isinstance(grid, (tuple, list)) else (grid, 1, 1)
         for z in range(dims[2]):
             for y in range(dims[1]):
