@@ -49,6 +49,10 @@ if [ -n "$best" ]; then
   cuobjdump -res-usage "$out/tlsc.cubin" >"$out/tlsc_regs.txt"
   cuobjdump -sass -fun "$best" "$out/tlsc.cubin" >"$out/tlsc.sass"
 fi
+# Tilus's tuning first (the loop below runs nvcc per program, and a time
+# limit may cut it): which program it chose, every program's latency
+find "$cache" -name 'dispatch_table.txt' -exec cp {} "$out/tilus/" \;
+find "$cache" -path '*latency*' -name 'report.txt' -exec cp {} "$out/tilus/latency_report.txt" \;
 : >"$out/tilus_regs.txt"
 for prog in "$cache"/programs/*/; do
   name=$(basename "$prog")
@@ -64,9 +68,6 @@ for prog in "$cache"/programs/*/; do
       -o "$out/tilus_$name.ptx" || rm -f "$out/tilus_$name.ptx"
   fi
 done
-find "$cache" -name 'dispatch_table.txt' -exec cp {} "$out/tilus/" \;
-# Tilus's tuning: every program's latency, and which one it chose
-find "$cache" -path '*latency*' -name 'report.txt' -exec cp {} "$out/tilus/latency_report.txt" \;
 # 4. OUT/loops.txt: the main loop of tlsc's fastest entry beside each
 #    Tilus program's (scripts/sass_loops.py: opcodes per loop, difference)
 : >"$out/loops.txt"
