@@ -1753,27 +1753,23 @@ static Value *p_reshape_shared(Eval *E, Args *a, Span sp) {
              "reshape_shared() of a view with %d fixed dimensions to a rank-%d shape needs rank "
              "%d, more than the %d a tensor has",
              r.nidx, want_rank, r.nidx + want_rank, IR_MAX_RANK);
-  int64_t view_elems = ir_tensor_numel(x), elems = 1;
-  for (int i = 0; i < r.nidx; i++) {
-    shape[i] = x->shape[i];
-    view_elems /= x->shape[i];
-  }
-  for (int i = 0; i < want_rank; i++) { /* saturating, as ir_tensor_numel */
-    shape[r.nidx + i] = want[i];
-    elems = want[i] > INT64_MAX / 4 / elems ? INT64_MAX / 4 : elems * want[i];
-  }
-  if (elems != view_elems)
-    ev_error(E, shape_at,
-             "reshape_shared() keeps the number of elements: %s'%s' has %lld, the shape given %lld",
-             view ? "the view of " : "", x->name, (long long)view_elems, (long long)elems);
+  for (int i = 0; i < r.nidx; i++) shape[i] = x->shape[i]; /* the view's leading dimensions */
+  for (int i = 0; i < want_rank; i++) shape[r.nidx + i] = want[i];
   IrTensor *t = ir_new_tensor(E->ar, E->k, ev_hint(E, "s"), MS_SHARED, x->dtype, r.nidx + want_rank,
                               shape, sp);
+  IrRef out = r; /* the same view of the reshape */
+  out.t = t;
+  int64_t eb = dtype_bytes(x->dtype);
+  if (ir_ref_nbytes(&out) != ir_ref_nbytes(&r))
+    ev_error(E, shape_at,
+             "reshape_shared() keeps the number of elements: %s'%s' has %lld, the shape given %lld",
+             view ? "the view of " : "", x->name, (long long)(ir_ref_nbytes(&r) / eb),
+             (long long)(ir_ref_nbytes(&out) / eb));
   t->alias_of = x->alias_of ? x->alias_of : x;
   if (!view) return v_tensor(E, t);
-  Value *out = v_new(E, V_REF);
-  out->ref = r;
-  out->ref.t = t;
-  return out;
+  Value *v_out = v_new(E, V_REF);
+  v_out->ref = out;
+  return v_out;
 }
 
 /* ------------------------------------------------------ thread groups */
