@@ -2,7 +2,8 @@
 """tilus_ptx.py: Tilus's kernel, as a tlsc PTX file libtlsrt can launch.
 
     python3 scripts/tilus_ptx.py --cu PROGRAM.cu --like TLSC.ptx --entry ENTRY \\
-        -o tilus.ptx [--nvcc nvcc] [--keep-cu DIR]
+        [--at NAME=VALUE,...] -o tilus.ptx [--nvcc nvcc] [--keep-cu DIR]
+    python3 scripts/tilus_ptx.py --programs CACHE
 
 A measuring tool. When tlsc's kernel and Tilus's differ in speed on the
 same script, the difference can be the code or the way each is launched
@@ -30,8 +31,21 @@ that do not line up, and launches whose threads or grid are not the
 entry's (Tilus builds a program per autotune point; only the entry's
 point matches). kernels_check.py checks a --compare module's result
 before it times it.
+
+`--at` takes the program's autotune point: the entry becomes ENTRY's
+sibling at that point (the entry with the same name but for the point,
+whose `config` holds those values), so that each of Tilus's programs goes
+under tlsc's entry of its own point. `--programs CACHE` lists the
+programs of a Tilus cache (`tilus.option.cache_dir`, as kernels_check.py
+--tilus-cache leaves it): for each, its folder, its index in the script's
+tuning, its point (NAME=VALUE,...), its latency in the tuning and whether
+the dispatch table chose it, one program a line:
+
+    HASH INDEX LATENCY_MS chosen|- NAME=VALUE,...
 """
 import argparse
+import glob
+import json
 import os
 import re
 import subprocess
@@ -235,19 +249,99 @@ def wrap(ptx, meta, entry, kernel, smem, program):
     return "\n".join(head) + "\n" + body
 
 
+def point_of(config_line):
+    """'//@tls config a=1 b=(16,16)' -> {'a': '1', 'b': '(16,16)'}"""
+    return dict(kv.split("=", 1) for kv in config_line.split()[2:])
+
+
+def entry_at(ptx_text, entry, at):
+    """ENTRY's sibling at the autotune point `at` ('k=v,...'): the entry
+    whose config holds those values (of the names it has) and whose name
+    is ENTRY's with the point's segment (its config values joined by '_')
+    replaced."""
+    want = {k.strip(): v.replace(" ", "") for k, v in
+            (kv.split("=", 1) for kv in split_top(at) if kv)}
+    entries, name = {}, None
+    for line in ptx_text.split("\n"):
+        if line.startswith("//@tls entry "):
+            name = line.split()[2]
+        elif line.startswith("//@tls config ") and name:
+            point = point_of(line)
+            seg = "__" + "_".join(point.values())
+            entries[name] = (point, name.replace(seg, "__@", 1) if seg in name else name)
+    if entry not in entries:
+        fail(f"no entry '{entry}' in the --like file")
+    shape = entries[entry][1]
+    for name, (point, named) in entries.items():
+        # keys the entry's config lacks (Tilus's report also lists the
+        # script's fixed arguments) do not decide
+        if named == shape and all(point[k].replace(" ", "") == v
+                                  for k, v in want.items() if k in point):
+            return name
+    fail(f"no entry like {entry} at {at}")
+
+
+def table_rows(path):
+    """The rows of a table tabulate wrote (header, dashes, rows) as
+    {header: cell}; the dashes give the columns, since cells hold spaces."""
+    lines = open(path).read().rstrip("\n").split("\n")
+    spans = [m.span() for m in re.finditer(r"-+", lines[1])]
+    cut = lambda line: [line[a:b + 1].strip() if i + 1 < len(spans) else line[a:].strip()
+                        for i, (a, b) in enumerate(spans)]
+    heads = cut(lines[0])
+    return [dict(zip(heads, cut(line))) for line in lines[2:] if line.strip()]
+
+
+def programs(cache):
+    """The programs of a Tilus cache: (hash, index, latency, chosen, point)
+    for each script instance's tuned programs (scripts/NAME/KEY/: programs/I
+    links to the program's folder, latency/KEY/report.txt lists index,
+    point and latency, dispatch_table.json the index chosen)."""
+    out = []
+    for inst in sorted(glob.glob(os.path.join(cache, "scripts", "*", "*"))):
+        chosen = set()
+        table = os.path.join(inst, "dispatch_table.json")
+        if os.path.exists(table):
+            chosen = {value for _, value in json.load(open(table))["entries"]}
+        latency = {}
+        for report in glob.glob(os.path.join(inst, "latency", "*", "report.txt")):
+            for row in table_rows(report):
+                index = int(row.pop("index"))
+                lat = row.pop("latency (ms)")
+                latency[index] = (lat, ",".join(f"{k}={v.replace(' ', '')}" for k, v in row.items()))
+        for link in sorted(glob.glob(os.path.join(inst, "programs", "*")),
+                           key=lambda p: int(os.path.basename(p))):
+            index = int(os.path.basename(link))
+            lat, point = latency.get(index, ("-", "-"))
+            out.append((os.path.basename(os.path.realpath(link)), index, lat,
+                        index in chosen, point))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cu", required=True, help="Tilus's generated CUDA source of one program")
-    ap.add_argument("--like", required=True, help="tlsc's PTX of the same script")
-    ap.add_argument("--entry", required=True, help="the tlsc entry whose metadata to take")
-    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("--programs", metavar="CACHE", help="list the programs of a Tilus cache")
+    ap.add_argument("--cu", help="Tilus's generated CUDA source of one program")
+    ap.add_argument("--like", help="tlsc's PTX of the same script")
+    ap.add_argument("--entry", help="the tlsc entry whose metadata to take")
+    ap.add_argument("--at", metavar="NAME=VALUE,...", help="take ENTRY's sibling at this point")
+    ap.add_argument("-o", "--out")
     ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--keep-cu", metavar="DIR", help="also write the device-only CUDA there")
     opts = ap.parse_args()
+    if opts.programs:
+        for row in programs(opts.programs):
+            print(f"{row[0]} {row[1]} {row[2]} {'chosen' if row[3] else '-'} {row[4]}")
+        return
+    if not (opts.cu and opts.like and opts.entry and opts.out):
+        ap.error("--cu, --like, --entry and -o are required (or --programs CACHE)")
     text = open(opts.cu).read()
     src, kernel = device_source(text)
     grid, block, smem = program_launch(text, kernel)
-    meta = entry_metadata(open(opts.like).read(), opts.entry)
+    like = open(opts.like).read()
+    if opts.at:
+        opts.entry = entry_at(like, opts.entry, opts.at)
+    meta = entry_metadata(like, opts.entry)
     check_launch(meta, grid, block, kernel)
     with tempfile.TemporaryDirectory() as tmp:
         cu = os.path.join(opts.keep_cu or tmp, "tilus_device.cu")

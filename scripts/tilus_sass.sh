@@ -14,14 +14,18 @@
 #      and .sass, each program Tilus built (its generated CUDA and SASS),
 #      its dispatch table and latency report (which program its tuning
 #      chose, every program's time in its tuning); beside it
-#      OUT/tilus_regs.txt, each program's registers;
+#      OUT/tilus_regs.txt, each program's registers, and
+#      OUT/tilus_programs.txt, each program's autotune point, latency in
+#      Tilus's tuning and whether Tilus chose it (tilus_ptx.py --programs);
 #   4. OUT/loops.txt: scripts/sass_loops.py's main loop of tlsc's fastest
 #      entry beside each program's, opcode by opcode;
 #   5. OUT/tilus_<program>.ptx: each program's code (nvcc -ptx of its device
-#      code) under the metadata of tlsc's fastest entry
-#      (scripts/tilus_ptx.py), so that kernels_check.py --compare
-#      tilus=OUT/tilus_<program>.ptx times Tilus's code through libtlsrt,
-#      as tlsc's is launched (where the tool refuses a program, none).
+#      code) under the metadata of tlsc's entry of the program's autotune
+#      point, the fastest entry's sibling (scripts/tilus_ptx.py --at), so
+#      that kernels_check.py --compare tilus=OUT/tilus_<program>.ptx times
+#      Tilus's code through libtlsrt, as tlsc's is launched (where the tool
+#      refuses a program, none; tilus_ptx.log says why). The nvcc runs go
+#      in parallel, TILUS_PTX_JOBS at a time (8).
 # LIB defaults to build-rt/runtime/libtlsrt.so; KC_ARGS, when set, adds
 # options to kernels_check.py (say KC_ARGS="--a16wx-dtype int8"). Example:
 #   scripts/tilus_sass.sh out/v3 matmul_kn v3.ptx MatmulV3 \
@@ -53,7 +57,10 @@ fi
 # limit may cut it): which program it chose, every program's latency
 find "$cache" -name 'dispatch_table.txt' -exec cp {} "$out/tilus/" \;
 find "$cache" -path '*latency*' -name 'report.txt' -exec cp {} "$out/tilus/latency_report.txt" \;
+python3 "$here/tilus_ptx.py" --programs "$cache" >"$out/tilus_programs.txt" || true
 : >"$out/tilus_regs.txt"
+: >"$out/tilus_ptx.log"
+njobs=${TILUS_PTX_JOBS:-8}
 for prog in "$cache"/programs/*/; do
   name=$(basename "$prog")
   [ -f "$prog/module/lib.so" ] || continue
@@ -62,11 +69,20 @@ for prog in "$cache"/programs/*/; do
   echo "$name: $(cuobjdump -res-usage "$prog/module/lib.so" | grep -oE 'REG:[0-9]+ STACK:[0-9]+')" \
     >>"$out/tilus_regs.txt"
   # 5. OUT/tilus_<program>.ptx: the program's own code under the metadata
-  #    of tlsc's fastest entry, for kernels_check.py --compare (tilus_ptx.py)
+  #    of tlsc's entry of its point, for kernels_check.py --compare
   if [ -n "$best" ] && [ -f "$out/tilus/$name.cu" ]; then
-    python3 "$here/tilus_ptx.py" --cu "$out/tilus/$name.cu" --like "$ptx" --entry "$best" \
-      -o "$out/tilus_$name.ptx" || rm -f "$out/tilus_$name.ptx"
+    point=$(awk -v h="$name" '$1 == h && $5 != "-" { print $5; exit }' "$out/tilus_programs.txt")
+    while [ "$(jobs -rp | wc -l)" -ge "$njobs" ]; do sleep 1; done
+    (python3 "$here/tilus_ptx.py" --cu "$out/tilus/$name.cu" --like "$ptx" --entry "$best" \
+      ${point:+--at "$point"} -o "$out/tilus_$name.ptx" >"$out/tilus/$name.ptx.log" 2>&1 ||
+      rm -f "$out/tilus_$name.ptx") &
   fi
+done
+wait
+for log in "$out"/tilus/*.ptx.log; do
+  [ -f "$log" ] || continue
+  echo "$(basename "$log" .ptx.log): $(tail -1 "$log")" >>"$out/tilus_ptx.log"
+  rm -f "$log"
 done
 # 4. OUT/loops.txt: the main loop of tlsc's fastest entry beside each
 #    Tilus program's (scripts/sass_loops.py: opcodes per loop, difference)
