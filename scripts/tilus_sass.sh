@@ -27,7 +27,8 @@
 #      refuses a program, none; tilus_ptx.log says why). The nvcc runs go
 #      in parallel, TILUS_PTX_JOBS at a time (8).
 # LIB defaults to build-rt/runtime/libtlsrt.so; KC_ARGS, when set, adds
-# options to kernels_check.py (say KC_ARGS="--a16wx-dtype int8"). Example:
+# options to kernels_check.py (say KC_ARGS="--a16wx-dtype int8"); with
+# TILUS_CACHE set, Tilus's cache is that folder and stays. Example:
 #   scripts/tilus_sass.sh out/v3 matmul_kn v3.ptx MatmulV3 \
 #       TILUS/examples/matmul/matmul_v3.py 4096x4096x4096
 set -euo pipefail
@@ -38,8 +39,16 @@ fi
 out=$1 kind=$2 ptx=$3 cls=$4 tfile=$5 size=$6 lib=${7:-build-rt/runtime/libtlsrt.so}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/tilus"
-cache=$(mktemp -d)
-trap 'rm -rf "$cache"' EXIT
+# Tilus's cache: TILUS_CACHE when set (kept, so that a later
+# kernels_check.py --tilus-cache reuses the programs and the tuning),
+# else a fresh folder removed at the end
+if [ -n "${TILUS_CACHE:-}" ]; then
+  cache=$TILUS_CACHE
+  mkdir -p "$cache"
+else
+  cache=$(mktemp -d)
+  trap 'rm -rf "$cache"' EXIT
+fi
 init=""
 case $tfile in *:*) init=:${tfile#*:} tfile=${tfile%%:*} ;; esac
 python3 "$here/kernels_check.py" --lib "$lib" --case "$kind:$ptx:$cls" \
