@@ -267,8 +267,13 @@ def entry_at(ptx_text, entry, at):
             name = line.split()[2]
         elif line.startswith("//@tls config ") and name:
             point = point_of(line)
-            seg = "__" + "_".join(point.values())
-            entries[name] = (point, name.replace(seg, "__@", 1) if seg in name else name)
+            values = list(point.values())
+            # the longest run of the config's values that names the entry
+            # (tlsc's own config keys, as registers=occupancy, come last
+            # and are spelled otherwise in the name)
+            segs = ["__" + "_".join(values[:j]) for j in range(len(values), 0, -1)]
+            seg = next((s for s in segs if s + "__" in name + "__"), None)
+            entries[name] = (point, name.replace(seg, "__@", 1) if seg else name)
     if entry not in entries:
         fail(f"no entry '{entry}' in the --like file")
     shape = entries[entry][1]

@@ -22,6 +22,14 @@ python3 "$scripts/tilus_ptx.py" --cu "$here/tilus_like.cu" --like "$tmp/like.ptx
 ptxas -arch=sm_90a "$tmp/tilus.ptx" -o "$tmp/tilus.cubin" && echo "ptxas: ok"
 python3 "$scripts/tilus_ptx.py" --cu "$here/tilus_like.cu" --like "$tmp/like.ptx" \
   --entry Scale__256__scale_3 --at block=128 -o "$tmp/at.ptx" | sed "s|$tmp/||"
+# the same from an entry whose config has more than the point (tlsc's
+# register variants: registers=occupancy, spelled __occupancy in the name)
+awk '/^\/\/@tls entry /{n=$3} /^\/\/@tls end/{for(i=0;i<c;i++)print b[i]}
+     {print} /^\/\/@tls/ && !/^\/\/@tls (end|version|source)/{
+       l=$0; sub(n, n "__occupancy", l); if (l ~ /config/) l=l " registers=occupancy"; b[c++]=l}' \
+  "$tmp/like.ptx" >"$tmp/like_occ.ptx"
+python3 "$scripts/tilus_ptx.py" --cu "$here/tilus_like.cu" --like "$tmp/like_occ.ptx" \
+  --entry Scale__256__scale_3__occupancy --at block=128 -o "$tmp/at_occ.ptx" | sed "s|$tmp/||"
 python3 "$scripts/tilus_ptx.py" --cu "$here/tilus_like.cu" --like "$tmp/like.ptx" \
   --entry Scale__128 -o "$tmp/generic.ptx" 2>&1
 echo "exit $?"
