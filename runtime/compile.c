@@ -1,23 +1,20 @@
 /* compile.c: PTX -> loaded CUmodule. With ptxas available (TLSC_PTXAS, PATH,
- * /usr/local/cuda/bin) the PTX is assembled to a cubin for the device's arch
- * and kept in an on-disk cache keyed by a hash of the PTX text and the arch
+ * /usr/local/cuda/bin) the PTX is assembled for the device's arch (a cubin,
+ * or for a file of many entries a bundle of cubins that concurrent ptxas
+ * processes made: assemble.c) and kept in an on-disk cache keyed by a hash
+ * of the PTX text and the arch
  * ($TLSC_CACHE_DIR, else $XDG_CACHE_HOME/tlsc, else ~/.cache/tlsc); a cache
  * entry is written to a temporary name and renamed, so readers never see a
  * partial file. Otherwise the driver JIT compiles the PTX.
  * TLSC_COMPILE=jit|ptxas forces one path. */
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/rt_internal.h"
-
-extern char **environ;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -107,63 +104,57 @@ static bool write_file(const char *path, const char *data, size_t len) {
 
 /* ------------------------------------------------------------- ptxas */
 
-/* Runs ptxas -arch=ARCH -o cubin ptx, its output into log. 0 = success. */
-static int run_ptxas(const char *ptxas, const char *arch, const char *ptx, const char *cubin,
-                     const char *log) {
-  char arch_flag[32];
-  snprintf(arch_flag, sizeof arch_flag, "-arch=%s", arch);
-  char *argv[] = {(char *)ptxas, arch_flag, "-o", (char *)cubin, (char *)ptx, NULL};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc) return -1;
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+/* Loads an image: a cubin, or a bundle of them (assemble.c), one CUmodule
+ * a part. */
+static tls_status load_image(tls_module *mod, const char *image, size_t len) {
+  const char *parts[RT_MAX_CUMODS];
+  size_t sizes[RT_MAX_CUMODS];
+  int n = rt_image_parts(image, len, parts, sizes, RT_MAX_CUMODS);
+  if (n < 1) return rt_error(mod->ctx, TLS_ERR_COMPILE, "%s: not a cubin or a bundle", mod->name);
+  for (int i = 0; i < n; i++) {
+    CUresult r = mod->ctx->api.cuModuleLoadData(&mod->cumods[mod->ncumods], parts[i]);
+    if (r) return rt_cuda_error(mod->ctx, r, "cuModuleLoadData");
+    mod->ncumods++;
+  }
+  return TLS_OK;
 }
 
-static tls_status load_image(tls_module *mod, const void *image) {
-  CUresult r = mod->ctx->api.cuModuleLoadData(&mod->cumod, image);
-  return r ? rt_cuda_error(mod->ctx, r, "cuModuleLoadData") : TLS_OK;
-}
-
-/* Assembles into dir/key.cubin (through temporary names) and loads it. */
+/* Assembles into dir/key.cubin (through temporary names), the entries
+ * shared among concurrent ptxas processes, and loads it. */
 static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *dir,
                                 const char *key) {
   tls_context *ctx = mod->ctx;
-  char ptx[4200], tmp[4200], log[4200], final[4200];
+  char ptx[4200], tmp[4200], final[4200], log[4000];
   snprintf(ptx, sizeof ptx, "%s/%s.%d.ptx", dir, key, (int)getpid());
   snprintf(tmp, sizeof tmp, "%s/%s.%d.cubin.tmp", dir, key, (int)getpid());
-  snprintf(log, sizeof log, "%s/%s.%d.log", dir, key, (int)getpid());
   snprintf(final, sizeof final, "%s/%s.cubin", dir, key);
   if (!write_file(ptx, mod->text, mod->len))
     return rt_error(ctx, TLS_ERR_IO, "cannot write %s: %s", ptx, strerror(errno));
-  int rc = run_ptxas(ptxas, ctx->arch, ptx, tmp, log);
-  size_t n = 0;
-  char *out = slurp(log, &n);
+  const char **names = malloc(sizeof *names * (size_t)(mod->nkernels ? mod->nkernels : 1));
+  if (!names) {
+    unlink(ptx);
+    return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
+  }
+  for (int i = 0; i < mod->nkernels; i++) names[i] = mod->kernels[i].name;
+  int jobs = rt_assemble_jobs(mod->nkernels);
+  if (jobs > RT_MAX_CUMODS) jobs = RT_MAX_CUMODS;
+  int rc = rt_assemble(ptxas, ctx->arch, ptx, names, mod->nkernels, jobs, tmp, log, sizeof log);
+  free(names);
   unlink(ptx);
-  unlink(log);
   if (rc) {
     unlink(tmp);
-    rt_error(ctx, TLS_ERR_COMPILE, "%s: ptxas -arch=%s failed (exit %d):\n%.3500s", mod->name,
-             ctx->arch, rc, out ? out : "");
-    free(out);
-    return TLS_ERR_COMPILE;
+    return rt_error(ctx, TLS_ERR_COMPILE, "%s: ptxas -arch=%s failed (exit %d):\n%s", mod->name,
+                    ctx->arch, rc, log);
   }
-  free(out);
   if (rename(tmp, final)) {
     unlink(tmp);
     return rt_error(ctx, TLS_ERR_IO, "cannot rename into %s: %s", final, strerror(errno));
   }
-  char *cubin = slurp(final, &n);
-  if (!cubin) return rt_error(ctx, TLS_ERR_IO, "cannot read %s", final);
-  tls_status st = load_image(mod, cubin);
-  free(cubin);
+  size_t n = 0;
+  char *image = slurp(final, &n);
+  if (!image) return rt_error(ctx, TLS_ERR_IO, "cannot read %s", final);
+  tls_status st = load_image(mod, image, n);
+  free(image);
   mod->compiled_by = "ptxas";
   return st;
 }
@@ -173,11 +164,12 @@ static bool load_cached(tls_module *mod, const char *dir, const char *key) {
   char path[4200];
   size_t n;
   snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
-  char *cubin = slurp(path, &n);
-  if (!cubin) return false;
-  CUresult r = mod->ctx->api.cuModuleLoadData(&mod->cumod, cubin);
-  free(cubin);
-  if (r) {
+  char *image = slurp(path, &n);
+  if (!image) return false;
+  tls_status st = load_image(mod, image, n);
+  free(image);
+  if (st) {
+    rt_unload_modules(mod);
     unlink(path);
     return false;
   }
@@ -193,9 +185,12 @@ static tls_status compile_jit(tls_module *mod) {
   log[0] = 0;
   int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *vals[] = {log, (void *)(uintptr_t)sizeof log};
-  CUresult r = ctx->api.cuModuleLoadDataEx(&mod->cumod, mod->text, 2, opts, vals);
+  CUresult r = ctx->api.cuModuleLoadDataEx(&mod->cumods[0], mod->text, 2, opts, vals);
   mod->compiled_by = "jit";
-  if (!r) return TLS_OK;
+  if (!r) {
+    mod->ncumods = 1;
+    return TLS_OK;
+  }
   const char *name = "?";
   ctx->api.cuGetErrorName(r, &name);
   return rt_error(ctx, TLS_ERR_COMPILE, "%s: the driver JIT refused the PTX: %s\n%.3500s",

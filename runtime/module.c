@@ -9,9 +9,23 @@
 
 enum { MAX_FILE_BYTES = 256 << 20 };
 
+void rt_unload_modules(tls_module *mod) {
+  for (int i = 0; i < mod->ncumods; i++)
+    if (mod->ctx->online) mod->ctx->api.cuModuleUnload(mod->cumods[i]);
+  mod->ncumods = 0;
+}
+
+/* The entry's function, from whichever of the module's CUmodules has it. */
+static CUresult find_function(tls_module *mod, tls_kernel *k) {
+  CUresult r = CUDA_ERROR_NOT_FOUND;
+  for (int i = 0; i < mod->ncumods && r == CUDA_ERROR_NOT_FOUND; i++)
+    r = mod->ctx->api.cuModuleGetFunction(&k->fn, mod->cumods[i], k->name);
+  return r;
+}
+
 void tls_module_free(tls_module *mod) {
   if (!mod) return;
-  if (mod->cumod && mod->ctx->online) mod->ctx->api.cuModuleUnload(mod->cumod);
+  rt_unload_modules(mod);
   if (mod->kernels) rt_free_workspaces(mod);
   meta_free_kernels(mod);
   free(mod->name);
@@ -28,7 +42,7 @@ static tls_status module_finish(tls_module *mod, tls_module **out) {
   if (!st && ctx->online) st = compile_module(mod);
   for (int i = 0; !st && ctx->online && i < mod->nkernels; i++) {
     tls_kernel *k = &mod->kernels[i];
-    CUresult r = ctx->api.cuModuleGetFunction(&k->fn, mod->cumod, k->name);
+    CUresult r = find_function(mod, k);
     if (r)
       st = rt_cuda_error(ctx, r, "cuModuleGetFunction");
     else if (k->smem > 48 * 1024 && k->smem > ctx->smem_optin)

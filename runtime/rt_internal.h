@@ -172,6 +172,9 @@ struct tls_kernel {
   uint64_t ws_buffer, ws_capacity;
 };
 
+/* At most this many CUmodules a module: the parts of a bundle. */
+enum { RT_MAX_CUMODS = 64 };
+
 struct tls_module {
   struct tls_context *ctx;
   char *name; /* path or label, for messages */
@@ -180,7 +183,10 @@ struct tls_module {
   char *source;
   int nkernels;
   struct tls_kernel *kernels;
-  CUmodule cumod;
+  /* the loaded code: one CUmodule, or one per part of a bundle that
+   * concurrent ptxas processes assembled (assemble.c) */
+  CUmodule cumods[RT_MAX_CUMODS];
+  int ncumods;
   const char *compiled_by;
 };
 
@@ -252,5 +258,21 @@ void rt_free_workspaces(tls_module *mod);
 /* compile.c: turns the module's PTX into a CUmodule (ptxas + cache, or
  * the driver JIT). */
 tls_status compile_module(tls_module *mod);
+/* module.c: unloads every CUmodule of mod (a failed load's too). */
+void rt_unload_modules(tls_module *mod);
+
+/* assemble.c: ptxas over the PTX file `ptx`, its `nentries` entries shared
+ * among `jobs` concurrent processes (`ptxas -e`); writes `out`, a cubin
+ * (one job) or a bundle of the processes' cubins. 0, or the first failed
+ * process's exit status (-1: it did not start, or a file could not be
+ * written) with its output in `log`. */
+int rt_assemble(const char *ptxas, const char *arch, const char *ptx, const char *const *entries,
+                int nentries, int jobs, const char *out, char *log, size_t loglen);
+/* How many processes for nentries entries: $TLSC_PTXAS_JOBS, else the
+ * CPUs online; at most nentries and 64. */
+int rt_assemble_jobs(int nentries);
+/* An image's cubins: a bundle's parts, or the image itself; their count,
+ * or -1 for a damaged bundle or more than max parts. */
+int rt_image_parts(const char *image, size_t len, const char **parts, size_t *sizes, int max);
 
 #endif

@@ -6,6 +6,7 @@
  *   tlsrun FILE.ptx [--kernel NAME] [--config k=v,...]
  *          [-m M -n N -k K | --sizes MxNxK,...] [--check] [--bench]
  *          [--reps R] [--seed S]
+ *   tlsrun --help             (the options and the environment, exit 0)
  *
  * --config picks an autotune point: the entry of script NAME (--kernel, else
  * the first entry's script) whose config holds every k=v given. --autotune
@@ -47,7 +48,7 @@ typedef struct Options {
   Size sizes[MAX_SIZES];
   int nsizes;
   Size one; /* from -m/-n/-k */
-  bool check, bench, list, probe, autotune;
+  bool check, bench, list, probe, autotune, help;
   int reps;
   uint64_t seed;
 } Options;
@@ -86,6 +87,31 @@ static void usage(void) {
                   "       tlsrun FILE.ptx [--kernel NAME] [--config k=v,...] [-m M -n N -k K | "
                   "--sizes MxNxK,...]\n"
                   "              [--check] [--bench] [--autotune] [--reps R] [--seed S]\n");
+}
+
+/* --help: the usage, each option and the environment the runtime reads. */
+static void help(void) {
+  printf("tlsrun: runs an entry of a tlsc PTX file on the GPU with random inputs, checks it\n"
+         "against cuBLAS or a reference and times it beside cuBLAS.\n\n"
+         "usage: tlsrun FILE.ptx --list\n"
+         "       tlsrun --probe\n"
+         "       tlsrun FILE.ptx [--kernel NAME] [--config k=v,...] [-m M -n N -k K | "
+         "--sizes MxNxK,...]\n"
+         "              [--check] [--bench] [--autotune] [--reps R] [--seed S]\n\n"
+         "  --list            the file's entries, their parameters and launches (no GPU)\n"
+         "  --probe           print the GPU's name (exit 0), or exit 3 without one\n"
+         "  --kernel NAME     the entry (or script) to run; --config k=v,... picks an\n"
+         "                    autotune point by its values\n"
+         "  -m M -n N -k K    one size (default 4096 each); --sizes MxNxK,... several\n"
+         "  --check           compare with cuBLAS or a reference by relative error\n"
+         "  --bench           time the entry and cuBLAS, interleaved, L2 flushed\n"
+         "  --autotune        time every autotune point of the script, name the fastest\n"
+         "  --reps R          timed runs per size (default 30); --seed S the inputs' seed\n"
+         "  -h, --help        print this help\n\n"
+         "environment: TLSC_CACHE_DIR (assembled code, default ~/.cache/tlsc), TLSC_PTXAS\n"
+         "(the ptxas to use), TLSC_PTXAS_JOBS (ptxas processes for a file of many entries,\n"
+         "default one per CPU), TLSC_COMPILE=jit|ptxas, TLSC_CUDA_LIB (the driver library).\n"
+         "exit: 0 ok, 1 check failed, 2 usage or bad file, 3 no GPU or driver, 4 launch refused\n");
 }
 
 /* ------------------------------------------------------------ options */
@@ -163,6 +189,10 @@ static bool parse_options(int argc, char **argv, Options *o) {
                        !strcmp(a, "--reps") || !strcmp(a, "--seed");
     if (takes_value && !value) return option_fail("'%s' needs a value", a);
     if (takes_value) i++;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      o->help = true;
+      return true;
+    }
     if (!strcmp(a, "--list"))
       o->list = true;
     else if (!strcmp(a, "--probe"))
@@ -909,6 +939,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tlsrun: error: %s\n", option_error);
     usage();
     return EXIT_USAGE;
+  }
+  if (o.help) {
+    help();
+    return 0;
   }
   if (o.probe) return probe();
   if (o.list) return list_entries(&o);

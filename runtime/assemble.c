@@ -1,0 +1,202 @@
+/* assemble.c: PTX -> one loadable image, through ptxas. A file of many
+ * entries (an autotune space, specialised siblings: Tilus's Ampere v4 with
+ * --specialize is 144 entries, a minute of one ptxas) is split among
+ * concurrent ptxas processes, each assembling a share of the entries
+ * (`ptxas -e a,b,...`); the image is then a bundle of their cubins:
+ *
+ *   "TLSCBNDL" | u32 count | count x (u64 size | size bytes of a cubin)
+ *
+ * (little-endian), which rt_image_parts takes apart again. A file of one
+ * entry, or one job, is one ptxas and a plain cubin. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/rt_internal.h"
+
+extern char **environ;
+
+static const char BUNDLE_MAGIC[8] = {'T', 'L', 'S', 'C', 'B', 'N', 'D', 'L'};
+enum { MAX_JOBS = 64 };
+
+int rt_assemble_jobs(int nentries) {
+  const char *env = getenv("TLSC_PTXAS_JOBS");
+  long jobs = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  if (jobs < 1) jobs = 1;
+  if (jobs > MAX_JOBS) jobs = MAX_JOBS;
+  return nentries < jobs ? (nentries < 1 ? 1 : nentries) : (int)jobs;
+}
+
+/* Starts `ptxas -arch=ARCH [-e LIST] -o OUT PTX`, its output into LOG. */
+static int spawn_ptxas(const char *ptxas, const char *arch, const char *list, const char *ptx,
+                       const char *out, const char *log, pid_t *pid) {
+  char arch_flag[32];
+  snprintf(arch_flag, sizeof arch_flag, "-arch=%s", arch);
+  char *argv[8];
+  int n = 0;
+  argv[n++] = (char *)ptxas;
+  argv[n++] = arch_flag;
+  if (list) {
+    argv[n++] = "-e";
+    argv[n++] = (char *)list;
+  }
+  argv[n++] = "-o";
+  argv[n++] = (char *)out;
+  argv[n++] = (char *)ptx;
+  argv[n] = NULL;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  int rc = posix_spawn(pid, ptxas, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc;
+}
+
+static int wait_exit(pid_t pid) {
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char *read_all(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  long n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
+  if (n >= 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)n + 1))) {
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+      free(buf);
+      buf = NULL;
+    } else {
+      buf[n] = 0;
+      *len = (size_t)n;
+    }
+  }
+  fclose(f);
+  return buf;
+}
+
+/* Entry names i, i + jobs, i + 2 jobs, ... joined by commas: neighbours
+ * in the file (a point's generic and specialised entries) go to different
+ * processes, so that the shares take about the same time. */
+static char *share(const char *const *entries, int nentries, int jobs, int i) {
+  size_t len = 1;
+  for (int e = i; e < nentries; e += jobs) len += strlen(entries[e]) + 1;
+  char *list = malloc(len), *p = list;
+  if (!list) return NULL;
+  for (int e = i; e < nentries; e += jobs)
+    p += sprintf(p, "%s%s", p == list ? "" : ",", entries[e]);
+  *p = 0;
+  return list;
+}
+
+/* The first failed process's output into `log`. */
+static void failure_log(const char *path, char *log, size_t loglen) {
+  size_t n = 0;
+  char *text = read_all(path, &n);
+  snprintf(log, loglen, "%.3500s", text ? text : "");
+  free(text);
+}
+
+/* Writes the parts' cubins as a bundle to out. */
+static bool write_bundle(const char *out, char **paths, int jobs) {
+  FILE *f = fopen(out, "wb");
+  if (!f) return false;
+  uint32_t count = (uint32_t)jobs;
+  bool ok = fwrite(BUNDLE_MAGIC, 1, 8, f) == 8 && fwrite(&count, 4, 1, f) == 1;
+  for (int i = 0; ok && i < jobs; i++) {
+    size_t n = 0;
+    char *cubin = read_all(paths[i], &n);
+    uint64_t size = n;
+    ok = cubin && fwrite(&size, 8, 1, f) == 1 && fwrite(cubin, 1, n, f) == n;
+    free(cubin);
+  }
+  return (fclose(f) == 0) && ok;
+}
+
+int rt_assemble(const char *ptxas, const char *arch, const char *ptx, const char *const *entries,
+                int nentries, int jobs, const char *out, char *log, size_t loglen) {
+  log[0] = 0;
+  if (jobs <= 1 || nentries <= 1) {
+    char logpath[4200];
+    snprintf(logpath, sizeof logpath, "%s.log", out);
+    pid_t pid;
+    int rc = spawn_ptxas(ptxas, arch, NULL, ptx, out, logpath, &pid) ? -1 : wait_exit(pid);
+    if (rc) failure_log(logpath, log, loglen);
+    unlink(logpath);
+    return rc;
+  }
+  if (jobs > nentries) jobs = nentries;
+  char *paths[MAX_JOBS] = {0}, *logs[MAX_JOBS] = {0}, *lists[MAX_JOBS] = {0};
+  pid_t pids[MAX_JOBS];
+  int started = 0, rc = 0;
+  for (; started < jobs && !rc; started++) {
+    int i = started;
+    paths[i] = malloc(strlen(out) + 32);
+    logs[i] = malloc(strlen(out) + 32);
+    lists[i] = share(entries, nentries, jobs, i);
+    if (!paths[i] || !logs[i] || !lists[i]) {
+      rc = -1;
+      snprintf(log, loglen, "out of memory");
+      break;
+    }
+    sprintf(paths[i], "%s.part%d", out, i);
+    sprintf(logs[i], "%s.part%d.log", out, i);
+    if (spawn_ptxas(ptxas, arch, lists[i], ptx, paths[i], logs[i], &pids[i])) {
+      rc = -1;
+      snprintf(log, loglen, "cannot start %s: %s", ptxas, strerror(errno));
+      break;
+    }
+  }
+  for (int i = 0; i < started; i++) { /* every started process is waited for */
+    int r = wait_exit(pids[i]);
+    if (r && !rc) {
+      rc = r;
+      failure_log(logs[i], log, loglen);
+    }
+  }
+  if (!rc && !write_bundle(out, paths, jobs)) {
+    rc = -1;
+    snprintf(log, loglen, "cannot write %s: %s", out, strerror(errno));
+  }
+  for (int i = 0; i < jobs; i++) {
+    if (paths[i]) unlink(paths[i]);
+    if (logs[i]) unlink(logs[i]);
+    free(paths[i]);
+    free(logs[i]);
+    free(lists[i]);
+  }
+  return rc;
+}
+
+int rt_image_parts(const char *image, size_t len, const char **parts, size_t *sizes, int max) {
+  if (len < 12 || memcmp(image, BUNDLE_MAGIC, 8)) {
+    if (max < 1) return -1;
+    parts[0] = image;
+    sizes[0] = len;
+    return 1;
+  }
+  uint32_t count;
+  memcpy(&count, image + 8, 4);
+  if (count < 1 || (int)count > max) return -1;
+  size_t at = 12;
+  for (uint32_t i = 0; i < count; i++) {
+    uint64_t size;
+    if (len - at < 8) return -1;
+    memcpy(&size, image + at, 8);
+    at += 8;
+    if (size > len - at) return -1;
+    parts[i] = image + at;
+    sizes[i] = (size_t)size;
+    at += (size_t)size;
+  }
+  return at == len ? (int)count : -1;
+}

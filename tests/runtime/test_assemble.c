@@ -1,0 +1,170 @@
+/* test_assemble.c: libtlsrt's ptxas step on the CPU (runtime/assemble.c):
+ * a file of seven entries assembled by one, three and more processes than
+ * entries, each bundle taken apart into cubins that hold every entry
+ * exactly once; a missing entry's ptxas message; damaged bundles refused;
+ * the number of processes. Usage: test_assemble DATA_DIR PTXAS (exits 77,
+ * skipped, without ptxas). */
+#define _GNU_SOURCE /* memmem */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/rt_internal.h"
+#include "tests/unit.h"
+
+enum { MAX_ENTRIES = 16 };
+
+static const char *ptxas, *ptx;
+static char tmpdir[] = "/tmp/tlsc-assemble-XXXXXX";
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return buf;
+}
+
+/* The names after ".visible .entry " in the file. */
+static int entry_names(const char *text, char names[][128]) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, ".visible .entry ")) && n < MAX_ENTRIES; n++) {
+    p += strlen(".visible .entry ");
+    size_t len = strcspn(p, "(");
+    snprintf(names[n], 128, "%.*s", (int)len, p);
+  }
+  return n;
+}
+
+/* Assembles with `jobs` processes; the image's parts must be `want`
+ * cubins, every entry in exactly one. */
+static void expect_parts(const char *const *entries, int nentries, int jobs, int want) {
+  char out[256], log[4000];
+  snprintf(out, sizeof out, "%s/image%d", tmpdir, jobs);
+  int rc = rt_assemble(ptxas, "sm_90a", ptx, entries, nentries, jobs, out, log, sizeof log);
+  CHECK(rc == 0, "jobs %d: exit %d: %s", jobs, rc, log);
+  size_t len = 0;
+  char *image = read_file(out, &len);
+  CHECK(image != NULL, "jobs %d: no image", jobs);
+  if (!image) return;
+  const char *parts[MAX_ENTRIES];
+  size_t sizes[MAX_ENTRIES];
+  int n = rt_image_parts(image, len, parts, sizes, MAX_ENTRIES);
+  CHECK(n == want, "jobs %d: %d parts, want %d", jobs, n, want);
+  for (int i = 0; i < n; i++)
+    CHECK(sizes[i] > 4 && !memcmp(parts[i], "\177ELF", 4), "jobs %d: part %d is no ELF", jobs, i);
+  for (int e = 0; e < nentries; e++) {
+    int found = 0;
+    /* the name and its NUL, as the cubin's string tables hold it (the
+     * file's entries are also each other's prefixes) */
+    for (int i = 0; i < n; i++)
+      found += memmem(parts[i], sizes[i], entries[e], strlen(entries[e]) + 1) != NULL;
+    CHECK(found == 1, "jobs %d: entry %s in %d parts", jobs, entries[e], found);
+  }
+  free(image);
+  unlink(out);
+  /* no part, log or temporary file is left beside the image */
+  char leftover[300];
+  snprintf(leftover, sizeof leftover, "%s.part0", out);
+  CHECK(access(leftover, F_OK) != 0, "jobs %d: %s left", jobs, leftover);
+  snprintf(leftover, sizeof leftover, "%s.log", out);
+  CHECK(access(leftover, F_OK) != 0, "jobs %d: %s left", jobs, leftover);
+}
+
+static void test_missing_entry(const char *const *entries) {
+  const char *names[] = {entries[0], "NoSuchEntry", entries[1]};
+  char out[256], log[4000];
+  snprintf(out, sizeof out, "%s/missing", tmpdir);
+  int rc = rt_assemble(ptxas, "sm_90a", ptx, names, 3, 3, out, log, sizeof log);
+  CHECK(rc > 0, "exit %d", rc);
+  CHECK(strstr(log, "NoSuchEntry") != NULL, "log: %s", log);
+  CHECK(access(out, F_OK) != 0, "an image was written");
+}
+
+/* A bundle of two parts, then its damaged forms. */
+static void test_damaged_bundles(void) {
+  char b[64] = "TLSCBNDL";
+  uint32_t count = 2;
+  uint64_t s1 = 3, s2 = 5;
+  memcpy(b + 8, &count, 4);
+  memcpy(b + 12, &s1, 8);
+  memcpy(b + 20, "abc", 3);
+  memcpy(b + 23, &s2, 8);
+  memcpy(b + 31, "defgh", 5);
+  const char *parts[4];
+  size_t sizes[4];
+  CHECK(rt_image_parts(b, 36, parts, sizes, 4) == 2);
+  CHECK(sizes[0] == 3 && !memcmp(parts[0], "abc", 3) && sizes[1] == 5 &&
+        !memcmp(parts[1], "defgh", 5));
+  CHECK(rt_image_parts(b, 35, parts, sizes, 4) == -1, "truncated");
+  CHECK(rt_image_parts(b, 37, parts, sizes, 4) == -1, "trailing bytes");
+  CHECK(rt_image_parts(b, 36, parts, sizes, 1) == -1, "more parts than room");
+  uint64_t huge = UINT64_MAX;
+  memcpy(b + 12, &huge, 8);
+  CHECK(rt_image_parts(b, 36, parts, sizes, 4) == -1, "a size past the end");
+  count = 0;
+  memcpy(b + 8, &count, 4);
+  CHECK(rt_image_parts(b, 36, parts, sizes, 4) == -1, "no part");
+  CHECK(rt_image_parts("\177ELFxyz", 7, parts, sizes, 4) == 1 && sizes[0] == 7, "a cubin");
+}
+
+static void test_jobs(void) {
+  setenv("TLSC_PTXAS_JOBS", "3", 1);
+  CHECK(rt_assemble_jobs(7) == 3);
+  CHECK(rt_assemble_jobs(2) == 2);
+  setenv("TLSC_PTXAS_JOBS", "500", 1);
+  CHECK(rt_assemble_jobs(7) == 7);
+  CHECK(rt_assemble_jobs(200) == 64);
+  setenv("TLSC_PTXAS_JOBS", "0", 1);
+  CHECK(rt_assemble_jobs(7) == 1);
+  setenv("TLSC_PTXAS_JOBS", "x", 1);
+  CHECK(rt_assemble_jobs(7) == 1);
+  unsetenv("TLSC_PTXAS_JOBS");
+  CHECK(rt_assemble_jobs(1) == 1);
+  CHECK(rt_assemble_jobs(0) == 1);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: test_assemble DATA_DIR PTXAS\n");
+    return 2;
+  }
+  ptxas = argv[2];
+  if (!*ptxas || access(ptxas, X_OK)) {
+    printf("no ptxas: skipped\n");
+    return 77;
+  }
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/specialized.ptx", argv[1]);
+  ptx = path;
+  size_t len = 0;
+  char *text = read_file(ptx, &len);
+  if (!text || !mkdtemp(tmpdir)) {
+    printf("cannot read %s or make a temporary folder\n", ptx);
+    return 1;
+  }
+  char names[MAX_ENTRIES][128];
+  const char *entries[MAX_ENTRIES];
+  int n = entry_names(text, names);
+  for (int i = 0; i < n; i++) entries[i] = names[i];
+  CHECK(n == 7, "%d entries", n);
+  expect_parts(entries, n, 1, 1);
+  expect_parts(entries, n, 3, 3);
+  expect_parts(entries, n, 12, 7);
+  test_missing_entry(entries);
+  test_damaged_bundles();
+  test_jobs();
+  rmdir(tmpdir);
+  free(text);
+  printf("%d checks, %d failures\n", checks, failures);
+  return failures != 0;
+}
