@@ -1,8 +1,11 @@
 /* assemble.c: PTX -> one loadable image, through ptxas. A file of many
  * entries (an autotune space, specialised siblings: Tilus's Ampere v4 with
  * --specialize is 144 entries, a minute of one ptxas) is split among
- * concurrent ptxas processes, each assembling a share of the entries
- * (`ptxas -e a,b,...`); the image is then a bundle of their cubins:
+ * concurrent ptxas processes, each given the file with a share of the
+ * entries (the rest of the file, its declarations and globals, in every
+ * share; not the metadata); each share's cubin holds only its own text
+ * for line information, so that the parts together are the size of one
+ * cubin. The image is then a bundle of their cubins:
  *
  *   "TLSCBNDL" | u32 count | count x (u64 size | size bytes of a cubin)
  *
@@ -84,10 +87,56 @@ static char *read_all(const char *path, size_t *len) {
   return buf;
 }
 
-/* Entry names i, i + jobs, i + 2 jobs, ... joined by commas: neighbours
- * in the file (a point's generic and specialised entries) go to different
- * processes, so that the shares take about the same time. */
-static char *share(const char *const *entries, int nentries, int jobs, int i) {
+/* Entry e goes to process e % jobs: neighbours in the file (a point's
+ * generic and specialised entries) go to different processes, so that the
+ * shares take about the same time. */
+static bool in_share(const char *name, size_t len, const char *const *entries, int nentries,
+                     int jobs, int i) {
+  for (int e = i; e < nentries; e += jobs)
+    if (strlen(entries[e]) == len && !memcmp(entries[e], name, len)) return true;
+  return false;
+}
+
+/* The PTX text with the entries of share i only: every other line but the
+ * `//@tls` metadata is kept; an entry runs from its `.entry NAME(` line to
+ * the first `}` at the start of a line. */
+static char *ptx_share(const char *text, size_t len, const char *const *entries, int nentries,
+                       int jobs, int i) {
+  char *out = malloc(len + 1), *o = out;
+  if (!out) return NULL;
+  bool skipping = false;
+  for (const char *p = text, *end = text + len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *next = nl ? nl + 1 : end;
+    const char *entry = NULL;
+    if (!strncmp(p, ".visible .entry ", 16)) entry = p + 16;
+    if (!strncmp(p, ".entry ", 7)) entry = p + 7;
+    if (entry) {
+      size_t n = strcspn(entry, "( \n");
+      skipping = !in_share(entry, n, entries, nentries, jobs, i);
+    }
+    bool keep = !skipping && strncmp(p, "//@tls", 6);
+    if (skipping && *p == '}') skipping = false;
+    if (keep) {
+      memcpy(o, p, (size_t)(next - p));
+      o += next - p;
+    }
+    p = next;
+  }
+  *o = 0;
+  return out;
+}
+
+static bool write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  size_t n = strlen(text);
+  bool ok = fwrite(text, 1, n, f) == n;
+  return (fclose(f) == 0) && ok;
+}
+
+/* Entry names of share i joined by commas, for ptxas -e. */
+static char *share_list(const char *const *entries, int nentries, int jobs, int i) {
   size_t len = 1;
   for (int e = i; e < nentries; e += jobs) len += strlen(entries[e]) + 1;
   char *list = malloc(len), *p = list;
@@ -122,58 +171,93 @@ static bool write_bundle(const char *out, char **paths, int jobs) {
   return (fclose(f) == 0) && ok;
 }
 
-int rt_assemble(const char *ptxas, const char *arch, const char *ptx, const char *const *entries,
-                int nentries, int jobs, const char *out, char *log, size_t loglen) {
+/* One ptxas over the whole text: a plain cubin. */
+static int assemble_one(const char *ptxas, const char *arch, const char *text, size_t len,
+                        const char *out, char *log, size_t loglen) {
+  char ptx[4200], logpath[4200];
+  snprintf(ptx, sizeof ptx, "%s.ptx", out);
+  snprintf(logpath, sizeof logpath, "%s.log", out);
+  FILE *f = fopen(ptx, "wb");
+  bool written = f && fwrite(text, 1, len, f) == len;
+  if (f && fclose(f)) written = false;
+  int rc = -1;
+  pid_t pid;
+  if (!written)
+    snprintf(log, loglen, "cannot write %s: %s", ptx, strerror(errno));
+  else if (spawn_ptxas(ptxas, arch, NULL, ptx, out, logpath, &pid))
+    snprintf(log, loglen, "cannot start %s: %s", ptxas, strerror(errno));
+  else if ((rc = wait_exit(pid)))
+    failure_log(logpath, log, loglen);
+  unlink(ptx);
+  unlink(logpath);
+  return rc;
+}
+
+/* Names of the files of share i: its PTX, cubin and log. */
+typedef struct Share {
+  char ptx[4200], cubin[4200], log[4200];
+  pid_t pid;
+  bool started;
+} Share;
+
+/* Writes share i's PTX and starts its ptxas; false with the reason. */
+static bool start_share(Share *sh, const char *ptxas, const char *arch, const char *text,
+                        size_t len, const char *const *entries, int nentries, int jobs, int i,
+                        const char *out, char *log, size_t loglen) {
+  snprintf(sh->ptx, sizeof sh->ptx, "%s.part%d.ptx", out, i);
+  snprintf(sh->cubin, sizeof sh->cubin, "%s.part%d", out, i);
+  snprintf(sh->log, sizeof sh->log, "%s.part%d.log", out, i);
+  char *part = ptx_share(text, len, entries, nentries, jobs, i);
+  char *list = share_list(entries, nentries, jobs, i);
+  bool ok = part && list;
+  if (!ok)
+    snprintf(log, loglen, "out of memory");
+  else if (!(ok = write_text(sh->ptx, part)))
+    snprintf(log, loglen, "cannot write %s: %s", sh->ptx, strerror(errno));
+  else if (!(ok = !spawn_ptxas(ptxas, arch, list, sh->ptx, sh->cubin, sh->log, &sh->pid)))
+    snprintf(log, loglen, "cannot start %s: %s", ptxas, strerror(errno));
+  sh->started = ok;
+  free(part);
+  free(list);
+  return ok;
+}
+
+int rt_assemble(const char *ptxas, const char *arch, const char *text, size_t len,
+                const char *const *entries, int nentries, int jobs, const char *out, char *log,
+                size_t loglen) {
   log[0] = 0;
-  if (jobs <= 1 || nentries <= 1) {
-    char logpath[4200];
-    snprintf(logpath, sizeof logpath, "%s.log", out);
-    pid_t pid;
-    int rc = spawn_ptxas(ptxas, arch, NULL, ptx, out, logpath, &pid) ? -1 : wait_exit(pid);
-    if (rc) failure_log(logpath, log, loglen);
-    unlink(logpath);
-    return rc;
-  }
+  if (jobs <= 1 || nentries <= 1) return assemble_one(ptxas, arch, text, len, out, log, loglen);
   if (jobs > nentries) jobs = nentries;
-  char *paths[MAX_JOBS] = {0}, *logs[MAX_JOBS] = {0}, *lists[MAX_JOBS] = {0};
-  pid_t pids[MAX_JOBS];
-  int started = 0, rc = 0;
-  for (; started < jobs && !rc; started++) {
-    int i = started;
-    paths[i] = malloc(strlen(out) + 32);
-    logs[i] = malloc(strlen(out) + 32);
-    lists[i] = share(entries, nentries, jobs, i);
-    if (!paths[i] || !logs[i] || !lists[i]) {
-      rc = -1;
-      snprintf(log, loglen, "out of memory");
-      break;
-    }
-    sprintf(paths[i], "%s.part%d", out, i);
-    sprintf(logs[i], "%s.part%d.log", out, i);
-    if (spawn_ptxas(ptxas, arch, lists[i], ptx, paths[i], logs[i], &pids[i])) {
-      rc = -1;
-      snprintf(log, loglen, "cannot start %s: %s", ptxas, strerror(errno));
-      break;
-    }
+  Share *shares = calloc((size_t)jobs, sizeof *shares);
+  if (!shares) {
+    snprintf(log, loglen, "out of memory");
+    return -1;
   }
-  for (int i = 0; i < started; i++) { /* every started process is waited for */
-    int r = wait_exit(pids[i]);
+  int rc = 0;
+  for (int i = 0; i < jobs && !rc; i++)
+    if (!start_share(&shares[i], ptxas, arch, text, len, entries, nentries, jobs, i, out, log,
+                     loglen))
+      rc = -1;
+  for (int i = 0; i < jobs; i++) { /* every started process is waited for */
+    if (!shares[i].started) continue;
+    int r = wait_exit(shares[i].pid);
     if (r && !rc) {
       rc = r;
-      failure_log(logs[i], log, loglen);
+      failure_log(shares[i].log, log, loglen);
     }
   }
+  char *paths[MAX_JOBS];
+  for (int i = 0; i < jobs; i++) paths[i] = shares[i].cubin;
   if (!rc && !write_bundle(out, paths, jobs)) {
     rc = -1;
     snprintf(log, loglen, "cannot write %s: %s", out, strerror(errno));
   }
   for (int i = 0; i < jobs; i++) {
-    if (paths[i]) unlink(paths[i]);
-    if (logs[i]) unlink(logs[i]);
-    free(paths[i]);
-    free(logs[i]);
-    free(lists[i]);
+    unlink(shares[i].ptx);
+    unlink(shares[i].cubin);
+    unlink(shares[i].log);
   }
+  free(shares);
   return rc;
 }
 

@@ -95,13 +95,6 @@ static char *slurp(const char *path, size_t *len) {
   return buf;
 }
 
-static bool write_file(const char *path, const char *data, size_t len) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return false;
-  bool ok = fwrite(data, 1, len, f) == len;
-  return (fclose(f) == 0) && ok;
-}
-
 /* ------------------------------------------------------------- ptxas */
 
 /* Loads an image: a cubin, or a bundle of them (assemble.c), one CUmodule
@@ -124,23 +117,17 @@ static tls_status load_image(tls_module *mod, const char *image, size_t len) {
 static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *dir,
                                 const char *key) {
   tls_context *ctx = mod->ctx;
-  char ptx[4200], tmp[4200], final[4200], log[4000];
-  snprintf(ptx, sizeof ptx, "%s/%s.%d.ptx", dir, key, (int)getpid());
-  snprintf(tmp, sizeof tmp, "%s/%s.%d.cubin.tmp", dir, key, (int)getpid());
+  char tmp[4200], final[4200], log[4000];
+  snprintf(tmp, sizeof tmp, "%s/%s.%d.tmp", dir, key, (int)getpid());
   snprintf(final, sizeof final, "%s/%s.cubin", dir, key);
-  if (!write_file(ptx, mod->text, mod->len))
-    return rt_error(ctx, TLS_ERR_IO, "cannot write %s: %s", ptx, strerror(errno));
   const char **names = malloc(sizeof *names * (size_t)(mod->nkernels ? mod->nkernels : 1));
-  if (!names) {
-    unlink(ptx);
-    return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
-  }
+  if (!names) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
   for (int i = 0; i < mod->nkernels; i++) names[i] = mod->kernels[i].name;
   int jobs = rt_assemble_jobs(mod->nkernels);
   if (jobs > RT_MAX_CUMODS) jobs = RT_MAX_CUMODS;
-  int rc = rt_assemble(ptxas, ctx->arch, ptx, names, mod->nkernels, jobs, tmp, log, sizeof log);
+  int rc = rt_assemble(ptxas, ctx->arch, mod->text, mod->len, names, mod->nkernels, jobs, tmp, log,
+                       sizeof log);
   free(names);
-  unlink(ptx);
   if (rc) {
     unlink(tmp);
     return rt_error(ctx, TLS_ERR_COMPILE, "%s: ptxas -arch=%s failed (exit %d):\n%s", mod->name,

@@ -261,13 +261,15 @@ tls_status compile_module(tls_module *mod);
 /* module.c: unloads every CUmodule of mod (a failed load's too). */
 void rt_unload_modules(tls_module *mod);
 
-/* assemble.c: ptxas over the PTX file `ptx`, its `nentries` entries shared
- * among `jobs` concurrent processes (`ptxas -e`); writes `out`, a cubin
- * (one job) or a bundle of the processes' cubins. 0, or the first failed
- * process's exit status (-1: it did not start, or a file could not be
- * written) with its output in `log`. */
-int rt_assemble(const char *ptxas, const char *arch, const char *ptx, const char *const *entries,
-                int nentries, int jobs, const char *out, char *log, size_t loglen);
+/* assemble.c: ptxas over the PTX text, its `nentries` entries shared
+ * among `jobs` concurrent processes (each given the text with its share of
+ * the entries); writes `out`, a cubin (one job) or a bundle of the
+ * processes' cubins, through files named after it (out.ptx, out.partI...)
+ * that it removes. 0, or the first failed process's exit status (-1: it
+ * did not start, or a file could not be written) with its output in `log`. */
+int rt_assemble(const char *ptxas, const char *arch, const char *text, size_t len,
+                const char *const *entries, int nentries, int jobs, const char *out, char *log,
+                size_t loglen);
 /* How many processes for nentries entries: $TLSC_PTXAS_JOBS, else the
  * CPUs online; at most nentries and 64. */
 int rt_assemble_jobs(int nentries);

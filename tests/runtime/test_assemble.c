@@ -15,7 +15,9 @@
 
 enum { MAX_ENTRIES = 16 };
 
-static const char *ptxas, *ptx;
+static const char *ptxas;
+static char *text; /* the PTX file */
+static size_t text_len;
 static char tmpdir[] = "/tmp/tlsc-assemble-XXXXXX";
 
 static char *read_file(const char *path, size_t *len) {
@@ -50,7 +52,8 @@ static int entry_names(const char *text, char names[][128]) {
 static void expect_parts(const char *const *entries, int nentries, int jobs, int want) {
   char out[256], log[4000];
   snprintf(out, sizeof out, "%s/image%d", tmpdir, jobs);
-  int rc = rt_assemble(ptxas, "sm_90a", ptx, entries, nentries, jobs, out, log, sizeof log);
+  int rc =
+      rt_assemble(ptxas, "sm_90a", text, text_len, entries, nentries, jobs, out, log, sizeof log);
   CHECK(rc == 0, "jobs %d: exit %d: %s", jobs, rc, log);
   size_t len = 0;
   char *image = read_file(out, &len);
@@ -80,11 +83,61 @@ static void expect_parts(const char *const *entries, int nentries, int jobs, int
   CHECK(access(leftover, F_OK) != 0, "jobs %d: %s left", jobs, leftover);
 }
 
+/* A file with line information (.file, .loc), whose text ptxas keeps in
+ * the cubin: each part of a bundle holds its own entries' text only (the
+ * marker register of every other entry absent), and the parts together are
+ * about the size of one cubin of the whole file. */
+static void test_line_info(void) {
+  static char file[1 << 16];
+  const char *names[6] = {"K0", "K1", "K2", "K3", "K4", "K5"};
+  int n = snprintf(file, sizeof file,
+                   "//@tls version 1\n.version 8.0\n.target sm_90a\n.address_size 64\n"
+                   ".file 1 \"assemble.tls\"\n");
+  for (int e = 0; e < 6; e++) {
+    n += snprintf(file + n, sizeof file - (size_t)n,
+                  ".visible .entry %s(\n\t.param .u64 p\n)\n{\n\t.reg .b64 %%rd<3>;\n"
+                  "\t.reg .b32 %%marker_of_%s;\n\t.loc 1 %d 1\n\tld.param.u64 %%rd1, [p];\n"
+                  "\tcvta.to.global.u64 %%rd2, %%rd1;\n\tst.global.u32 [%%rd2], %d;\n\tret;\n}\n",
+                  names[e], names[e], 10 + e, e);
+  }
+  char one[256], many[256], log[4000];
+  snprintf(one, sizeof one, "%s/lines1", tmpdir);
+  snprintf(many, sizeof many, "%s/lines3", tmpdir);
+  CHECK(!rt_assemble(ptxas, "sm_90a", file, (size_t)n, names, 6, 1, one, log, sizeof log), "%s",
+        log);
+  CHECK(!rt_assemble(ptxas, "sm_90a", file, (size_t)n, names, 6, 3, many, log, sizeof log), "%s",
+        log);
+  size_t len1 = 0, len3 = 0;
+  char *image1 = read_file(one, &len1), *image3 = read_file(many, &len3);
+  CHECK(image1 && image3);
+  if (!image1 || !image3) return;
+  CHECK(memmem(image1, len1, "marker_of_K5", 12) != NULL, "no line information kept");
+  const char *parts[4];
+  size_t sizes[4], total = 0;
+  int nparts = rt_image_parts(image3, len3, parts, sizes, 4);
+  CHECK(nparts == 3, "%d parts", nparts);
+  for (int i = 0; i < nparts; i++) {
+    total += sizes[i];
+    for (int e = 0; e < 6; e++) {
+      char marker[32];
+      snprintf(marker, sizeof marker, "marker_of_%s", names[e]);
+      bool mine = e % 3 == i, there = memmem(parts[i], sizes[i], marker, strlen(marker)) != NULL;
+      CHECK(mine == there, "part %d: %s %s", i, marker, there ? "present" : "absent");
+    }
+    CHECK(!memmem(parts[i], sizes[i], "//@tls", 6), "part %d holds the metadata", i);
+  }
+  CHECK(total < 3 * len1, "parts %zu bytes, one cubin %zu", total, len1);
+  free(image1);
+  free(image3);
+  unlink(one);
+  unlink(many);
+}
+
 static void test_missing_entry(const char *const *entries) {
   const char *names[] = {entries[0], "NoSuchEntry", entries[1]};
   char out[256], log[4000];
   snprintf(out, sizeof out, "%s/missing", tmpdir);
-  int rc = rt_assemble(ptxas, "sm_90a", ptx, names, 3, 3, out, log, sizeof log);
+  int rc = rt_assemble(ptxas, "sm_90a", text, text_len, names, 3, 3, out, log, sizeof log);
   CHECK(rc > 0, "exit %d", rc);
   CHECK(strstr(log, "NoSuchEntry") != NULL, "log: %s", log);
   CHECK(access(out, F_OK) != 0, "an image was written");
@@ -143,13 +196,11 @@ int main(int argc, char **argv) {
     printf("no ptxas: skipped\n");
     return 77;
   }
-  static char path[4096];
+  char path[4096];
   snprintf(path, sizeof path, "%s/specialized.ptx", argv[1]);
-  ptx = path;
-  size_t len = 0;
-  char *text = read_file(ptx, &len);
+  text = read_file(path, &text_len);
   if (!text || !mkdtemp(tmpdir)) {
-    printf("cannot read %s or make a temporary folder\n", ptx);
+    printf("cannot read %s or make a temporary folder\n", path);
     return 1;
   }
   char names[MAX_ENTRIES][128];
@@ -160,6 +211,7 @@ int main(int argc, char **argv) {
   expect_parts(entries, n, 1, 1);
   expect_parts(entries, n, 3, 3);
   expect_parts(entries, n, 12, 7);
+  test_line_info();
   test_missing_entry(entries);
   test_damaged_bundles();
   test_jobs();
