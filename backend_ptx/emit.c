@@ -343,7 +343,15 @@ bool ptx_emit(FILE *out, const IrModule *m, const PtxOptions *opt, Diag *d) {
   }
   IrModule all = with_variants(m);
   m = &all;
-  bool ok = emit_metadata(buf, m, d);
+  bool ok = true;
+  if (m->nkernels > TLS_MAX_ENTRIES) {
+    diag_error(d, m->kernels[TLS_MAX_ENTRIES]->span,
+               "the file would hold %d entries (its kernels and their occupancy variants): the "
+               "runtime loads at most %d",
+               m->nkernels, TLS_MAX_ENTRIES);
+    ok = false;
+  }
+  ok = ok && emit_metadata(buf, m, d);
   fprintf(buf, "\n.version %s\n.target sm_90a\n.address_size 64\n\n", PTX_VERSION);
   if (opt->line_info) {
     fprintf(buf, ".file 1 ");

@@ -36,7 +36,7 @@ enum { EXIT_DIAG = 1, EXIT_USAGE = 2, MAX_DEFINES = 64 };
 
 /* --specialize: at most this many names, values per name, combinations of
  * values, and entries in the file (what libtlsrt reads). */
-enum { MAX_SPECS = 8, MAX_SPEC_VALUES = 16, MAX_COMBINATIONS = 64, MAX_ENTRIES = 256 };
+enum { MAX_SPECS = 8, MAX_SPEC_VALUES = 16, MAX_COMBINATIONS = 64 };
 
 typedef enum Emit { EMIT_AST, EMIT_IR, EMIT_PTX } Emit;
 
@@ -746,9 +746,10 @@ static IrModule *build_module(const Options *o, Arena *ar, const Source *src, co
       all[n++] = k;
     }
   }
-  if (n > MAX_ENTRIES) {
+  if (n > TLS_MAX_ENTRIES) {
     *usage = true;
-    usage_error("--specialize would write %d entries (libtlsrt reads at most %d)", n, MAX_ENTRIES);
+    usage_error("--specialize would write %d entries (libtlsrt reads at most %d)", n,
+                TLS_MAX_ENTRIES);
     return NULL;
   }
   m->kernels = all;

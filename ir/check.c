@@ -1389,17 +1389,13 @@ static bool verify_kernel(IrKernel *k, Arena *ar, Diag *d) {
   return check_block(&v, &k->body, assigned, block) && check_register_file(&v);
 }
 
-/* Kernels (autotune points, all scripts) in one file: libtlsrt loads at
- * most this many entries (runtime/meta.c), so a larger file would compile
- * and then never load. */
-#define TLS_MAX_KERNELS 256
-
 bool ir_check(IrModule *m, Diag *d) {
-  if (m->nkernels > TLS_MAX_KERNELS) {
-    diag_error(d, m->kernels[TLS_MAX_KERNELS]->span,
+  /* a larger file would compile and then never load */
+  if (m->nkernels > TLS_MAX_ENTRIES) {
+    diag_error(d, m->kernels[TLS_MAX_ENTRIES]->span,
                "more than %d kernels "
                "(autotune points) in one file: the runtime loads at most %d",
-               TLS_MAX_KERNELS, TLS_MAX_KERNELS);
+               TLS_MAX_ENTRIES, TLS_MAX_ENTRIES);
     return false;
   }
   bool ok = true;

@@ -1150,5 +1150,10 @@ void ir_print(FILE *out, const IrModule *m);
 int64_t ir_cluster_size(const IrKernel *k);
 /* 32-bit registers of the sm_90 register file, per SM (setmaxnreg's budget). */
 #define IR_REGISTER_FILE 65536
+/* Entries in one PTX file: what libtlsrt loads (runtime/meta.c,
+ * MAX_KERNELS). Kernels (autotune points, specialised siblings) are
+ * checked against it in ir_check, and the entries they become (with their
+ * occupancy variants) in ptx_emit. */
+#define TLS_MAX_ENTRIES 2048
 
 #endif

@@ -12,7 +12,10 @@
 #include "runtime/rt_internal.h"
 
 /* A `fixed` line may name every parameter of an entry. */
-enum { MAX_FIELDS = TLS_MAX_PARAMS + 8, MAX_KERNELS = 256 };
+/* MAX_KERNELS: entries in one file (tlsc refuses to write more:
+ * backend_ptx/emit.c, PTX_MAX_ENTRIES); Tilus's Ampere v5 as shipped is
+ * 384, its 192 autotune points with their occupancy variants. */
+enum { MAX_FIELDS = TLS_MAX_PARAMS + 8, MAX_KERNELS = 2048 };
 
 /* Where the parser stands; `msg` receives the first error. */
 typedef struct MetaParser {
@@ -667,6 +670,11 @@ static tls_status dir_tmap(MetaParser *mp, char **f, int n) {
                 "numbered 0, 1, ... in order, at most %d)",
                 f[1], k->name, k->ntmaps, TLS_MAX_TMAPS);
   int t = (int)x;
+  if (!k->tmaps) {
+    size_t bytes = sizeof *k->tmaps * TLS_MAX_TMAPS;
+    k->tmaps = aligned_alloc(64, bytes);
+    if (!k->tmaps) return perr(mp, mp->line, "out of memory for the tensor maps of '%s'", k->name);
+  }
   TmapDesc *tm = &k->tmaps[t];
   memset(tm, 0, sizeof *tm);
   tm->line = mp->line;
@@ -1141,9 +1149,13 @@ tls_status meta_parse(tls_module *mod, char *msg, size_t msglen) {
   mp.mod = mod;
   mp.msg = msg;
   mp.msglen = msglen;
-  /* Sized by counting metadata lines first (a bound on the entries), so kernels never move. */
+  /* Sized by counting `entry` lines first (a bound on the entries), so kernels never move. */
   int entries = 1;
-  for (const char *p = strstr(mod->text, "//@tls"); p; p = strstr(p + 1, "//@tls")) entries++;
+  for (const char *p = strstr(mod->text, "//@tls"); p && entries <= MAX_KERNELS;
+       p = strstr(p + 1, "//@tls")) {
+    const char *word = p + 6 + strspn(p + 6, " \t");
+    entries += !strncmp(word, "entry", 5);
+  }
   /* aligned_alloc: the cached CUtensorMaps inside must be 64-byte aligned
    * for cuTensorMapEncodeTiled (calloc guarantees only 16). */
   size_t bytes = (size_t)(entries < MAX_KERNELS ? entries : MAX_KERNELS) * sizeof *mod->kernels;
@@ -1192,6 +1204,7 @@ void meta_free_kernels(tls_module *mod) {
         free(k->tmaps[t].dims[j].text);
         if (j) free(k->tmaps[t].strides[j - 1].text);
       }
+    free(k->tmaps);
   }
   free(mod->kernels);
   mod->kernels = NULL;

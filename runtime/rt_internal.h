@@ -145,7 +145,11 @@ struct tls_kernel {
   int cluster[3]; /* `cluster X Y Z`, 1 1 1 without one */
   int cluster_line;
   int ntmaps;
-  TmapDesc tmaps[TLS_MAX_TMAPS];
+  /* TLS_MAX_TMAPS descriptors (10 KB each, their encoded maps cached
+   * inside), 64-byte aligned, allocated at the entry's first `tmap` line:
+   * NULL for the entries without one (a file of many cp.async entries
+   * stays small) */
+  TmapDesc *tmaps;
   CUfunction fn;
   /* `fixed` (docs/format.md): parameters compiled as constants, which a
    * launch must pass with exactly these values. */

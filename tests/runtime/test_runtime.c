@@ -105,6 +105,40 @@ static void test_load_string(tls_context *ctx) {
         "string cut short: %s", tls_last_error(ctx));
 }
 
+/* A file of n trivial entries K0 ... (metadata, then PTX). */
+static char *many_entries(int n) {
+  size_t cap = (size_t)n * 160 + 256, len = 0;
+  char *text = malloc(cap);
+  if (!text) return NULL;
+  len += (size_t)snprintf(text + len, cap - len, "//@tls version 1\n");
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(text + len, cap - len,
+                            "//@tls entry K%d script=S block=32 smem=0\n//@tls grid 1 1 1\n", i);
+  len += (size_t)snprintf(text + len, cap - len, "//@tls end\n.version 8.0\n.target sm_90a\n");
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(text + len, cap - len, ".entry K%d()\n{\nret;\n}\n", i);
+  return text;
+}
+
+/* At most 2048 entries a file (tlsc writes no more): Tilus's Ampere v5 as
+ * shipped is 384; one more than the limit is refused at its line. */
+static void test_entry_limit(tls_context *ctx) {
+  char *ok = many_entries(2048), *over = many_entries(2049);
+  CHECK(ok && over);
+  if (!ok || !over) return;
+  tls_module *mod = NULL;
+  CHECK(tls_module_load_string(ctx, ok, "many", &mod) == TLS_OK, "2048 entries: %s",
+        tls_last_error(ctx));
+  CHECK(mod && tls_module_num_kernels(mod) == 2048, "2048 entries loaded");
+  tls_module_free(mod);
+  mod = NULL;
+  CHECK(tls_module_load_string(ctx, over, "many", &mod) == TLS_ERR_FORMAT && !mod &&
+            strstr(tls_last_error(ctx), "many:4098: error: too many entries (at most 2048)"),
+        "2049 entries: %s", tls_last_error(ctx));
+  free(ok);
+  free(over);
+}
+
 /* Every prefix of matmul.ptx that ends before its last '}' is refused as a
  * broken file (never loaded, never a crash: the ASan build reads it too). */
 static void test_every_truncation(tls_context *ctx) {
@@ -598,6 +632,7 @@ int main(int argc, char **argv) {
     test_buffer_sizes(ctx, tls_kernel_find(mod, "MatmulWGMMAV5"));
   }
   test_load_string(ctx);
+  test_entry_limit(ctx);
   test_every_truncation(ctx);
   test_expression_refusals(ctx);
   test_timing_offline(ctx);
