@@ -97,26 +97,67 @@ static bool in_share(const char *name, size_t len, const char *const *entries, i
   return false;
 }
 
+/* Brace depth and comment state of the PTX scanned so far: braces in
+ * comments and strings do not count. */
+typedef struct Scan {
+  int depth;
+  bool in_comment; /* inside a block comment */
+} Scan;
+
+/* Scans one line (p to end) into sc. */
+static void scan_line(Scan *sc, const char *p, const char *end) {
+  bool in_string = false;
+  for (; p < end; p++) {
+    if (sc->in_comment) {
+      if (p[0] == '*' && p + 1 < end && p[1] == '/') sc->in_comment = false, p++;
+    } else if (in_string) {
+      if (*p == '\\' && p + 1 < end)
+        p++;
+      else if (*p == '"')
+        in_string = false;
+    } else if (p[0] == '/' && p + 1 < end && p[1] == '/') {
+      return;
+    } else if (p[0] == '/' && p + 1 < end && p[1] == '*') {
+      sc->in_comment = true, p++;
+    } else if (*p == '"') {
+      in_string = true;
+    } else {
+      sc->depth += (*p == '{') - (*p == '}');
+    }
+  }
+}
+
+/* The entry a top-level line declares (its name and length), or NULL. */
+static const char *entry_name(const char *p, size_t *len) {
+  const char *name = !strncmp(p, ".visible .entry ", 16) ? p + 16
+                     : !strncmp(p, ".entry ", 7)         ? p + 7
+                                                         : NULL;
+  if (name) *len = strcspn(name, "( \t\n");
+  return name;
+}
+
 /* The PTX text with the entries of share i only: every other line but the
- * `//@tls` metadata is kept; an entry runs from its `.entry NAME(` line to
- * the first `}` at the start of a line. */
+ * `//@tls` metadata is kept; an entry runs from its `.entry NAME(` line at
+ * the top level to the line that closes its body's braces. */
 static char *ptx_share(const char *text, size_t len, const char *const *entries, int nentries,
                        int jobs, int i) {
   char *out = malloc(len + 1), *o = out;
   if (!out) return NULL;
-  bool skipping = false;
+  Scan sc = {0};
+  bool skipping = false, opened = false;
   for (const char *p = text, *end = text + len; p < end;) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *next = nl ? nl + 1 : end;
-    const char *entry = NULL;
-    if (!strncmp(p, ".visible .entry ", 16)) entry = p + 16;
-    if (!strncmp(p, ".entry ", 7)) entry = p + 7;
-    if (entry) {
-      size_t n = strcspn(entry, "( \n");
-      skipping = !in_share(entry, n, entries, nentries, jobs, i);
+    size_t n;
+    const char *name = sc.depth == 0 && !sc.in_comment ? entry_name(p, &n) : NULL;
+    if (name) {
+      skipping = !in_share(name, n, entries, nentries, jobs, i);
+      opened = false;
     }
     bool keep = !skipping && strncmp(p, "//@tls", 6);
-    if (skipping && *p == '}') skipping = false;
+    scan_line(&sc, p, next);
+    opened = opened || sc.depth > 0;
+    if (skipping && opened && sc.depth == 0) skipping = false; /* its body closed on this line */
     if (keep) {
       memcpy(o, p, (size_t)(next - p));
       o += next - p;

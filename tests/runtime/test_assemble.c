@@ -2,8 +2,8 @@
  * a file of seven entries assembled by one, three and more processes than
  * entries, each bundle taken apart into cubins that hold every entry
  * exactly once; a missing entry's ptxas message; damaged bundles refused;
- * the number of processes. Usage: test_assemble DATA_DIR PTXAS (exits 77,
- * skipped, without ptxas). */
+ * the number of processes; each further PTX file split three ways. Usage:
+ * test_assemble DATA_DIR PTXAS [PTX...] (exits 77, skipped, without ptxas). */
 #define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +84,9 @@ static void expect_parts(const char *const *entries, int nentries, int jobs, int
 }
 
 /* A file with line information (.file, .loc), whose text ptxas keeps in
- * the cubin: each part of a bundle holds its own entries' text only (the
+ * the cubin, and blocks nested in the entries' bodies (closed at the start
+ * of a line) and braces in comments: each part assembles, and holds its own
+ * entries' text only (the
  * marker register of every other entry absent), and the parts together are
  * about the size of one cubin of the whole file. */
 static void test_line_info(void) {
@@ -97,6 +99,8 @@ static void test_line_info(void) {
     n += snprintf(file + n, sizeof file - (size_t)n,
                   ".visible .entry %s(\n\t.param .u64 p\n)\n{\n\t.reg .b64 %%rd<3>;\n"
                   "\t.reg .b32 %%marker_of_%s;\n\t.loc 1 %d 1\n\tld.param.u64 %%rd1, [p];\n"
+                  /* a nested block closed at the start of a line, braces in comments */
+                  "\t{ .reg .b32 %%t;\n\tmov.b32 %%t, 1; // }}\n}\n\t/* } */\n"
                   "\tcvta.to.global.u64 %%rd2, %%rd1;\n\tst.global.u32 [%%rd2], %d;\n\tret;\n}\n",
                   names[e], names[e], 10 + e, e);
   }
@@ -186,9 +190,28 @@ static void test_jobs(void) {
   CHECK(rt_assemble_jobs(0) == 1);
 }
 
+/* Another file split three ways (tests/gpu/fixtures: hand-written PTX
+ * with nested blocks and a tensor-map kernel): every entry in one part. */
+static void test_file(const char *path) {
+  size_t len = 0;
+  char *file = read_file(path, &len);
+  CHECK(file != NULL, "cannot read %s", path);
+  if (!file) return;
+  static char names[MAX_ENTRIES][128];
+  const char *entries[MAX_ENTRIES];
+  int n = entry_names(file, names);
+  for (int i = 0; i < n; i++) entries[i] = names[i];
+  char *saved = text;
+  size_t saved_len = text_len;
+  text = file, text_len = len;
+  expect_parts(entries, n, 3, n < 3 ? n : 3);
+  text = saved, text_len = saved_len;
+  free(file);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: test_assemble DATA_DIR PTXAS\n");
+  if (argc < 3) {
+    fprintf(stderr, "usage: test_assemble DATA_DIR PTXAS [PTX...]\n");
     return 2;
   }
   ptxas = argv[2];
@@ -212,6 +235,7 @@ int main(int argc, char **argv) {
   expect_parts(entries, n, 3, 3);
   expect_parts(entries, n, 12, 7);
   test_line_info();
+  for (int i = 3; i < argc; i++) test_file(argv[i]);
   test_missing_entry(entries);
   test_damaged_bundles();
   test_jobs();
