@@ -127,6 +127,11 @@ static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *
   if (jobs > RT_MAX_CUMODS) jobs = RT_MAX_CUMODS;
   int rc = rt_assemble(ptxas, ctx->arch, mod->text, mod->len, names, mod->nkernels, jobs, tmp, log,
                        sizeof log);
+  /* A failure of the shares is confirmed (and reported) by one ptxas over
+   * the whole file as written: splitting never makes a file fail. */
+  if (rc && jobs > 1)
+    rc = rt_assemble(ptxas, ctx->arch, mod->text, mod->len, names, mod->nkernels, 1, tmp, log,
+                     sizeof log);
   free(names);
   if (rc) {
     unlink(tmp);
