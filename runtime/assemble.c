@@ -69,7 +69,7 @@ static int wait_exit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static char *read_all(const char *path, size_t *len) {
+char *rt_read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   char *buf = NULL;
@@ -191,7 +191,7 @@ static char *share_list(const char *const *entries, int nentries, int jobs, int 
 /* The first failed process's output into `log`. */
 static void failure_log(const char *path, char *log, size_t loglen) {
   size_t n = 0;
-  char *text = read_all(path, &n);
+  char *text = rt_read_file(path, &n);
   snprintf(log, loglen, "%.3500s", text ? text : "");
   free(text);
 }
@@ -204,7 +204,7 @@ static bool write_bundle(const char *out, char **paths, int jobs) {
   bool ok = fwrite(BUNDLE_MAGIC, 1, 8, f) == 8 && fwrite(&count, 4, 1, f) == 1;
   for (int i = 0; ok && i < jobs; i++) {
     size_t n = 0;
-    char *cubin = read_all(paths[i], &n);
+    char *cubin = rt_read_file(paths[i], &n);
     uint64_t size = n;
     ok = cubin && fwrite(&size, 8, 1, f) == 1 && fwrite(cubin, 1, n, f) == n;
     free(cubin);

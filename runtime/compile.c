@@ -77,24 +77,6 @@ static bool cache_dir(char *out, size_t len) {
   return make_dirs(out);
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *buf = NULL;
-  long n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
-  if (n > 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)n + 1))) {
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-      free(buf);
-      buf = NULL;
-    } else {
-      buf[n] = 0;
-      *len = (size_t)n;
-    }
-  }
-  fclose(f);
-  return buf;
-}
-
 /* ------------------------------------------------------------- ptxas */
 
 /* Loads an image: a cubin, or a bundle of them (assemble.c), one CUmodule
@@ -143,7 +125,7 @@ static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *
     return rt_error(ctx, TLS_ERR_IO, "cannot rename into %s: %s", final, strerror(errno));
   }
   size_t n = 0;
-  char *image = slurp(final, &n);
+  char *image = rt_read_file(final, &n);
   if (!image) return rt_error(ctx, TLS_ERR_IO, "cannot read %s", final);
   tls_status st = load_image(mod, image, n);
   free(image);
@@ -156,7 +138,7 @@ static bool load_cached(tls_module *mod, const char *dir, const char *key) {
   char path[4200];
   size_t n;
   snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
-  char *image = slurp(path, &n);
+  char *image = rt_read_file(path, &n);
   if (!image) return false;
   tls_status st = load_image(mod, image, n);
   free(image);

@@ -274,6 +274,8 @@ void rt_unload_modules(tls_module *mod);
 int rt_assemble(const char *ptxas, const char *arch, const char *text, size_t len,
                 const char *const *entries, int nentries, int jobs, const char *out, char *log,
                 size_t loglen);
+/* A whole file, NUL-terminated (its length in *len), or NULL. */
+char *rt_read_file(const char *path, size_t *len);
 /* How many processes for nentries entries: $TLSC_PTXAS_JOBS, else the
  * CPUs online; at most nentries and 64. */
 int rt_assemble_jobs(int nentries);
