@@ -87,6 +87,9 @@ CASES = {
                   "1000x1016x1032,257x251x259", "4096x4096x4096", []),
     "ampere_v5": ("matmul/matmul_v5.py", "matmul_kn", "MatmulV5", [], "",
                   "1000x1016x1032,257x251x259", "4096x4096x4096", []),
+    # the file's second workload, where its split-K space is for
+    "ampere_v5_k14336": ("matmul/matmul_v5.py", "matmul_kn", "MatmulV5", [], "",
+                         "1000x1016x1032,257x251x259", "4096x4096x14336", []),
     "softmax": ("softmax/softmax.py", "softmax", "FusedSoftmax", [], "",
                 "3x781,257x1000,4096x1024", "8192x8192", ["--padded-ref"]),
     "layer_norm": ("norm/layer_norm.py", "layer_norm", "LayerNorm", [], "",
