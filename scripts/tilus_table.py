@@ -257,8 +257,8 @@ def run_case(name, spec, opts, workdir):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tilus", required=True, help="a Tilus checkout (examples/, python/)")
-    ap.add_argument("--build", required=True, help="a Release build folder of tlsc")
+    ap.add_argument("--tilus", help="a Tilus checkout (examples/, python/); required but for --list")
+    ap.add_argument("--build", help="a Release build folder of tlsc; required but for --list")
     ap.add_argument("--only", help="comma-separated case names (default: all)")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--timeout", type=int, default=600, help="seconds per file")
@@ -275,6 +275,8 @@ def main():
     if opts.list:
         print("\n".join(CASES))
         return 0
+    if not opts.tilus or not opts.build:
+        ap.error("--tilus and --build are required (but for --list)")
     names = opts.only.split(",") if opts.only else list(CASES)
     if opts.logs:
         os.makedirs(opts.logs, exist_ok=True)
