@@ -3,7 +3,7 @@
  * --specialize is 144 entries, a minute of one ptxas) is split among
  * concurrent ptxas processes, each given the file with a share of the
  * entries (the rest of the file, its declarations and globals, in every
- * share; not the metadata); each share's cubin holds only its own text
+ * share; not the metadata; every entry named must be in the file); each share's cubin holds only its own text
  * for line information, so that the parts together are the size of one
  * cubin. The image is then a bundle of their cubins:
  *
@@ -36,23 +36,14 @@ int rt_assemble_jobs(int nentries) {
   return nentries < jobs ? (nentries < 1 ? 1 : nentries) : (int)jobs;
 }
 
-/* Starts `ptxas -arch=ARCH [-e LIST] -o OUT PTX`, its output into LOG. */
-static int spawn_ptxas(const char *ptxas, const char *arch, const char *list, const char *ptx,
-                       const char *out, const char *log, pid_t *pid) {
+/* Starts `ptxas -arch=ARCH -o OUT PTX`, its output into LOG. (No `-e`:
+ * a share's text holds its entries only, and a list of a thousand names
+ * would pass Linux's 128 KB limit on one argument.) */
+static int spawn_ptxas(const char *ptxas, const char *arch, const char *ptx, const char *out,
+                       const char *log, pid_t *pid) {
   char arch_flag[32];
   snprintf(arch_flag, sizeof arch_flag, "-arch=%s", arch);
-  char *argv[8];
-  int n = 0;
-  argv[n++] = (char *)ptxas;
-  argv[n++] = arch_flag;
-  if (list) {
-    argv[n++] = "-e";
-    argv[n++] = (char *)list;
-  }
-  argv[n++] = "-o";
-  argv[n++] = (char *)out;
-  argv[n++] = (char *)ptx;
-  argv[n] = NULL;
+  char *argv[] = {(char *)ptxas, arch_flag, "-o", (char *)out, (char *)ptx, NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -136,6 +127,30 @@ static const char *entry_name(const char *p, size_t *len) {
   return name;
 }
 
+/* The first of the entries the text does not declare at its top level,
+ * or NULL: each must be in some share. */
+static const char *missing_entry(const char *text, size_t len, const char *const *entries,
+                                 int nentries) {
+  bool *found = calloc((size_t)nentries, sizeof *found);
+  if (!found) return entries[0];
+  Scan sc = {0};
+  for (const char *p = text, *end = text + len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *next = nl ? nl + 1 : end;
+    size_t n;
+    const char *name = sc.depth == 0 && !sc.in_comment ? entry_name(p, &n) : NULL;
+    for (int e = 0; name && e < nentries; e++)
+      if (strlen(entries[e]) == n && !memcmp(entries[e], name, n)) found[e] = true;
+    scan_line(&sc, p, next);
+    p = next;
+  }
+  const char *missing = NULL;
+  for (int e = 0; e < nentries && !missing; e++)
+    if (!found[e]) missing = entries[e];
+  free(found);
+  return missing;
+}
+
 /* The PTX text with the entries of share i only: every other line but the
  * `//@tls` metadata is kept; an entry runs from its `.entry NAME(` line at
  * the top level to the line that closes its body's braces. */
@@ -176,18 +191,6 @@ static bool write_text(const char *path, const char *text) {
   return (fclose(f) == 0) && ok;
 }
 
-/* Entry names of share i joined by commas, for ptxas -e. */
-static char *share_list(const char *const *entries, int nentries, int jobs, int i) {
-  size_t len = 1;
-  for (int e = i; e < nentries; e += jobs) len += strlen(entries[e]) + 1;
-  char *list = malloc(len), *p = list;
-  if (!list) return NULL;
-  for (int e = i; e < nentries; e += jobs)
-    p += sprintf(p, "%s%s", p == list ? "" : ",", entries[e]);
-  *p = 0;
-  return list;
-}
-
 /* The first failed process's output into `log`. */
 static void failure_log(const char *path, char *log, size_t loglen) {
   size_t n = 0;
@@ -225,7 +228,7 @@ static int assemble_one(const char *ptxas, const char *arch, const char *text, s
   pid_t pid;
   if (!written)
     snprintf(log, loglen, "cannot write %s: %s", ptx, strerror(errno));
-  else if (spawn_ptxas(ptxas, arch, NULL, ptx, out, logpath, &pid))
+  else if (spawn_ptxas(ptxas, arch, ptx, out, logpath, &pid))
     snprintf(log, loglen, "cannot start %s: %s", ptxas, strerror(errno));
   else if ((rc = wait_exit(pid)))
     failure_log(logpath, log, loglen);
@@ -249,17 +252,15 @@ static bool start_share(Share *sh, const char *ptxas, const char *arch, const ch
   snprintf(sh->cubin, sizeof sh->cubin, "%s.part%d", out, i);
   snprintf(sh->log, sizeof sh->log, "%s.part%d.log", out, i);
   char *part = ptx_share(text, len, entries, nentries, jobs, i);
-  char *list = share_list(entries, nentries, jobs, i);
-  bool ok = part && list;
+  bool ok = part != NULL;
   if (!ok)
     snprintf(log, loglen, "out of memory");
   else if (!(ok = write_text(sh->ptx, part)))
     snprintf(log, loglen, "cannot write %s: %s", sh->ptx, strerror(errno));
-  else if (!(ok = !spawn_ptxas(ptxas, arch, list, sh->ptx, sh->cubin, sh->log, &sh->pid)))
+  else if (!(ok = !spawn_ptxas(ptxas, arch, sh->ptx, sh->cubin, sh->log, &sh->pid)))
     snprintf(log, loglen, "cannot start %s: %s", ptxas, strerror(errno));
   sh->started = ok;
   free(part);
-  free(list);
   return ok;
 }
 
@@ -269,6 +270,11 @@ int rt_assemble(const char *ptxas, const char *arch, const char *text, size_t le
   log[0] = 0;
   if (jobs <= 1 || nentries <= 1) return assemble_one(ptxas, arch, text, len, out, log, loglen);
   if (jobs > nentries) jobs = nentries;
+  const char *missing = missing_entry(text, len, entries, nentries);
+  if (missing) {
+    snprintf(log, loglen, "entry '%s' is not in the PTX text", missing);
+    return -1;
+  }
   Share *shares = calloc((size_t)jobs, sizeof *shares);
   if (!shares) {
     snprintf(log, loglen, "out of memory");

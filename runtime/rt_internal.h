@@ -270,7 +270,8 @@ void rt_unload_modules(tls_module *mod);
  * the entries); writes `out`, a cubin (one job) or a bundle of the
  * processes' cubins, through files named after it (out.ptx, out.partI...)
  * that it removes. 0, or the first failed process's exit status (-1: it
- * did not start, or a file could not be written) with its output in `log`. */
+ * did not start, a file could not be written, or an entry is not in the
+ * text) with its output or the reason in `log`. */
 int rt_assemble(const char *ptxas, const char *arch, const char *text, size_t len,
                 const char *const *entries, int nentries, int jobs, const char *out, char *log,
                 size_t loglen);

@@ -1,7 +1,8 @@
 /* test_assemble.c: libtlsrt's ptxas step on the CPU (runtime/assemble.c):
  * a file of seven entries assembled by one, three and more processes than
  * entries, each bundle taken apart into cubins that hold every entry
- * exactly once; a missing entry's ptxas message; damaged bundles refused;
+ * exactly once; an entry the file lacks named; a failing share's
+ * ptxas message; damaged bundles refused;
  * the number of processes; each further PTX file split three ways. Usage:
  * test_assemble DATA_DIR PTXAS [PTX...] (exits 77, skipped, without ptxas). */
 #define _GNU_SOURCE /* memmem */
@@ -137,13 +138,27 @@ static void test_line_info(void) {
   unlink(many);
 }
 
+/* A share whose ptxas fails: its exit status and ptxas's message. */
+static void test_ptxas_error(void) {
+  const char *bad = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+                    ".visible .entry A()\n{\n\tret;\n}\n"
+                    ".visible .entry B()\n{\n\tbogus_instruction_here;\n\tret;\n}\n";
+  const char *names[] = {"A", "B"};
+  char out[256], log[4000];
+  snprintf(out, sizeof out, "%s/bad", tmpdir);
+  int rc = rt_assemble(ptxas, "sm_90a", bad, strlen(bad), names, 2, 2, out, log, sizeof log);
+  CHECK(rc > 0, "exit %d", rc);
+  CHECK(strstr(log, "bogus_instruction_here") != NULL, "log: %s", log);
+  CHECK(access(out, F_OK) != 0, "an image was written");
+}
+
 static void test_missing_entry(const char *const *entries) {
   const char *names[] = {entries[0], "NoSuchEntry", entries[1]};
   char out[256], log[4000];
   snprintf(out, sizeof out, "%s/missing", tmpdir);
   int rc = rt_assemble(ptxas, "sm_90a", text, text_len, names, 3, 3, out, log, sizeof log);
-  CHECK(rc > 0, "exit %d", rc);
-  CHECK(strstr(log, "NoSuchEntry") != NULL, "log: %s", log);
+  CHECK(rc != 0, "exit %d", rc);
+  CHECK(strstr(log, "entry 'NoSuchEntry' is not in the PTX text") != NULL, "log: %s", log);
   CHECK(access(out, F_OK) != 0, "an image was written");
 }
 
@@ -237,6 +252,7 @@ int main(int argc, char **argv) {
   test_line_info();
   for (int i = 3; i < argc; i++) test_file(argv[i]);
   test_missing_entry(entries);
+  test_ptxas_error();
   test_damaged_bundles();
   test_jobs();
   rmdir(tmpdir);
