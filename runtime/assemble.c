@@ -3,9 +3,9 @@
  * --specialize is 144 entries, a minute of one ptxas) is split among
  * concurrent ptxas processes, each given the file with a share of the
  * entries (the rest of the file, its declarations and globals, in every
- * share; not the metadata; every entry named must be in the file); each share's cubin holds only its own text
- * for line information, so that the parts together are the size of one
- * cubin. The image is then a bundle of their cubins:
+ * share; not the metadata; every entry named must be in the file); each
+ * share's cubin holds only its own text for line information, so that the
+ * parts together are the size of one cubin. The image is then a bundle of their cubins:
  *
  *   "TLSCBNDL" | u32 count | count x (u64 size | size bytes of a cubin)
  *
@@ -26,13 +26,12 @@
 extern char **environ;
 
 static const char BUNDLE_MAGIC[8] = {'T', 'L', 'S', 'C', 'B', 'N', 'D', 'L'};
-enum { MAX_JOBS = 64 };
 
 int rt_assemble_jobs(int nentries) {
   const char *env = getenv("TLSC_PTXAS_JOBS");
   long jobs = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
   if (jobs < 1) jobs = 1;
-  if (jobs > MAX_JOBS) jobs = MAX_JOBS;
+  if (jobs > RT_MAX_CUMODS) jobs = RT_MAX_CUMODS;
   return nentries < jobs ? (nentries < 1 ? 1 : nentries) : (int)jobs;
 }
 
@@ -80,12 +79,13 @@ char *rt_read_file(const char *path, size_t *len) {
 
 /* Entry e goes to process e % jobs: neighbours in the file (a point's
  * generic and specialised entries) go to different processes, so that the
- * shares take about the same time. */
-static bool in_share(const char *name, size_t len, const char *const *entries, int nentries,
-                     int jobs, int i) {
+ * shares take about the same time. The index of the entry `name` in share
+ * i, or -1. */
+static int share_index(const char *name, size_t len, const char *const *entries, int nentries,
+                       int jobs, int i) {
   for (int e = i; e < nentries; e += jobs)
-    if (strlen(entries[e]) == len && !memcmp(entries[e], name, len)) return true;
-  return false;
+    if (strlen(entries[e]) == len && !memcmp(entries[e], name, len)) return e;
+  return -1;
 }
 
 /* Brace depth and comment state of the PTX scanned so far: braces in
@@ -127,35 +127,12 @@ static const char *entry_name(const char *p, size_t *len) {
   return name;
 }
 
-/* The first of the entries the text does not declare at its top level,
- * or NULL: each must be in some share. */
-static const char *missing_entry(const char *text, size_t len, const char *const *entries,
-                                 int nentries) {
-  bool *found = calloc((size_t)nentries, sizeof *found);
-  if (!found) return entries[0];
-  Scan sc = {0};
-  for (const char *p = text, *end = text + len; p < end;) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    const char *next = nl ? nl + 1 : end;
-    size_t n;
-    const char *name = sc.depth == 0 && !sc.in_comment ? entry_name(p, &n) : NULL;
-    for (int e = 0; name && e < nentries; e++)
-      if (strlen(entries[e]) == n && !memcmp(entries[e], name, n)) found[e] = true;
-    scan_line(&sc, p, next);
-    p = next;
-  }
-  const char *missing = NULL;
-  for (int e = 0; e < nentries && !missing; e++)
-    if (!found[e]) missing = entries[e];
-  free(found);
-  return missing;
-}
-
 /* The PTX text with the entries of share i only: every other line but the
  * `//@tls` metadata is kept; an entry runs from its `.entry NAME(` line at
- * the top level to the line that closes its body's braces. */
+ * the top level to the line that closes its body's braces. Marks
+ * found[e] for each entry e of the share that the text declares. */
 static char *ptx_share(const char *text, size_t len, const char *const *entries, int nentries,
-                       int jobs, int i) {
+                       int jobs, int i, bool *found) {
   char *out = malloc(len + 1), *o = out;
   if (!out) return NULL;
   Scan sc = {0};
@@ -166,7 +143,9 @@ static char *ptx_share(const char *text, size_t len, const char *const *entries,
     size_t n;
     const char *name = sc.depth == 0 && !sc.in_comment ? entry_name(p, &n) : NULL;
     if (name) {
-      skipping = !in_share(name, n, entries, nentries, jobs, i);
+      int e = share_index(name, n, entries, nentries, jobs, i);
+      if (e >= 0) found[e] = true;
+      skipping = e < 0;
       opened = false;
     }
     bool keep = !skipping && strncmp(p, "//@tls", 6);
@@ -183,11 +162,10 @@ static char *ptx_share(const char *text, size_t len, const char *const *entries,
   return out;
 }
 
-static bool write_text(const char *path, const char *text) {
+static bool write_bytes(const char *path, const char *data, size_t len) {
   FILE *f = fopen(path, "wb");
   if (!f) return false;
-  size_t n = strlen(text);
-  bool ok = fwrite(text, 1, n, f) == n;
+  bool ok = fwrite(data, 1, len, f) == len;
   return (fclose(f) == 0) && ok;
 }
 
@@ -199,15 +177,22 @@ static void failure_log(const char *path, char *log, size_t loglen) {
   free(text);
 }
 
-/* Writes the parts' cubins as a bundle to out. */
-static bool write_bundle(const char *out, char **paths, int jobs) {
+/* Names of the files of share i: its PTX, cubin and log. */
+typedef struct Share {
+  char ptx[4200], cubin[4200], log[4200];
+  pid_t pid;
+  bool started;
+} Share;
+
+/* Writes the shares' cubins as a bundle to out. */
+static bool write_bundle(const char *out, const Share *shares, int jobs) {
   FILE *f = fopen(out, "wb");
   if (!f) return false;
   uint32_t count = (uint32_t)jobs;
   bool ok = fwrite(BUNDLE_MAGIC, 1, 8, f) == 8 && fwrite(&count, 4, 1, f) == 1;
   for (int i = 0; ok && i < jobs; i++) {
     size_t n = 0;
-    char *cubin = rt_read_file(paths[i], &n);
+    char *cubin = rt_read_file(shares[i].cubin, &n);
     uint64_t size = n;
     ok = cubin && fwrite(&size, 8, 1, f) == 1 && fwrite(cubin, 1, n, f) == n;
     free(cubin);
@@ -221,12 +206,9 @@ static int assemble_one(const char *ptxas, const char *arch, const char *text, s
   char ptx[4200], logpath[4200];
   snprintf(ptx, sizeof ptx, "%s.ptx", out);
   snprintf(logpath, sizeof logpath, "%s.log", out);
-  FILE *f = fopen(ptx, "wb");
-  bool written = f && fwrite(text, 1, len, f) == len;
-  if (f && fclose(f)) written = false;
   int rc = -1;
   pid_t pid;
-  if (!written)
+  if (!write_bytes(ptx, text, len))
     snprintf(log, loglen, "cannot write %s: %s", ptx, strerror(errno));
   else if (spawn_ptxas(ptxas, arch, ptx, out, logpath, &pid))
     snprintf(log, loglen, "cannot start %s: %s", ptxas, strerror(errno));
@@ -237,25 +219,18 @@ static int assemble_one(const char *ptxas, const char *arch, const char *text, s
   return rc;
 }
 
-/* Names of the files of share i: its PTX, cubin and log. */
-typedef struct Share {
-  char ptx[4200], cubin[4200], log[4200];
-  pid_t pid;
-  bool started;
-} Share;
-
 /* Writes share i's PTX and starts its ptxas; false with the reason. */
 static bool start_share(Share *sh, const char *ptxas, const char *arch, const char *text,
                         size_t len, const char *const *entries, int nentries, int jobs, int i,
-                        const char *out, char *log, size_t loglen) {
+                        bool *found, const char *out, char *log, size_t loglen) {
   snprintf(sh->ptx, sizeof sh->ptx, "%s.part%d.ptx", out, i);
   snprintf(sh->cubin, sizeof sh->cubin, "%s.part%d", out, i);
   snprintf(sh->log, sizeof sh->log, "%s.part%d.log", out, i);
-  char *part = ptx_share(text, len, entries, nentries, jobs, i);
+  char *part = ptx_share(text, len, entries, nentries, jobs, i, found);
   bool ok = part != NULL;
   if (!ok)
     snprintf(log, loglen, "out of memory");
-  else if (!(ok = write_text(sh->ptx, part)))
+  else if (!(ok = write_bytes(sh->ptx, part, strlen(part))))
     snprintf(log, loglen, "cannot write %s: %s", sh->ptx, strerror(errno));
   else if (!(ok = !spawn_ptxas(ptxas, arch, sh->ptx, sh->cubin, sh->log, &sh->pid)))
     snprintf(log, loglen, "cannot start %s: %s", ptxas, strerror(errno));
@@ -270,21 +245,24 @@ int rt_assemble(const char *ptxas, const char *arch, const char *text, size_t le
   log[0] = 0;
   if (jobs <= 1 || nentries <= 1) return assemble_one(ptxas, arch, text, len, out, log, loglen);
   if (jobs > nentries) jobs = nentries;
-  const char *missing = missing_entry(text, len, entries, nentries);
-  if (missing) {
-    snprintf(log, loglen, "entry '%s' is not in the PTX text", missing);
-    return -1;
-  }
   Share *shares = calloc((size_t)jobs, sizeof *shares);
-  if (!shares) {
+  bool *found = calloc((size_t)nentries, sizeof *found);
+  if (!shares || !found) {
+    free(shares);
+    free(found);
     snprintf(log, loglen, "out of memory");
     return -1;
   }
   int rc = 0;
   for (int i = 0; i < jobs && !rc; i++)
-    if (!start_share(&shares[i], ptxas, arch, text, len, entries, nentries, jobs, i, out, log,
-                     loglen))
+    if (!start_share(&shares[i], ptxas, arch, text, len, entries, nentries, jobs, i, found, out,
+                     log, loglen))
       rc = -1;
+  for (int e = 0; e < nentries && !rc; e++) /* each entry named is in some share */
+    if (!found[e]) {
+      rc = -1;
+      snprintf(log, loglen, "entry '%s' is not in the PTX text", entries[e]);
+    }
   for (int i = 0; i < jobs; i++) { /* every started process is waited for */
     if (!shares[i].started) continue;
     int r = wait_exit(shares[i].pid);
@@ -293,9 +271,7 @@ int rt_assemble(const char *ptxas, const char *arch, const char *text, size_t le
       failure_log(shares[i].log, log, loglen);
     }
   }
-  char *paths[MAX_JOBS];
-  for (int i = 0; i < jobs; i++) paths[i] = shares[i].cubin;
-  if (!rc && !write_bundle(out, paths, jobs)) {
+  if (!rc && !write_bundle(out, shares, jobs)) {
     rc = -1;
     snprintf(log, loglen, "cannot write %s: %s", out, strerror(errno));
   }
@@ -305,6 +281,7 @@ int rt_assemble(const char *ptxas, const char *arch, const char *text, size_t le
     unlink(shares[i].log);
   }
   free(shares);
+  free(found);
   return rc;
 }
 

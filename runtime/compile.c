@@ -105,8 +105,7 @@ static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *
   const char **names = malloc(sizeof *names * (size_t)(mod->nkernels ? mod->nkernels : 1));
   if (!names) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
   for (int i = 0; i < mod->nkernels; i++) names[i] = mod->kernels[i].name;
-  int jobs = rt_assemble_jobs(mod->nkernels);
-  if (jobs > RT_MAX_CUMODS) jobs = RT_MAX_CUMODS;
+  int jobs = rt_assemble_jobs(mod->nkernels); /* at most RT_MAX_CUMODS */
   int rc = rt_assemble(ptxas, ctx->arch, mod->text, mod->len, names, mod->nkernels, jobs, tmp, log,
                        sizeof log);
   /* A failure of the shares is confirmed (and reported) by one ptxas over

@@ -11,10 +11,10 @@
 
 #include "runtime/rt_internal.h"
 
-/* A `fixed` line may name every parameter of an entry. */
-/* MAX_KERNELS: entries in one file (tlsc refuses to write more:
- * backend_ptx/emit.c, PTX_MAX_ENTRIES); Tilus's Ampere v5 as shipped is
- * 384, its 192 autotune points with their occupancy variants. */
+/* MAX_FIELDS: a `fixed` line may name every parameter of an entry.
+ * MAX_KERNELS: entries in one file (tlsc writes no more: TLS_MAX_ENTRIES,
+ * ir/ir.h); Tilus's Ampere v5 as shipped is 384, its 192 autotune points
+ * with their occupancy variants. */
 enum { MAX_FIELDS = TLS_MAX_PARAMS + 8, MAX_KERNELS = 2048 };
 
 /* Where the parser stands; `msg` receives the first error. */
@@ -1156,15 +1156,13 @@ tls_status meta_parse(tls_module *mod, char *msg, size_t msglen) {
     const char *word = p + 6 + strspn(p + 6, " \t");
     entries += !strncmp(word, "entry", 5);
   }
-  /* aligned_alloc: the cached CUtensorMaps inside must be 64-byte aligned
-   * for cuTensorMapEncodeTiled (calloc guarantees only 16). */
-  size_t bytes = (size_t)(entries < MAX_KERNELS ? entries : MAX_KERNELS) * sizeof *mod->kernels;
-  bytes = (bytes + 63) / 64 * 64;
-  mod->kernels = aligned_alloc(64, bytes);
+  /* (The cached CUtensorMaps, which cuTensorMapEncodeTiled wants 64-byte
+   * aligned, live in each kernel's own `tmaps` allocation: dir_tmap.) */
+  mp.max_kernels = entries < MAX_KERNELS ? entries : MAX_KERNELS;
+  size_t bytes = (size_t)mp.max_kernels * sizeof *mod->kernels;
+  mod->kernels = calloc((size_t)mp.max_kernels, sizeof *mod->kernels);
   if (!mod->kernels)
     return snprintf(msg, msglen, "out of memory for %zu bytes of entries", bytes), TLS_ERR_NOMEM;
-  memset(mod->kernels, 0, bytes);
-  mp.max_kernels = entries < MAX_KERNELS ? entries : MAX_KERNELS;
   const char *ptx = NULL;
   tls_status st = parse_block(&mp, &ptx);
   if (!st) st = check_ptx(&mp, ptx);

@@ -21,22 +21,6 @@ static char *text; /* the PTX file */
 static size_t text_len;
 static char tmpdir[] = "/tmp/tlsc-assemble-XXXXXX";
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
-}
-
 /* The names after ".visible .entry " in the file. */
 static int entry_names(const char *text, char names[][128]) {
   int n = 0;
@@ -57,7 +41,7 @@ static void expect_parts(const char *const *entries, int nentries, int jobs, int
       rt_assemble(ptxas, "sm_90a", text, text_len, entries, nentries, jobs, out, log, sizeof log);
   CHECK(rc == 0, "jobs %d: exit %d: %s", jobs, rc, log);
   size_t len = 0;
-  char *image = read_file(out, &len);
+  char *image = rt_read_file(out, &len);
   CHECK(image != NULL, "jobs %d: no image", jobs);
   if (!image) return;
   const char *parts[MAX_ENTRIES];
@@ -113,7 +97,7 @@ static void test_line_info(void) {
   CHECK(!rt_assemble(ptxas, "sm_90a", file, (size_t)n, names, 6, 3, many, log, sizeof log), "%s",
         log);
   size_t len1 = 0, len3 = 0;
-  char *image1 = read_file(one, &len1), *image3 = read_file(many, &len3);
+  char *image1 = rt_read_file(one, &len1), *image3 = rt_read_file(many, &len3);
   CHECK(image1 && image3);
   if (!image1 || !image3) return;
   CHECK(memmem(image1, len1, "marker_of_K5", 12) != NULL, "no line information kept");
@@ -209,7 +193,7 @@ static void test_jobs(void) {
  * with nested blocks and a tensor-map kernel): every entry in one part. */
 static void test_file(const char *path) {
   size_t len = 0;
-  char *file = read_file(path, &len);
+  char *file = rt_read_file(path, &len);
   CHECK(file != NULL, "cannot read %s", path);
   if (!file) return;
   static char names[MAX_ENTRIES][128];
@@ -236,7 +220,7 @@ int main(int argc, char **argv) {
   }
   char path[4096];
   snprintf(path, sizeof path, "%s/specialized.ptx", argv[1]);
-  text = read_file(path, &text_len);
+  text = rt_read_file(path, &text_len);
   if (!text || !mkdtemp(tmpdir)) {
     printf("cannot read %s or make a temporary folder\n", path);
     return 1;

@@ -81,23 +81,20 @@ typedef struct Run {
   int nrows;
 } Run;
 
-static void usage(void) {
-  fprintf(stderr, "usage: tlsrun FILE.ptx --list\n"
-                  "       tlsrun --probe\n"
-                  "       tlsrun FILE.ptx [--kernel NAME] [--config k=v,...] [-m M -n N -k K | "
-                  "--sizes MxNxK,...]\n"
-                  "              [--check] [--bench] [--autotune] [--reps R] [--seed S]\n");
+static void usage(FILE *out) {
+  fprintf(out, "usage: tlsrun FILE.ptx --list\n"
+               "       tlsrun --probe\n"
+               "       tlsrun FILE.ptx [--kernel NAME] [--config k=v,...] [-m M -n N -k K | "
+               "--sizes MxNxK,...]\n"
+               "              [--check] [--bench] [--autotune] [--reps R] [--seed S]\n");
 }
 
 /* --help: the usage, each option and the environment the runtime reads. */
 static void help(void) {
   printf("tlsrun: runs an entry of a tlsc PTX file on the GPU with random inputs, checks it\n"
-         "against cuBLAS or a reference and times it beside cuBLAS.\n\n"
-         "usage: tlsrun FILE.ptx --list\n"
-         "       tlsrun --probe\n"
-         "       tlsrun FILE.ptx [--kernel NAME] [--config k=v,...] [-m M -n N -k K | "
-         "--sizes MxNxK,...]\n"
-         "              [--check] [--bench] [--autotune] [--reps R] [--seed S]\n\n"
+         "against cuBLAS or a reference and times it beside cuBLAS.\n\n");
+  usage(stdout);
+  printf("\n"
          "  --list            the file's entries, their parameters and launches (no GPU)\n"
          "  --probe           print the GPU's name (exit 0), or exit 3 without one\n"
          "  --kernel NAME     the entry (or script) to run; --config k=v,... picks an\n"
@@ -937,7 +934,7 @@ int main(int argc, char **argv) {
   Options o;
   if (!parse_options(argc, argv, &o)) {
     fprintf(stderr, "tlsrun: error: %s\n", option_error);
-    usage();
+    usage(stderr);
     return EXIT_USAGE;
   }
   if (o.help) {
