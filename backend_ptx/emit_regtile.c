@@ -1151,6 +1151,43 @@ Val smem_swizzle(Emitter *e, Val off, Swizzle z) {
   return r;
 }
 
+/* A 16-bit fragment through stmatrix (sm_90): four 8x8 matrices per
+ * instruction, a quarter of the pair stores. Warp w, fragment r, column
+ * octets 2p and 2p + 1: matrix q holds rows 64r + 16w + 8(q % 2) + [0, 8)
+ * of octet 2p + q / 2, and thread t's register of it is the pair it holds
+ * there (row t / 4, columns 2(t % 4) + [0, 2): stmatrix's fragment, as it
+ * is ldmatrix's); lane l gives the address of row l % 8 of matrix l / 8.
+ * A matrix row is one 16-byte chunk, which no swizzle splits. */
+static void wgmma_stmatrix(Emitter *e, const IrTensor *t, const IrTensor *sh, Val view, Val tid,
+                           Swizzle sw) {
+  int64_t m = t->shape[0], n = t->shape[1], pitch = 2 * n;
+  Val warp = new_reg(e, DT_UINT32), q = new_reg(e, DT_UINT32), row = new_reg(e, DT_UINT32);
+  Val half = new_reg(e, DT_UINT32), origin = new_reg(e, DT_UINT32);
+  /* origin = view + (16w + 8(q % 2) + l % 8) * pitch + 16 (q / 2) */
+  emit(e, "shr.u32 %s, %s, 5;", warp.s, tid.s);
+  emit(e, "bfe.u32 %s, %s, 3, 2;", q.s, tid.s);
+  emit(e, "and.b32 %s, %s, 7;", row.s, tid.s);
+  emit(e, "mad.lo.u32 %s, %s, 16, %s;", row.s, warp.s, row.s);
+  emit(e, "and.b32 %s, %s, 1;", half.s, q.s);
+  emit(e, "mad.lo.u32 %s, %s, 8, %s;", row.s, half.s, row.s);
+  emit(e, "shr.u32 %s, %s, 1;", half.s, q.s);
+  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", origin.s, row.s, pitch, view.s);
+  emit(e, "mad.lo.u32 %s, %s, 16, %s;", origin.s, half.s, origin.s);
+  for (int64_t r = 0; r < m / 64; r++) {
+    for (int64_t p = 0; p < n / 16; p++) {
+      Val off = new_reg(e, DT_UINT32), addr = new_reg(e, DT_UINT32);
+      emit(e, "add.u32 %s, %s, %" PRId64 ";", off.s, origin.s, 64 * r * pitch + 32 * p);
+      Val phys = smem_swizzle(e, off, sw);
+      emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+      Val reg[4];
+      for (int k = 0; k < 4; k++)
+        reg[k] = slot_reg(t, r * (n / 2) + 4 * (2 * p + k / 2) + 2 * (k % 2));
+      emit(e, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%s+%" PRId64 "], {%s, %s, %s, %s};",
+           addr.s, sh->smem_offset, reg[0].s, reg[1].s, reg[2].s, reg[3].s);
+    }
+  }
+}
+
 /* Stores a WGMMA fragment tensor [64r, N] into a shared view of the same
  * shape: thread t writes, for each fragment, row and column pair it holds
  * (see the layout at the top of this file), the pair as one 4-byte store
@@ -1178,6 +1215,11 @@ static void wgmma_store_shared(Emitter *e, const IrStmt *s, const IrTensor *t) {
   IrExpr *voff = ir_ref_byte_offset(e->m->ar, ref);
   Val view = val_to_reg(e, val_convert(e, emit_expr(e, voff), DT_UINT32));
   Val tid = emit_group_tid(e);
+  if (is_packed(t) && n % 16 == 0 && sh->smem_offset % 16 == 0 &&
+      ir_expr_multiple(voff, e->multiples) % 16 == 0) {
+    wgmma_stmatrix(e, t, sh, view, tid, sw);
+    return;
+  }
   /* origin = view + (16 * (tid / 32) + (tid % 32) / 4) * n * bytes
    *               + 2 * (tid % 4) * bytes: row0, col0 of this thread */
   Val warp = new_reg(e, DT_UINT32), quad = new_reg(e, DT_UINT32), lane4 = new_reg(e, DT_UINT32);
