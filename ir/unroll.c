@@ -26,6 +26,23 @@
  * assignment v = start before the main loop only says that v has a value
  * after it (the checker's rule); the loop sets it again.
  *
+ * Guards opened. A body that tests `if w < E` with w = v + c (c >= 0
+ * constant; w the variable itself or one the body assigned so before the
+ * if) and E loop-invariant, as a pipeline guards the copy that prefetches
+ * c ahead (`if preload_offset_k < end_offset_k`), passes the test in every
+ * copy of a main-loop trip once v < E - (U-1)s - c. The main loop is then
+ * two: one up to that bound whose copies run the guarded statements
+ * unconditionally, and one from where it stopped, as above:
+ *
+ *   for v in range(start, min(<main bound>, max(E, MIN + j) - j), U*s):
+ *     OPEN[v] ... OPEN[v + (U-1)s]            (j = (U-1)s + c)
+ *   for v in range(v, <main bound>, U*s):
+ *     BODY[v] ... BODY[v + (U-1)s]
+ *
+ * so that the first, where nearly every trip runs, is one basic block for
+ * ptxas to schedule (the copies among the mma.sync; Tilus's Ampere
+ * matmul_v5), at the cost of one more copy of the unrolled body.
+ *
  * A loop is left as it is (the backend then emits its copies, each with
  * its own test) when its step is not a constant, when (U-1)*|s| is large
  * for its type, or when its variable is read outside its body or written
@@ -194,6 +211,89 @@ static bool const_trips(DType t, int64_t start, int64_t stop, int64_t step, int6
   return true;
 }
 
+/* ------------------------------------------------------------ guards */
+
+/* c when x is v + c for a constant c >= 0 (v itself, a variable the table
+ * says the body set to v + c, either plus a constant); else -1. */
+static int64_t offset_of(const IrExpr *x, const IrVar *v, IrVar **vars, const int64_t *offs,
+                         int nvars) {
+  if (x->kind == X_VAR) {
+    if (x->var == v) return 0;
+    for (int i = 0; i < nvars; i++)
+      if (vars[i] == x->var) return offs[i];
+    return -1;
+  }
+  int64_t k;
+  if (x->kind == X_BINARY && x->op == OP_ADD && x->type == v->type) {
+    const IrExpr *y = ir_is_const(x->b, &k) ? x->a : ir_is_const(x->a, &k) ? x->b : NULL;
+    int64_t c = y ? offset_of(y, v, vars, offs, nvars) : -1;
+    if (c >= 0 && k >= 0 && k < ((int64_t)1 << 29) && c + k < ((int64_t)1 << 29)) return c + k;
+  }
+  return -1;
+}
+
+/* Whether e has the same value in every trip of `loop`: it reads no
+ * variable the body assigns (nor the loop's), no memory, no index. */
+static bool invariant(const IrExpr *e, const IrStmt *loop) {
+  if (!e) return true;
+  if (e->kind == X_LOAD || e->kind == X_INDEX) return false;
+  if (e->kind == X_VAR && (e->var == loop->loop.var || ir_block_assigns(&loop->body, e->var)))
+    return false;
+  return invariant(e->a, loop) && invariant(e->b, loop) && invariant(e->c, loop);
+}
+
+/* The body of loop s with its guards opened (see the top of the file) in
+ * *open, and in *clear the bound below which a trip of nu copies passes
+ * them all; false when the body has no such guard. */
+static bool open_guards(Unroller *U, const IrStmt *s, int64_t step, int64_t nu, IrBlock *open,
+                        IrExpr **clear) {
+  const IrBlock *body = &s->body;
+  const IrVar *v = s->loop.var;
+  DType t = v->type;
+  enum { MAX_TRACKED = 32 };
+  IrVar *vars[MAX_TRACKED];
+  int64_t offs[MAX_TRACKED];
+  int nvars = 0;
+  *open = (IrBlock){0};
+  *clear = NULL;
+  for (int i = 0; i < body->len; i++) {
+    IrStmt *st = body->items[i];
+    const IrExpr *c = st->kind == S_IF ? st->branch.cond : NULL;
+    const IrExpr *w = NULL, *e = NULL;
+    if (c && c->kind == X_BINARY && (c->op == OP_LT || c->op == OP_GT))
+      w = c->op == OP_LT ? c->a : c->b, e = c->op == OP_LT ? c->b : c->a;
+    int64_t off = w && w->type == t && e->type == t ? offset_of(w, v, vars, offs, nvars) : -1;
+    if (off >= 0 && invariant(e, s)) {
+      IrExpr *lim = bound(U, t, (IrExpr *)e, 1, (nu - 1) * step + off);
+      *clear = *clear ? ir_binary(U->ar, OP_MIN, *clear, lim) : lim;
+      for (int j = 0; j < st->body.len; j++) ir_block_push(U->ar, open, st->body.items[j]);
+      continue;
+    }
+    ir_block_push(U->ar, open, st);
+    /* what the table knows after st: w = v + c from an assignment, and
+     * nothing of a variable anything else assigns */
+    for (int j = 0; j < nvars; j++)
+      if ((st->kind == S_ASSIGN && st->assign.var == vars[j]) ||
+          ir_block_assigns(&st->body, vars[j]) || ir_block_assigns(&st->orelse, vars[j]))
+        vars[j--] = vars[--nvars], offs[j + 1] = offs[nvars];
+    if (st->kind == S_ASSIGN && st->assign.var->type == t && nvars < MAX_TRACKED) {
+      int64_t k = offset_of(st->assign.value, v, vars, offs, nvars);
+      if (k >= 0) vars[nvars] = st->assign.var, offs[nvars++] = k;
+    }
+  }
+  return *clear != NULL;
+}
+
+/* A main loop of nu copies of body from `start` below `stop`. */
+static IrStmt *main_loop(Unroller *U, Span sp, IrVar *v, IrExpr *start, IrExpr *stop, int64_t step,
+                         int64_t nu, const IrBlock *body) {
+  IrStmt *main = ir_stmt_new(U->ar, S_FOR, sp);
+  main->loop = (IrForStmt){
+      .var = v, .start = start, .stop = stop, .step = ir_const(U->ar, v->type, nu * step)};
+  for (int64_t u = 0; u < nu; u++) push_copy(U, &main->body, body, v, u * step);
+  return main;
+}
+
 /* The statements that replace loop s. */
 static void rewrite(Unroller *U, IrStmt *s, int64_t step, IrBlock *out) {
   IrForStmt *l = &s->loop;
@@ -217,14 +317,14 @@ static void rewrite(Unroller *U, IrStmt *s, int64_t step, IrBlock *out) {
     return;
   }
   if (!known || trips >= nu) {
-    IrStmt *main = ir_stmt_new(U->ar, S_FOR, sp);
-    main->loop = (IrForStmt){.var = v,
-                             .start = start,
-                             .stop = bound(U, t, stop, nu - 1, step),
-                             .step = ir_const(U->ar, t, nu * step),
-                             .unroll = 0};
-    for (int64_t u = 0; u < nu; u++) push_copy(U, &main->body, &s->body, v, u * step);
-    ir_block_push(U->ar, out, main);
+    IrExpr *last = bound(U, t, stop, nu - 1, step), *clear;
+    IrBlock open;
+    if (step > 0 && open_guards(U, s, step, nu, &open, &clear)) {
+      IrExpr *first = ir_binary(U->ar, OP_MIN, last, clear);
+      ir_block_push(U->ar, out, main_loop(U, sp, v, start, first, step, nu, &open));
+      start = ir_var_ref(U->ar, v);
+    }
+    ir_block_push(U->ar, out, main_loop(U, sp, v, start, last, step, nu, &s->body));
   }
   if (known) { /* the remainder's size is known: its copies, untested */
     for (int64_t u = 0; u < trips % nu; u++) push_copy(U, out, &s->body, v, u * step);
