@@ -1022,6 +1022,9 @@ bool ir_check(IrModule *m, Diag *d);         /* check.c */
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */
 bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */
+/* smem.c: the bytes the shared tensors of k would take if planned now (a
+ * query: offsets and alignments are left as they were). */
+int64_t ir_smem_high(IrKernel *k);
 /* smem.c: k's freed shared tensors in the order of their frees
  * (freed_before, then id), *n of them; free() the array. */
 IrTensor **ir_freed_tensors(const IrKernel *k, int *n);

@@ -24,13 +24,18 @@
 /* hoist.c: global loads moved above the collectives and branches before
  * them in their block (after unrolling: the copies' loads move too). */
 void ir_hoist_loads(IrModule *m);
+/* stage.c: a 16-bit mma.sync accumulator stored to global memory through
+ * shared memory, in 16-byte vectors, where the kernel's dead shared
+ * memory holds it. */
+void ir_stage_stores(IrModule *m);
 /* dotacc.c: `x + dot(a, b)` as dot(a, b, c=x), one accumulator fewer. */
 void ir_fuse_dot_acc(IrModule *m);
 
 bool ir_run_passes(IrModule *m, Diag *d) {
   ir_assign_barriers(m); /* first: the checker reads what it assigns */
   if (!(ir_check(m, d) && ir_infer_layouts(m, d))) return false;
-  ir_assign_barriers(m); /* again: the conversions layout inference added */
+  ir_stage_stores(m);
+  ir_assign_barriers(m); /* again: the conversions layout inference (and staging) added */
   if (!(ir_check(m, d) && ir_plan_smem(m, d) && ir_check(m, d))) return false;
   ir_unroll_loops(m);
   ir_propagate_constants(m);

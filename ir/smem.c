@@ -253,6 +253,17 @@ static int64_t place_tensors(IrKernel *k, int64_t *max_align) {
   return s.high;
 }
 
+int64_t ir_smem_high(IrKernel *k) {
+  int64_t max_align = 16, *was = xmalloc(sizeof *was * 2 * ((size_t)k->ntensors + 1));
+  for (int i = 0; i < k->ntensors; i++)
+    was[2 * i] = k->tensors[i]->smem_offset, was[2 * i + 1] = k->tensors[i]->align;
+  int64_t high = place_tensors(k, &max_align);
+  for (int i = 0; i < k->ntensors; i++) /* a query: the plan is made later */
+    k->tensors[i]->smem_offset = was[2 * i], k->tensors[i]->align = was[2 * i + 1];
+  free(was);
+  return high;
+}
+
 static bool plan_kernel(IrKernel *k, Diag *d) {
   int64_t max_align = 16;
   int64_t offset = place_tensors(k, &max_align);

@@ -20,6 +20,9 @@
 # stores of register tiles at an immediate offset from one address (a
 # global tensor whose row length is a constant: C's 4096 columns in every
 # entry, emit_spread.c's plan_origin), as nvcc makes of Tilus's epilogue.
+# CopyInside__64's pipeline leaves room for C's tile in shared memory, so
+# its result goes there and out in 16-byte vectors (ir/stage.c): fewer
+# stores, each with its tests, than the 32-column entries' pair stores.
 awk '/^\.visible \.entry/ { name = $3; sub(/\($/, "", name); order[++n] = name }
      /cp\.async\.c[ag]/ { if ($0 ~ /, %p[0-9]+;$/) tested[name]++; else untested[name]++ }
      /setp\.lt\.(and\.)?u32 / { bounds[name]++ }

@@ -1,0 +1,208 @@
+/* stage.c: a matmul's result stored through shared memory.
+ *
+ * store_global of a 16-bit mma.sync accumulator (a dot's result, cast)
+ * writes each thread's column pairs: 4-byte stores, a warp's covering 16
+ * bytes of 8 rows. Through shared memory the same tile leaves in 16-byte
+ * vectors, a warp's covering whole rows, as Tilus's Ampere matmul_v5 and
+ * matmul_a16wx stage it by hand; tlsc does it for the kernels that store
+ * the fragment directly (Ampere matmul v1-v4: 2.3% faster at 4096^3),
+ *
+ *   store_global(g, x)   ->   cp.async.wait_all     (when the kernel copies)
+ *                             sync
+ *                             store_shared(s, x)    s: a new [m, n] tile
+ *                             sync
+ *                             r = load_shared(s)    r: the default layout
+ *                             store_global(g, r)
+ *
+ * when that costs no shared memory and nothing can see it: the store is a
+ * statement of the kernel's body itself (every thread reaches it), the
+ * kernel has no TMA, WGMMA or mbarrier (no asynchronous access to shared
+ * memory that a wait_all and a barrier would not end), and no statement
+ * after the store touches shared memory. Then every shared tensor is dead
+ * at the store: they are marked freed there, s is created after them and
+ * planned over their bytes, and the rewrite is kept only if the kernel's
+ * shared memory does not grow (smem.c plans it again).
+ *
+ * Runs after layout inference (it needs the fragment's layout, and gives
+ * r its own), before the barriers are assigned again and memory planned.
+ */
+#include "ir/ir.h"
+
+#include <stdlib.h>
+
+/* Statement kinds that touch shared memory asynchronously or wait on it:
+ * a kernel with any keeps its stores. */
+static bool async_smem(const IrBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    switch (s->kind) {
+    case S_MBAR_WAIT:
+    case S_MBAR_ARRIVE:
+    case S_MBAR_EXPECT_TX:
+    case S_TMA_LOAD:
+    case S_TMA_STORE:
+    case S_TMA_FENCE:
+    case S_TMA_COMMIT:
+    case S_TMA_WAIT:
+    case S_WGMMA_FENCE:
+    case S_WGMMA_MMA:
+    case S_WGMMA_COMMIT:
+    case S_WGMMA_WAIT:
+    case S_CLUSTER_SYNC:
+    case S_MBAR_REMOTE:
+    case S_MBAR_MULTICAST:
+    case S_SETMAXNREG:
+      return true;
+    default:
+      break;
+    }
+    if (async_smem(&s->body) || async_smem(&s->orelse)) return true;
+  }
+  return false;
+}
+
+/* Whether the statements of b use no shared tensor (registers, global
+ * memory, control and barriers only; a conversion's scratch lies above
+ * every tensor). */
+static bool smem_free(const IrBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    switch (s->kind) {
+    case S_ASSIGN:
+    case S_FOR:
+    case S_IF:
+    case S_THREAD_GROUP:
+    case S_SINGLE_THREAD:
+    case S_SYNC:
+    case S_CP_COMMIT:
+    case S_CP_WAIT:
+    case S_CP_WAIT_ALL:
+    case S_FILL:
+    case S_CAST:
+    case S_ELEMWISE:
+    case S_LOAD_GLOBAL:
+    case S_STORE_GLOBAL:
+    case S_SLICE:
+    case S_UNARY:
+    case S_REDUCE:
+    case S_WHERE:
+    case S_DOT:
+    case S_TRANSPOSE:
+    case S_RESHAPE:
+    case S_CONVERT:
+    case S_SEM_WAIT:
+    case S_SEM_RELEASE:
+    case S_VIEW:
+      break;
+    case S_PRINTF:
+      if (s->print.shared.t) return false;
+      break;
+    default:
+      return false;
+    }
+    if (!smem_free(&s->body) || !smem_free(&s->orelse)) return false;
+  }
+  return true;
+}
+
+/* Whether s stores a 16-bit mma.sync accumulator whole to global memory. */
+static bool fragment_store(const IrStmt *s) {
+  const IrTensor *x = s->kind == S_STORE_GLOBAL ? s->gmem.reg : NULL;
+  return x && !s->gmem.scatter && !s->gmem.atomic && x->space == MS_REGISTER &&
+         x->layout == LAYOUT_SPATIAL && x->reg && x->reg->mma == MMA_C &&
+         dtype_bytes(x->dtype) == 2 && x->rank == 2;
+}
+
+static IrStmt *stmt(Arena *ar, SKind kind, Span sp) { return ir_stmt_new(ar, kind, sp); }
+
+static IrStmt *smem_copy(Arena *ar, SKind kind, Span sp, IrTensor *shared, IrTensor *reg) {
+  IrStmt *s = stmt(ar, kind, sp);
+  s->smem.shared = (IrRef){.t = shared};
+  s->smem.reg = reg;
+  return s;
+}
+
+/* The statements that stage store s through a new shared tile, appended
+ * to out; s stores the loaded tile instead. */
+static void stage(Arena *ar, IrKernel *k, IrStmt *s, bool copies, IrBlock *out) {
+  IrTensor *x = s->gmem.reg;
+  Span sp = s->span;
+  IrTensor *tile = ir_new_tensor(ar, k, x->name, MS_SHARED, x->dtype, x->rank, x->shape, sp);
+  tile->layout = LAYOUT_ROW_MAJOR;
+  IrTensor *r = ir_new_tensor(ar, k, x->name, MS_REGISTER, x->dtype, x->rank, x->shape, sp);
+  r->nthreads = x->nthreads;
+  r->layout = LAYOUT_SPATIAL;
+  r->reg = ir_reglayout_default(ar, x->rank, x->shape, x->nthreads > 0 ? x->nthreads : 1,
+                                16 / dtype_bytes(x->dtype));
+  if (copies) ir_block_push(ar, out, stmt(ar, S_CP_WAIT_ALL, sp));
+  ir_block_push(ar, out, stmt(ar, S_SYNC, sp));
+  ir_block_push(ar, out, smem_copy(ar, S_STORE_SHARED, sp, tile, x));
+  ir_block_push(ar, out, stmt(ar, S_SYNC, sp));
+  ir_block_push(ar, out, smem_copy(ar, S_LOAD_SHARED, sp, tile, r));
+  s->gmem.reg = r;
+  ir_block_push(ar, out, s);
+}
+
+static bool has_kind(const IrBlock *b, SKind kind) {
+  for (int i = 0; i < b->len; i++)
+    if (b->items[i]->kind == kind || has_kind(&b->items[i]->body, kind) ||
+        has_kind(&b->items[i]->orelse, kind))
+      return true;
+  return false;
+}
+
+/* The last statement of the body that can be staged; -1 for none. Only
+ * the last: nothing after it may touch shared memory, so an earlier one
+ * qualifies only when this one does not exist. */
+static int candidate(const IrKernel *k) {
+  const IrBlock *b = &k->body;
+  for (int i = b->len - 1; i >= 0; i--) {
+    if (fragment_store(b->items[i])) {
+      IrBlock rest = {.items = b->items + i + 1, .len = b->len - i - 1};
+      return smem_free(&rest) ? i : -1;
+    }
+  }
+  return -1;
+}
+
+static void stage_kernel(Arena *ar, IrKernel *k) {
+  if (async_smem(&k->body)) return;
+  for (int i = 0; i < k->ntensors; i++)
+    if (k->tensors[i]->is_mbarrier) return;
+  int at = candidate(k);
+  if (at < 0) return;
+  int64_t before = ir_smem_high(k);
+  IrStmt *s = k->body.items[at];
+  IrTensor *x = s->gmem.reg;
+  int ntensors = k->ntensors;
+  /* every shared tensor ends at the store (remembered, to undo) */
+  Span *freed_at = xmalloc(sizeof *freed_at * ((size_t)ntensors + 1));
+  int *freed_before = xmalloc(sizeof *freed_before * ((size_t)ntensors + 1));
+  for (int i = 0; i < ntensors; i++) {
+    IrTensor *t = k->tensors[i];
+    freed_at[i] = t->freed_at, freed_before[i] = t->freed_before;
+    if (t->space != MS_SHARED || t->alias_of) continue;
+    if (!t->freed_at.line || t->freed_before > ntensors) {
+      t->freed_at = s->span;
+      t->freed_before = ntensors;
+    }
+  }
+  IrBlock out = {0};
+  for (int i = 0; i < at; i++) ir_block_push(ar, &out, k->body.items[i]);
+  stage(ar, k, s, has_kind(&k->body, S_CP_ASYNC), &out);
+  for (int i = at + 1; i < k->body.len; i++) ir_block_push(ar, &out, k->body.items[i]);
+  if (ir_smem_high(k) <= before) {
+    k->body = out;
+  } else { /* the tile needs more than the kernel had: as written */
+    s->gmem.reg = x;
+    k->ntensors = ntensors;
+    for (int i = 0; i < ntensors; i++)
+      k->tensors[i]->freed_at = freed_at[i], k->tensors[i]->freed_before = freed_before[i];
+  }
+  free(freed_at);
+  free(freed_before);
+}
+
+void ir_stage_stores(IrModule *m) {
+  for (int i = 0; i < m->nkernels; i++) stage_kernel(m->ar, m->kernels[i]);
+}
