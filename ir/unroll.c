@@ -341,7 +341,7 @@ static void rewrite(Unroller *U, IrStmt *s, int64_t step, IrBlock *out) {
   }
 }
 
-/* Whether s belongs in a loop auto_unroll doubles: it moves data or
+/* Whether s belongs in a loop auto_unroll unrolls: it moves data or
  * multiplies, and computes nothing else in registers. */
 static bool feeds_dots(const IrStmt *s) {
   switch (s->kind) {
@@ -367,6 +367,20 @@ static bool feeds_dots(const IrStmt *s) {
   }
 }
 
+static bool constant_bounds(const IrStmt *loop) {
+  int64_t v;
+  return ir_is_const(loop->loop.start, &v) && ir_is_const(loop->loop.stop, &v);
+}
+
+/* Whether b loads a tile from global memory into registers. */
+static bool has_loads(const IrBlock *b) {
+  for (int i = 0; i < b->len; i++)
+    if (b->items[i]->kind == S_LOAD_GLOBAL || has_loads(&b->items[i]->body) ||
+        has_loads(&b->items[i]->orelse))
+      return true;
+  return false;
+}
+
 /* Statements in b, nested blocks included; *dots counts S_DOT, *other
  * the statements feeds_dots refuses (loops among them). */
 static int64_t body_size(const IrBlock *b, int *dots, int *other) {
@@ -382,19 +396,26 @@ static int64_t body_size(const IrBlock *b, int *dots, int *other) {
 
 /* A run-time loop given no unroll factor whose body only moves tiles and
  * multiplies them with mma.sync (a dot), at most AUTO_UNROLL_MAX
- * statements, is unrolled twice: ptxas schedules only inside a basic
- * block, and with two iterations in one it issues the next iteration's
- * copies and barrier under the tail of this one's mma.sync chain (Tilus's
- * Ampere matmuls v1 to v3 with cp.async: 1.02x to 1.20x; nvcc unrolls the
- * same loops because Tilus's bounds are constants there). Loops that also compute
- * in registers (attention's softmax) keep one iteration: two would hold
- * twice the temporaries and spill. An explicit unroll=1 is left alone. */
+ * statements, is unrolled AUTO_UNROLL times: ptxas schedules only inside
+ * a basic block, and with several iterations in one it issues the next
+ * iteration's copies and barrier under the tail of this one's mma.sync
+ * chain, as nvcc does with Tilus's constant bounds (Tilus's Ampere matmuls
+ * v1 to v3: 1.02x to 1.20x twice unrolled). Four times when the body
+ * copies with cp.async only and the trip count is a constant (a
+ * specialised k: matmul_v3 a further 2.1%, eight times gains nothing
+ * more); twice when it loads tiles into registers, which four copies would
+ * hold at once (matmul_v2: 7 of its 48 entries spilled), or when the count
+ * is known at run time only (the remainder's three nested copies cost an
+ * occupancy entry of tests/ptxas/kernels/copy_inside.tls a spill).
+ * Loops that also compute in registers (attention's softmax) keep one
+ * iteration: more would hold more temporaries and spill. An explicit
+ * unroll=1 is left alone. */
 #define AUTO_UNROLL_MAX 64
 static void auto_unroll(IrStmt *s) {
   int dots = 0, other = 0;
   if (s->kind != S_FOR || s->loop.unroll != 0) return;
   if (body_size(&s->body, &dots, &other) <= AUTO_UNROLL_MAX && dots > 0 && other == 0)
-    s->loop.unroll = 2;
+    s->loop.unroll = has_loads(&s->body) || !constant_bounds(s) ? 2 : 4;
 }
 
 static void unroll_block(Unroller *U, IrBlock *b) {

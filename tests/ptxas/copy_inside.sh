@@ -3,8 +3,9 @@
 # with --specialize k_size=4096,4000), its cp.async instructions with a
 # bounds predicate (ignore-src) and without. The generic entries and the
 # loop that moves its own variable test every chunk; an entry with k fixed
-# tests only A's rows (m is a run-time value) in its main loop, and every
-# chunk in the remainder copy after it (auto_unroll's second half); B's
+# tests only A's rows (m is a run-time value) in its main loop (unrolled
+# four times there: auto_unroll with a constant trip count, twice in the
+# generic entries), and every chunk in the remainder copies after it; B's
 # tiles (k rows, 4096 columns, blockIdx.y below a grid of 32) untested.
 # k = 4000 with block_k 64 is not a multiple: its last tile crosses k,
 # which only the remainder copy reaches. Then the bounds tests (setp.lt)
