@@ -104,15 +104,6 @@ static const char *param_type(const IrParam *p) {
   return p->type == DT_BOOL ? ".u32" : ptx_type(p->type); /* a bool is passed as 0 or 1 */
 }
 
-/* Whether b holds a statement of this kind. */
-static bool holds(const IrBlock *b, SKind kind) {
-  for (int i = 0; i < b->len; i++) {
-    const IrStmt *s = b->items[i];
-    if (s->kind == kind || holds(&s->body, kind) || holds(&s->orelse, kind)) return true;
-  }
-  return false;
-}
-
 /* Register allocation as an autotune dimension. With `.minnctapersm 1`
  * (every entry's default, and what setmaxnreg needs: ptxas ignores it
  * without a register count at entry) ptxas may spend the register file of
@@ -127,7 +118,7 @@ static bool holds(const IrBlock *b, SKind kind) {
  * `registers=occupancy`) without the hint; the runtime's autotuner times
  * both, as it times the autotune points. */
 static bool occupancy_variant(const IrKernel *k) {
-  return holds(&k->body, S_DOT) && !holds(&k->body, S_SETMAXNREG);
+  return ir_block_holds(&k->body, S_DOT) && !ir_block_holds(&k->body, S_SETMAXNREG);
 }
 
 static IrKernel *make_occupancy_variant(Arena *ar, const IrKernel *k) {

@@ -1103,6 +1103,8 @@ IrRange ir_enter_loop_body(const IrStmt *loop, IrRanges *r);
 /* Whether b (or a block nested in it) assigns v, a loop's variable
  * included. */
 bool ir_block_assigns(const IrBlock *b, const IrVar *v);
+/* Whether b (or a block nested in it) holds a statement of this kind. */
+bool ir_block_holds(const IrBlock *b, SKind kind);
 
 /* induction.c: e (int32), read at statement `at` of loop's body (an
  * index into loop->body.items: the one that holds the use), as

@@ -279,6 +279,15 @@ bool ir_block_assigns(const IrBlock *b, const IrVar *v) {
   return false;
 }
 
+bool ir_block_holds(const IrBlock *b, SKind kind) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    if (s->kind == kind || ir_block_holds(&s->body, kind) || ir_block_holds(&s->orelse, kind))
+      return true;
+  }
+  return false;
+}
+
 /* The values range(start, stop, step) gives its variable, the value past
  * the last iteration included (it is what the variable holds after the
  * loop): start, and up to stop - 1 + step for a positive step, as long as

@@ -5,7 +5,8 @@
  * bytes of 8 rows. Through shared memory the same tile leaves in 16-byte
  * vectors, a warp's covering whole rows, as Tilus's Ampere matmul_v5 and
  * matmul_a16wx stage it by hand; tlsc does it for the kernels that store
- * the fragment directly (Ampere matmul v1-v4: 2.3% faster at 4096^3),
+ * the fragment directly (Tilus's Ampere matmul_v4: 2.3% faster at 4096^3;
+ * v1-v3's stages are smaller than their tiles, so they keep theirs),
  *
  *   store_global(g, x)   ->   cp.async.wait_all     (when the kernel copies)
  *                             sync
@@ -113,10 +114,8 @@ static bool fragment_store(const IrStmt *s) {
          dtype_bytes(x->dtype) == 2 && x->rank == 2;
 }
 
-static IrStmt *stmt(Arena *ar, SKind kind, Span sp) { return ir_stmt_new(ar, kind, sp); }
-
 static IrStmt *smem_copy(Arena *ar, SKind kind, Span sp, IrTensor *shared, IrTensor *reg) {
-  IrStmt *s = stmt(ar, kind, sp);
+  IrStmt *s = ir_stmt_new(ar, kind, sp);
   s->smem.shared = (IrRef){.t = shared};
   s->smem.reg = reg;
   return s;
@@ -134,21 +133,13 @@ static void stage(Arena *ar, IrKernel *k, IrStmt *s, bool copies, IrBlock *out) 
   r->layout = LAYOUT_SPATIAL;
   r->reg = ir_reglayout_default(ar, x->rank, x->shape, x->nthreads > 0 ? x->nthreads : 1,
                                 16 / dtype_bytes(x->dtype));
-  if (copies) ir_block_push(ar, out, stmt(ar, S_CP_WAIT_ALL, sp));
-  ir_block_push(ar, out, stmt(ar, S_SYNC, sp));
+  if (copies) ir_block_push(ar, out, ir_stmt_new(ar, S_CP_WAIT_ALL, sp));
+  ir_block_push(ar, out, ir_stmt_new(ar, S_SYNC, sp));
   ir_block_push(ar, out, smem_copy(ar, S_STORE_SHARED, sp, tile, x));
-  ir_block_push(ar, out, stmt(ar, S_SYNC, sp));
+  ir_block_push(ar, out, ir_stmt_new(ar, S_SYNC, sp));
   ir_block_push(ar, out, smem_copy(ar, S_LOAD_SHARED, sp, tile, r));
   s->gmem.reg = r;
   ir_block_push(ar, out, s);
-}
-
-static bool has_kind(const IrBlock *b, SKind kind) {
-  for (int i = 0; i < b->len; i++)
-    if (b->items[i]->kind == kind || has_kind(&b->items[i]->body, kind) ||
-        has_kind(&b->items[i]->orelse, kind))
-      return true;
-  return false;
 }
 
 /* The last statement of the body that can be staged; -1 for none. Only
@@ -189,7 +180,7 @@ static void stage_kernel(Arena *ar, IrKernel *k) {
   }
   IrBlock out = {0};
   for (int i = 0; i < at; i++) ir_block_push(ar, &out, k->body.items[i]);
-  stage(ar, k, s, has_kind(&k->body, S_CP_ASYNC), &out);
+  stage(ar, k, s, ir_block_holds(&k->body, S_CP_ASYNC), &out);
   for (int i = at + 1; i < k->body.len; i++) ir_block_push(ar, &out, k->body.items[i]);
   if (ir_smem_high(k) <= before) {
     k->body = out;

@@ -91,17 +91,6 @@ static bool used_elsewhere(IrBlock *b, const IrStmt *loop, const IrVar *v) {
   return false;
 }
 
-/* Whether b assigns v. */
-static bool assigns(const IrBlock *b, const IrVar *v) {
-  for (int i = 0; i < b->len; i++) {
-    const IrStmt *s = b->items[i];
-    if ((s->kind == S_ASSIGN && s->assign.var == v) || (s->kind == S_FOR && s->loop.var == v))
-      return true;
-    if (assigns(&s->body, v) || assigns(&s->orelse, v)) return true;
-  }
-  return false;
-}
-
 static bool has_vars(const IrExpr *e) {
   if (!e) return false;
   if (e->kind == X_VAR) return true;
@@ -191,7 +180,7 @@ static bool eligible(Unroller *U, IrStmt *s, int64_t *step) {
   int64_t limit = type_bits(t) == 32 ? (int64_t)1 << 29 : (int64_t)1 << 61;
   int64_t as = *step < 0 ? -*step : *step;
   if (as > limit || l->unroll > limit / as) return false;
-  if (assigns(&s->body, l->var)) return false;
+  if (ir_block_assigns(&s->body, l->var)) return false;
   return !used_elsewhere(&U->k->body, s, l->var);
 }
 
@@ -372,15 +361,6 @@ static bool constant_bounds(const IrStmt *loop) {
   return ir_is_const(loop->loop.start, &v) && ir_is_const(loop->loop.stop, &v);
 }
 
-/* Whether b loads a tile from global memory into registers. */
-static bool has_loads(const IrBlock *b) {
-  for (int i = 0; i < b->len; i++)
-    if (b->items[i]->kind == S_LOAD_GLOBAL || has_loads(&b->items[i]->body) ||
-        has_loads(&b->items[i]->orelse))
-      return true;
-  return false;
-}
-
 /* Statements in b, nested blocks included; *dots counts S_DOT, *other
  * the statements feeds_dots refuses (loops among them). */
 static int64_t body_size(const IrBlock *b, int *dots, int *other) {
@@ -396,7 +376,7 @@ static int64_t body_size(const IrBlock *b, int *dots, int *other) {
 
 /* A run-time loop given no unroll factor whose body only moves tiles and
  * multiplies them with mma.sync (a dot), at most AUTO_UNROLL_MAX
- * statements, is unrolled AUTO_UNROLL times: ptxas schedules only inside
+ * statements, is unrolled by tlsc: ptxas schedules only inside
  * a basic block, and with several iterations in one it issues the next
  * iteration's copies and barrier under the tail of this one's mma.sync
  * chain, as nvcc does with Tilus's constant bounds (Tilus's Ampere matmuls
@@ -415,7 +395,7 @@ static void auto_unroll(IrStmt *s) {
   int dots = 0, other = 0;
   if (s->kind != S_FOR || s->loop.unroll != 0) return;
   if (body_size(&s->body, &dots, &other) <= AUTO_UNROLL_MAX && dots > 0 && other == 0)
-    s->loop.unroll = has_loads(&s->body) || !constant_bounds(s) ? 2 : 4;
+    s->loop.unroll = ir_block_holds(&s->body, S_LOAD_GLOBAL) || !constant_bounds(s) ? 2 : 4;
 }
 
 static void unroll_block(Unroller *U, IrBlock *b) {
