@@ -146,6 +146,8 @@ typedef struct GAccess {
   const IrRegLayout *L;
   GView g;
   Val origin[IR_MAX_RANK]; /* offset + thread part, per global dimension */
+  Val off[IR_MAX_RANK];    /* the offset part alone (s32) */
+  Val tc[IR_MAX_RANK];     /* the thread part, per tile dimension (s32) */
   Val store_ok;            /* stores: the first replica (empty: all) */
   bool load;
   const char *nc;        /* loads: ".nc" from a buffer the kernel never writes */
@@ -363,15 +365,83 @@ static bool plan_worth(const GAccess *a) {
   return true;
 }
 
-/* Once per statement: the origin's address, its test per dimension, and
- * the dimensions' pitches (rather than a whole
- * address and every dimension's test per element: a thread of a decode
- * kernel holding 64 elements of a 4-D tensor computed 64 of each). */
+/* The largest thread part of tile coordinate d under layout L (the
+ * thread digits over d at their largest). */
+static int64_t thread_coord_max(const IrRegLayout *L, int d) {
+  int64_t max = 0;
+  for (int i = 0; i < L->nthread; i++) {
+    int m = L->thread_mode[i];
+    if (m >= 0 && L->mode_dim[m] == d)
+      max += (L->thread_size[i] - 1) * ir_reglayout_mode_stride(L, m);
+  }
+  return max;
+}
+
+/* Whether the thread part of the origin's address (thread_part) fits a
+ * u32: every pitch it takes an immediate, the largest sum below 2^31. */
+static bool thread_part_narrow(const GAccess *a) {
+  int64_t max = 0;
+  for (int d = 0; d < a->g.rank; d++) {
+    int td = a->tdim[d];
+    int64_t pc, tm;
+    if (td < 0 || (tm = thread_coord_max(a->L, td)) == 0) continue;
+    if (!imm_value(a->pitch[d], &pc) || pc > INT32_MAX / tm) return false;
+    max += tm * pc;
+    if (max > INT32_MAX) return false;
+  }
+  return true;
+}
+
+/* The thread part of the origin's address, the sum of tc[td] * pitch[d]
+ * bytes: a u32 register where it fits one (thread_part_narrow), else an
+ * s64 one. The origin's address is the offsets' address, the same for
+ * every thread (ptxas keeps it in uniform registers), plus this part: a
+ * register or two per thread and no 64-bit sum shared by a kernel's first
+ * load and its last store, which ptxas would keep alive across the loop
+ * between them (flash attention's Q load and O store spilled it). */
+static Val thread_part(Emitter *e, const GAccess *a) {
+  bool narrow = thread_part_narrow(a);
+  Val sum = val_imm(narrow ? DT_UINT32 : DT_INT64, 0);
+  for (int d = 0; d < a->g.rank; d++) {
+    int td = a->tdim[d];
+    if (td < 0 || !thread_coord_max(a->L, td)) continue;
+    Val next = new_reg(e, sum.type);
+    if (narrow)
+      emit(e, "mad.lo.u32 %s, %s, %s, %s;", next.s, val_to_reg(e, a->tc[td]).s, a->pitch[d].s,
+           val_to_reg(e, sum).s);
+    else
+      emit(e, "mad.lo.s64 %s, %s, %s, %s;", next.s, val_convert(e, a->tc[td], DT_INT64).s,
+           val_to_reg(e, a->pitch[d]).s, val_to_reg(e, sum).s);
+    sum = next;
+  }
+  return val_to_reg(e, sum);
+}
+
+/* The offsets' address: the base plus each offset times its pitch (a
+ * widening multiply-add where the pitch is a 32-bit immediate). */
+static Val offsets_addr(Emitter *e, const GAccess *a) {
+  Val addr = a->g.base;
+  for (int d = 0; d < a->g.rank; d++) {
+    int64_t v, pc;
+    if (imm_value(a->off[d], &v) && v == 0) continue;
+    Val next = new_reg(e, DT_UINT64);
+    if (imm_value(a->pitch[d], &pc) && pc <= INT32_MAX)
+      emit(e, "mad.wide.s32 %s, %s, %" PRId64 ", %s;", next.s, val_to_reg(e, a->off[d]).s, pc,
+           addr.s);
+    else
+      emit(e, "mad.lo.s64 %s, %s, %s, %s;", next.s, val_convert(e, a->off[d], DT_INT64).s,
+           val_to_reg(e, a->pitch[d]).s, addr.s);
+    addr = next;
+  }
+  return addr;
+}
+
+/* Once per statement: the dimensions' pitches, the origin's address and
+ * its test per dimension (rather than a whole address and every
+ * dimension's test per element: a thread of a decode kernel holding 64
+ * elements of a 4-D tensor computed 64 of each). */
 static void plan_origin(Emitter *e, GAccess *a) {
   const GView *g = &a->g;
-  Val lin = global_linear(e, g, a->origin);
-  a->addr = new_reg(e, DT_UINT64);
-  emit(e, "mad.lo.s64 %s, %s, %d, %s;", a->addr.s, lin.s, g->bytes, g->base.s);
   /* pitch[d] = bytes * dims[d+1] * ... (inner first, an immediate while
    * every factor is, up to 2^40 bytes: past that a register) */
   Val pitch = val_imm(DT_INT64, g->bytes);
@@ -388,6 +458,14 @@ static void plan_origin(Emitter *e, GAccess *a) {
       pitch = next;
     }
   }
+  /* the address is linear in the coordinates: the offsets' plus the
+   * thread's part */
+  Val part = thread_part(e, a), block = offsets_addr(e, a);
+  a->addr = new_reg(e, DT_UINT64);
+  if (part.type == DT_UINT32)
+    emit(e, "mad.wide.u32 %s, %s, 1, %s;", a->addr.s, part.s, block.s);
+  else
+    emit(e, "add.s64 %s, %s, %s;", a->addr.s, part.s, block.s);
 }
 
 /* The address of slot `slot` (its layout offsets lc) plus `extra` bytes,
@@ -641,15 +719,16 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
   for (int d = 0; d < g->rank; d++) a.tdim[d] = ir_gcopy_tile_dim(&s->gmem, d);
   a.g = global_view(e, g);
   global_view_inside(e, &a.g, s);
-  Val tid = emit_group_tid(e), tc[IR_MAX_RANK];
-  spread_thread_coords(e, a.L, tid, tc);
+  Val tid = emit_group_tid(e);
+  spread_thread_coords(e, a.L, tid, a.tc);
   for (int d = 0; d < g->rank; d++) {
     Val off = d < s->gmem.noffsets ? val_convert(e, emit_expr(e, s->gmem.offsets[d]), DT_INT32)
                                    : val_imm(DT_INT32, 0);
     int td = a.tdim[d];
+    a.off[d] = off;
     a.origin[d] = new_reg(e, DT_INT32);
     if (td >= 0)
-      emit(e, "add.s32 %s, %s, %s;", a.origin[d].s, val_to_reg(e, tc[td]).s, off.s);
+      emit(e, "add.s32 %s, %s, %s;", a.origin[d].s, val_to_reg(e, a.tc[td]).s, off.s);
     else
       emit(e, "mov.b32 %s, %s;", a.origin[d].s, off.s);
   }
