@@ -405,12 +405,12 @@ static Val thread_part(Emitter *e, const GAccess *a) {
   for (int d = 0; d < a->g.rank; d++) {
     int td = a->tdim[d];
     if (td < 0 || !thread_coord_max(a->L, td)) continue;
-    Val next = new_reg(e, sum.type);
+    Val next = new_reg(e, sum.type), tc = val_to_reg(e, a->tc[td]);
+    tc.type = DT_UINT32; /* never negative: zero-extended, no sign word */
     if (narrow)
-      emit(e, "mad.lo.u32 %s, %s, %s, %s;", next.s, val_to_reg(e, a->tc[td]).s, a->pitch[d].s,
-           val_to_reg(e, sum).s);
+      emit(e, "mad.lo.u32 %s, %s, %s, %s;", next.s, tc.s, a->pitch[d].s, val_to_reg(e, sum).s);
     else
-      emit(e, "mad.lo.s64 %s, %s, %s, %s;", next.s, val_convert(e, a->tc[td], DT_INT64).s,
+      emit(e, "mad.lo.s64 %s, %s, %s, %s;", next.s, val_convert(e, tc, DT_UINT64).s,
            val_to_reg(e, a->pitch[d]).s, val_to_reg(e, sum).s);
     sum = next;
   }
