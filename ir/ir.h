@@ -394,6 +394,7 @@ typedef struct IrTensor {
   bool is_mbarrier;     /* from mbarrier.alloc: rank 1, 8 bytes each */
   int64_t *mbar_counts; /* arrival count of each barrier */
   int swizzle_bytes;    /* 0, 32, 64, 128: set by layout inference */
+  int own_swizzle;      /* a pass's tile (stage.c): the swizzle inference keeps */
   int64_t smem_offset;  /* byte offset in dynamic smem: set by planning */
   int64_t align;        /* bytes: set by planning */
   /* reshape_shared(): the tensor whose bytes this one is, the same

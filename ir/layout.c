@@ -173,8 +173,8 @@ static bool infer_shared(IrKernel *k, Diag *d) {
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
     if (t->space == MS_SHARED) {
-      t->layout = LAYOUT_NONE;
-      t->swizzle_bytes = 0;
+      t->layout = t->own_swizzle ? LAYOUT_SWIZZLED : LAYOUT_NONE;
+      t->swizzle_bytes = t->own_swizzle;
     }
     if (t->space == MS_SHARED && t->alias_of) aliased[t->id] = aliased[t->alias_of->id] = true;
   }

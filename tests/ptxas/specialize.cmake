@@ -31,12 +31,12 @@ add_test(NAME ptx_specialized_body
 if(TLSC_PTXAS)
   add_test(NAME ptxas_specialized_v5
     COMMAND ${spec_here}/ptxas_check.sh ${TLSC_PTXAS} ${spec_out}/v5.ptx
-            MatmulWGMMAV5=197696 MatmulWGMMAV5__n_size_8192__k_size_4096=197696
-            MatmulWGMMAV5__n_size_8192__k_size_8192=197696 --
+            MatmulWGMMAV5=215040 MatmulWGMMAV5__n_size_8192__k_size_4096=215040
+            MatmulWGMMAV5__n_size_8192__k_size_8192=215040 --
             $<TARGET_FILE:tlsc> examples/matmul_v5.tls ${spec_args} -o ${spec_out}/v5.ptx
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME ptxas_fixed_v5
-    COMMAND ${spec_here}/ptxas_check.sh ${TLSC_PTXAS} ${spec_out}/fixed.ptx MatmulWGMMAV5=197696 --
+    COMMAND ${spec_here}/ptxas_check.sh ${TLSC_PTXAS} ${spec_out}/fixed.ptx MatmulWGMMAV5=215040 --
             $<TARGET_FILE:tlsc> examples/matmul_v5.tls -D n_size=8192 -D k_size=8192
             -o ${spec_out}/fixed.ptx
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
