@@ -142,19 +142,21 @@ static void stage(Arena *ar, IrKernel *k, IrStmt *s, bool copies, IrBlock *out) 
   ir_block_push(ar, out, s);
 }
 
-/* The last statement of the body that can be staged; -1 for none. Only
- * the last: nothing after it may touch shared memory, so an earlier one
- * qualifies only when this one does not exist. */
-static int candidate(const IrKernel *k) {
-  const IrBlock *b = &k->body;
+/* The index of b's last statement that is_store accepts, if nothing
+ * after it touches shared memory; -1 otherwise. Only the last: an earlier
+ * one qualifies only when this one does not exist. */
+static int last_store(const IrBlock *b, bool (*is_store)(const IrStmt *)) {
   for (int i = b->len - 1; i >= 0; i--) {
-    if (fragment_store(b->items[i])) {
+    if (is_store(b->items[i])) {
       IrBlock rest = {.items = b->items + i + 1, .len = b->len - i - 1};
       return smem_free(&rest) ? i : -1;
     }
   }
   return -1;
 }
+
+/* The statement of the body that can be staged; -1 for none. */
+static int candidate(const IrKernel *k) { return last_store(&k->body, fragment_store); }
 
 static void stage_kernel(Arena *ar, IrKernel *k) {
   if (async_smem(&k->body)) return;
@@ -232,14 +234,7 @@ static bool wgmma_fragment_store(const IrStmt *s) {
  * when shared memory is used after it. */
 static int group_candidate(const IrStmt *g) {
   if (g->kind != S_THREAD_GROUP || g->group.count != 128) return -1;
-  const IrBlock *b = &g->body;
-  for (int i = b->len - 1; i >= 0; i--) {
-    if (wgmma_fragment_store(b->items[i])) {
-      IrBlock rest = {.items = b->items + i + 1, .len = b->len - i - 1};
-      return smem_free(&rest) ? i : -1;
-    }
-  }
-  return -1;
+  return last_store(&g->body, wgmma_fragment_store);
 }
 
 static IrStmt *tile_copy(Arena *ar, SKind kind, Span sp, IrTensor *tile, int gi, IrTensor *reg) {
