@@ -200,41 +200,63 @@ static void stage_kernel(Arena *ar, IrKernel *k) {
  *
  * A warp group's store_global of a 16-bit WGMMA fragment ([64, N], as the
  * seed's V5 stores each consumer's half) has the same 4-byte pairs. Its
- * stage buffers are not dead at the store (the other groups may still
- * read them), so each group gets a [64, 64] tile of its own in new shared
- * memory and stages the fragment 64 columns at a time:
+ * stage buffers are not dead at the store (the other groups, or a TMA the
+ * group issued ahead, may still use them), so each group gets a [64, c]
+ * tile of its own in new shared memory and stages the fragment c columns
+ * at a time:
  *
- *   store_global(g, x, [o0, o1])  ->  for j in 0 .. N/64 - 1:
- *                                       store_shared(t[gi], x[:, 64j:64j+64])
+ *   store_global(g, x, [o0, o1])  ->  for j in 0 .. N/c - 1:
+ *                                       store_shared(t[gi], x[:, cj:cj+c])
  *                                       sync                (the group's)
  *                                       r = load_shared(t[gi])
- *                                       store_global(g, r, [o0, o1 + 64j])
+ *                                       store_global(g, r, [o0, o1 + cj])
  *                                       sync                (but the last)
  *
- * for the groups at the kernel's top level whose last statement of that
- * kind is followed by nothing that touches shared memory. t is 128-byte
- * swizzled (stmatrix and the 16-byte loads then meet no bank twice) and
- * lives the whole kernel; the rewrite is kept only when no shared tensor
- * is ever freed (a freed tensor's bytes could go to t while another group
- * still runs over them) and the blocks an SM holds by shared memory stay
- * as many. H200, the seed's V5 staged by hand this way: 1.10x at 4096^3,
- * 1.03-1.05x at the other sizes. */
+ * for the 128-thread groups at the kernel's top level (or the body of a
+ * kernel of one warp group) whose last statement of that kind is followed
+ * by nothing that touches shared memory. t is swizzled (c 16-bit columns:
+ * 2c-byte rows; stmatrix and the 16-byte loads then meet no bank twice)
+ * and lives the whole kernel. c is 64, or 32 where 64 would cost a block
+ * per SM; the rewrite is kept only when no shared tensor is ever freed (a
+ * freed tensor's bytes could go to t while another group still runs over
+ * them) and the blocks an SM holds by shared memory stay as many. H200:
+ * the seed's V5 1.03-1.10x of Tilus on the same file, V1 1.10x at 4096^3. */
 
-enum { CHUNK = 64 }; /* columns staged at a time: 128-byte rows */
+/* Columns staged at a time: 128-byte rows, or 64-byte ones where a
+ * 128-byte tile would cost the kernel a block per SM. */
+static const int64_t chunk_widths[] = {64, 32};
 
 static bool wgmma_fragment_store(const IrStmt *s) {
   const IrTensor *x = s->kind == S_STORE_GLOBAL ? s->gmem.reg : NULL;
   return x && !s->gmem.scatter && !s->gmem.atomic && x->space == MS_REGISTER &&
          x->layout == LAYOUT_WGMMA_ACC && dtype_bytes(x->dtype) == 2 && x->rank == 2 &&
-         x->shape[0] == 64 && x->shape[1] % CHUNK == 0 && x->nthreads == 128 &&
+         x->shape[0] == 64 && x->shape[1] % 32 == 0 && x->nthreads == 128 &&
          s->gmem.global->rank == 2 && s->gmem.noffsets == 2;
 }
 
-/* The index in group g's body of its last fragment store, -1 for none or
- * when shared memory is used after it. */
-static int group_candidate(const IrStmt *g) {
-  if (g->kind != S_THREAD_GROUP || g->group.count != 128) return -1;
-  return last_store(&g->body, wgmma_fragment_store);
+/* A block of 128 threads that stages its fragment store: a top-level
+ * warp group's body, or the body of a kernel of one warp group. */
+typedef struct Stager {
+  IrBlock *body;
+  int at;         /* the store's index in body */
+  IrBlock staged; /* body with the store staged (while trying) */
+} Stager;
+
+/* The stagers of k into st (at most IR_MAX_NAMED_BARRIERS + 1); their count. */
+static int stagers(IrKernel *k, Stager *st) {
+  int n = 0;
+  IrBlock *b = &k->body;
+  for (int i = 0; i < b->len && n <= IR_MAX_NAMED_BARRIERS; i++) {
+    IrStmt *g = b->items[i];
+    if (g->kind != S_THREAD_GROUP || g->group.count != 128) continue;
+    int at = last_store(&g->body, wgmma_fragment_store);
+    if (at >= 0) st[n++] = (Stager){&g->body, at, {0}};
+  }
+  if (n == 0 && k->warps == 4) {
+    int at = last_store(b, wgmma_fragment_store);
+    if (at >= 0) st[n++] = (Stager){b, at, {0}};
+  }
+  return n;
 }
 
 static IrStmt *tile_copy(Arena *ar, SKind kind, Span sp, IrTensor *tile, int gi, IrTensor *reg) {
@@ -244,22 +266,22 @@ static IrStmt *tile_copy(Arena *ar, SKind kind, Span sp, IrTensor *tile, int gi,
   return s;
 }
 
-/* Group g's body with store s (its item at) staged through tile[gi]. */
-static IrBlock stage_group(Arena *ar, IrKernel *k, const IrStmt *g, int at, IrTensor *tile,
-                           int gi) {
-  const IrStmt *s = g->body.items[at];
+/* body with store `at` staged through tile[gi], `chunk` columns at a time. */
+static IrBlock stage_group(Arena *ar, IrKernel *k, const IrBlock *body, int at, IrTensor *tile,
+                           int gi, int64_t chunk) {
+  const IrStmt *s = body->items[at];
   IrTensor *x = s->gmem.reg;
   Span sp = s->span;
-  int64_t shape[2] = {x->shape[0], CHUNK}, chunks = x->shape[1] / CHUNK;
+  int64_t shape[2] = {x->shape[0], chunk}, chunks = x->shape[1] / chunk;
   IrBlock out = {0};
-  for (int i = 0; i < at; i++) ir_block_push(ar, &out, g->body.items[i]);
+  for (int i = 0; i < at; i++) ir_block_push(ar, &out, body->items[i]);
   for (int64_t j = 0; j < chunks; j++) {
     IrStmt *cut = ir_stmt_new(ar, S_SLICE, sp);
     cut->slice.src = x;
     cut->slice.dst = ir_new_tensor(ar, k, x->name, MS_REGISTER, x->dtype, 2, shape, sp);
     cut->slice.dst->nthreads = x->nthreads;
     cut->slice.dst->layout = LAYOUT_WGMMA_ACC;
-    cut->slice.begin = j * CHUNK, cut->slice.end = (j + 1) * CHUNK;
+    cut->slice.begin = j * chunk, cut->slice.end = (j + 1) * chunk;
     ir_block_push(ar, &out, cut);
     ir_block_push(ar, &out, tile_copy(ar, S_STORE_SHARED, sp, tile, gi, cut->slice.dst));
     ir_block_push(ar, &out, ir_stmt_new(ar, S_SYNC, sp));
@@ -274,44 +296,45 @@ static IrBlock stage_group(Arena *ar, IrKernel *k, const IrStmt *g, int at, IrTe
     st->gmem.offsets = arena_alloc(ar, 2 * sizeof *st->gmem.offsets);
     st->gmem.offsets[0] = s->gmem.offsets[0];
     st->gmem.offsets[1] =
-        ir_binary(ar, OP_ADD, s->gmem.offsets[1], ir_const(ar, DT_INT32, j * CHUNK));
+        ir_binary(ar, OP_ADD, s->gmem.offsets[1], ir_const(ar, DT_INT32, j * chunk));
     ir_block_push(ar, &out, st);
     if (j + 1 < chunks) ir_block_push(ar, &out, ir_stmt_new(ar, S_SYNC, sp));
   }
-  for (int i = at + 1; i < g->body.len; i++) ir_block_push(ar, &out, g->body.items[i]);
+  for (int i = at + 1; i < body->len; i++) ir_block_push(ar, &out, body->items[i]);
   return out;
 }
 
-static void stage_groups(Arena *ar, IrKernel *k) {
-  IrBlock *b = &k->body;
-  int ngroups = 0;
-  DType dt = DT_FLOAT16;
-  for (int i = 0; i < b->len; i++)
-    if (group_candidate(b->items[i]) >= 0) {
-      ngroups++;
-      dt = b->items[i]->body.items[group_candidate(b->items[i])]->gmem.reg->dtype;
-    }
-  if (!ngroups) return;
-  for (int i = 0; i < k->ntensors; i++)
-    if (k->tensors[i]->space == MS_SHARED && k->tensors[i]->freed_at.line) return;
+/* Whether k's stagers, staged `chunk` columns at a time, keep the blocks
+ * an SM holds by shared memory; if so they are (their bodies replaced). */
+static bool stage_by(Arena *ar, IrKernel *k, Stager *st, int n, int64_t chunk) {
+  for (int i = 0; i < n; i++)
+    if (st[i].body->items[st[i].at]->gmem.reg->shape[1] % chunk) return false;
   int64_t before = ir_smem_high(k);
   int ntensors = k->ntensors;
-  int64_t shape[3] = {ngroups, 64, CHUNK};
+  int64_t shape[3] = {n, 64, chunk};
+  DType dt = st[0].body->items[st[0].at]->gmem.reg->dtype;
   IrTensor *tile = ir_new_tensor(ar, k, "stage", MS_SHARED, dt, 3, shape, k->span);
   tile->layout = LAYOUT_SWIZZLED;
-  tile->swizzle_bytes = tile->own_swizzle = 128;
-  IrBlock *bodies = arena_alloc(ar, sizeof *bodies * (size_t)b->len);
-  for (int i = 0, gi = 0; i < b->len; i++) {
-    int at = group_candidate(b->items[i]);
-    if (at >= 0) bodies[i] = stage_group(ar, k, b->items[i], at, tile, gi++);
-  }
+  tile->swizzle_bytes = tile->own_swizzle = (int)(chunk * dtype_bytes(dt));
+  for (int i = 0; i < n; i++)
+    st[i].staged = stage_group(ar, k, st[i].body, st[i].at, tile, i, chunk);
   int64_t after = ir_smem_high(k);
   if (after > TLS_SMEM_LIMIT || TLS_SMEM_LIMIT / after != TLS_SMEM_LIMIT / (before ? before : 1)) {
     k->ntensors = ntensors; /* as written */
-    return;
+    return false;
   }
-  for (int i = 0; i < b->len; i++)
-    if (group_candidate(b->items[i]) >= 0) b->items[i]->body = bodies[i];
+  for (int i = 0; i < n; i++) *st[i].body = st[i].staged;
+  return true;
+}
+
+static void stage_groups(Arena *ar, IrKernel *k) {
+  Stager st[IR_MAX_NAMED_BARRIERS + 1];
+  int n = stagers(k, st);
+  if (!n) return;
+  for (int i = 0; i < k->ntensors; i++)
+    if (k->tensors[i]->space == MS_SHARED && k->tensors[i]->freed_at.line) return;
+  for (size_t c = 0; c < sizeof chunk_widths / sizeof *chunk_widths; c++)
+    if (stage_by(ar, k, st, n, chunk_widths[c])) return;
 }
 
 void ir_stage_stores(IrModule *m) {
