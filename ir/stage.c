@@ -230,7 +230,7 @@ static bool wgmma_fragment_store(const IrStmt *s) {
   const IrTensor *x = s->kind == S_STORE_GLOBAL ? s->gmem.reg : NULL;
   return x && !s->gmem.scatter && !s->gmem.atomic && x->space == MS_REGISTER &&
          x->layout == LAYOUT_WGMMA_ACC && dtype_bytes(x->dtype) == 2 && x->rank == 2 &&
-         x->shape[0] == 64 && x->shape[1] % 32 == 0 && x->nthreads == 128 &&
+         x->shape[0] % 64 == 0 && x->shape[1] % 32 == 0 && x->nthreads == 128 &&
          s->gmem.global->rank == 2 && s->gmem.noffsets == 2;
 }
 
@@ -304,14 +304,43 @@ static IrBlock stage_group(Arena *ar, IrKernel *k, const IrBlock *body, int at, 
   return out;
 }
 
+enum {
+  SM_SMEM = 228 * 1024,  /* shared memory of an SM (sm_90) */
+  BLOCK_RESERVED = 1024, /* and what each block takes of it beside its own */
+  SM_REGS = 65536,       /* 32-bit registers of an SM */
+  SM_THREADS = 2048,
+};
+
+/* An upper bound on the blocks of k an SM holds, were its shared tensors
+ * to end at byte `high`: by shared memory (the planner's base slack
+ * included), by threads, and by registers, whose count is at least the
+ * largest WGMMA accumulator's per thread. */
+static int64_t blocks_per_sm(const IrKernel *k, int64_t high) {
+  int64_t threads = (int64_t)k->warps * 32, acc = 1;
+  for (int i = 0; i < k->ntensors; i++) {
+    const IrTensor *t = k->tensors[i];
+    if (t->space == MS_REGISTER && t->layout == LAYOUT_WGMMA_ACC && t->nthreads > 0) {
+      int64_t regs = ir_tensor_nbytes(t) / 4 / t->nthreads;
+      if (regs > acc) acc = regs;
+    }
+  }
+  int64_t by_smem = SM_SMEM / (high + 1024 + BLOCK_RESERVED);
+  int64_t by_regs = SM_REGS / (threads * acc), by_threads = SM_THREADS / threads;
+  int64_t n = by_smem < by_regs ? by_smem : by_regs;
+  return n < by_threads ? n : by_threads;
+}
+
 /* Whether k's stagers, staged `chunk` columns at a time, keep the blocks
- * an SM holds by shared memory; if so they are (their bodies replaced). */
+ * an SM holds (blocks_per_sm); if so they are (their bodies replaced). */
 static bool stage_by(Arena *ar, IrKernel *k, Stager *st, int n, int64_t chunk) {
-  for (int i = 0; i < n; i++)
-    if (st[i].body->items[st[i].at]->gmem.reg->shape[1] % chunk) return false;
+  int64_t rows = st[0].body->items[st[0].at]->gmem.reg->shape[0];
+  for (int i = 0; i < n; i++) {
+    const IrTensor *x = st[i].body->items[st[i].at]->gmem.reg;
+    if (x->shape[1] % chunk || x->shape[0] != rows) return false;
+  }
   int64_t before = ir_smem_high(k);
   int ntensors = k->ntensors;
-  int64_t shape[3] = {n, 64, chunk};
+  int64_t shape[3] = {n, rows, chunk};
   DType dt = st[0].body->items[st[0].at]->gmem.reg->dtype;
   IrTensor *tile = ir_new_tensor(ar, k, "stage", MS_SHARED, dt, 3, shape, k->span);
   tile->layout = LAYOUT_SWIZZLED;
@@ -319,7 +348,7 @@ static bool stage_by(Arena *ar, IrKernel *k, Stager *st, int n, int64_t chunk) {
   for (int i = 0; i < n; i++)
     st[i].staged = stage_group(ar, k, st[i].body, st[i].at, tile, i, chunk);
   int64_t after = ir_smem_high(k);
-  if (after > TLS_SMEM_LIMIT || TLS_SMEM_LIMIT / after != TLS_SMEM_LIMIT / (before ? before : 1)) {
+  if (after + 1024 > TLS_SMEM_LIMIT || blocks_per_sm(k, after) != blocks_per_sm(k, before)) {
     k->ntensors = ntensors; /* as written */
     return false;
   }
