@@ -15,8 +15,8 @@
  * alone), as sorted runs. Two accesses race when they are of one tensor,
  * by different warps, their footprints overlap, at least one writes, and
  * the later warp's clock (sim_order.c) does not know the earlier access.
- * Accesses of other layouts (WGMMA fragments) have no footprint and are
- * not checked here. A copy_async (a write whose chunks per warp are not
+ * A WGMMA fragment's footprint is its warp's rows (16 of each 64, every
+ * column); accesses of other layouts have none and are not checked here. A copy_async (a write whose chunks per warp are not
  * followed) is checked with the whole view against the plain accesses
  * remembered: the reads of a stage before the copy that refills it; a
  * WGMMA's operand likewise against the plain writes: a tile staged with
@@ -60,16 +60,36 @@ static int64_t element_byte(const IrStmt *s, const SimView *v, const int64_t *co
   return v->lo + at * dtype_bytes(t->dtype);
 }
 
+/* The runs of warp w's rows of a WGMMA fragment t ([64k, N] over a
+ * 128-thread group: warp i of the group holds rows 16i .. 16i + 15 of
+ * each 64 and every column) on v, into sp; their count. */
+static int fragment_runs(const SimWarp *w, const IrStmt *s, const SimView *v, SimSpan *sp) {
+  const IrTensor *t = s->smem.reg;
+  int64_t wi = ((int64_t)w->lid * 32 - w->region.begin) / 32, esz = dtype_bytes(t->dtype);
+  int k = 0;
+  if (wi < 0 || wi >= 4) return 0;
+  for (int64_t blk = 0; blk < t->shape[0] / 64; blk++)
+    for (int64_t r = 0; r < 16; r++)
+      for (int64_t c = 0; c < t->shape[1]; c++) {
+        int64_t coords[2] = {64 * blk + 16 * wi + r, c};
+        int64_t b = element_byte(s, v, coords);
+        sp[k++] = (SimSpan){b, b + esz};
+      }
+  return k;
+}
+
 /* The footprint of warp w's part of s on v, merged runs; false when the
  * register tensor's layout gives none. */
 static bool footprint(const SimWarp *w, const IrStmt *s, const SimView *v, SimSpan **out, int *n) {
   const IrTensor *t = s->smem.reg;
-  if (t->layout != LAYOUT_SPATIAL || !t->reg) return false;
+  bool fragment = t->layout == LAYOUT_WGMMA_ACC && t->rank == 2 && t->nthreads == 128;
+  if (!fragment && (t->layout != LAYOUT_SPATIAL || !t->reg)) return false;
   const IrRegLayout *L = t->reg;
-  int64_t esz = dtype_bytes(t->dtype), cap = 32 * L->nslots;
+  int64_t esz = dtype_bytes(t->dtype);
+  int64_t cap = fragment ? t->shape[0] / 4 * t->shape[1] : 32 * L->nslots;
   SimSpan *sp = sim_zalloc((size_t)cap + 1, sizeof *sp);
-  int k = 0;
-  for (int lane = 0; lane < 32; lane++) {
+  int k = fragment ? fragment_runs(w, s, v, sp) : 0;
+  for (int lane = 0; lane < 32 && !fragment; lane++) {
     int64_t thread = (int64_t)w->lid * 32 + lane, tid = thread - w->region.begin;
     if (thread < w->region.begin || thread >= w->region.end || tid >= L->nthreads) continue;
     if (s->kind == S_STORE_SHARED && !first_replica(L, tid)) continue;
