@@ -334,14 +334,14 @@ static int64_t blocks_per_sm(const IrKernel *k, int64_t high) {
  * an SM holds (blocks_per_sm); if so they are (their bodies replaced). */
 static bool stage_by(Arena *ar, IrKernel *k, Stager *st, int n, int64_t chunk) {
   int64_t rows = st[0].body->items[st[0].at]->gmem.reg->shape[0];
+  DType dt = st[0].body->items[st[0].at]->gmem.reg->dtype;
   for (int i = 0; i < n; i++) {
     const IrTensor *x = st[i].body->items[st[i].at]->gmem.reg;
-    if (x->shape[1] % chunk || x->shape[0] != rows) return false;
+    if (x->shape[1] % chunk || x->shape[0] != rows || x->dtype != dt) return false;
   }
   int64_t before = ir_smem_high(k);
   int ntensors = k->ntensors;
   int64_t shape[3] = {n, rows, chunk};
-  DType dt = st[0].body->items[st[0].at]->gmem.reg->dtype;
   IrTensor *tile = ir_new_tensor(ar, k, "stage", MS_SHARED, dt, 3, shape, k->span);
   tile->layout = LAYOUT_SWIZZLED;
   tile->swizzle_bytes = tile->own_swizzle = (int)(chunk * dtype_bytes(dt));
