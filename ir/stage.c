@@ -198,10 +198,10 @@ static void stage_kernel(Arena *ar, IrKernel *k) {
 
 /* ------------------------------------- WGMMA fragments, warp group by warp group
  *
- * A warp group's store_global of a 16-bit WGMMA fragment ([64, N], as the
+ * A warp group's store_global of a 16-bit WGMMA fragment ([64k, N], as the
  * seed's V5 stores each consumer's half) has the same 4-byte pairs. Its
  * stage buffers are not dead at the store (the other groups, or a TMA the
- * group issued ahead, may still use them), so each group gets a [64, c]
+ * group issued ahead, may still use them), so each group gets a [64k, c]
  * tile of its own in new shared memory and stages the fragment c columns
  * at a time:
  *
@@ -219,8 +219,9 @@ static void stage_kernel(Arena *ar, IrKernel *k) {
  * and lives the whole kernel. c is 64, or 32 where 64 would cost a block
  * per SM; the rewrite is kept only when no shared tensor is ever freed (a
  * freed tensor's bytes could go to t while another group still runs over
- * them) and the blocks an SM holds by shared memory stay as many. H200:
- * the seed's V5 1.03-1.10x of Tilus on the same file, V1 1.10x at 4096^3. */
+ * them) and the blocks an SM holds stay as many (blocks_per_sm). H200: the
+ * seed's V5 1.03-1.10x of Tilus on the same file, V1 and V3 1.10x and
+ * 1.15x at 4096^3. */
 
 /* Columns staged at a time: 128-byte rows, or 64-byte ones where a
  * 128-byte tile would cost the kernel a block per SM. */
@@ -307,6 +308,7 @@ static IrBlock stage_group(Arena *ar, IrKernel *k, const IrBlock *body, int at, 
 enum {
   SM_SMEM = 228 * 1024,  /* shared memory of an SM (sm_90) */
   BLOCK_RESERVED = 1024, /* and what each block takes of it beside its own */
+  BASE_SLACK = 1024,     /* the planner's room to align a swizzled base (smem.c) */
   SM_REGS = 65536,       /* 32-bit registers of an SM */
   SM_THREADS = 2048,
 };
@@ -324,7 +326,7 @@ static int64_t blocks_per_sm(const IrKernel *k, int64_t high) {
       if (regs > acc) acc = regs;
     }
   }
-  int64_t by_smem = SM_SMEM / (high + 1024 + BLOCK_RESERVED);
+  int64_t by_smem = SM_SMEM / (high + BASE_SLACK + BLOCK_RESERVED);
   int64_t by_regs = SM_REGS / (threads * acc), by_threads = SM_THREADS / threads;
   int64_t n = by_smem < by_regs ? by_smem : by_regs;
   return n < by_threads ? n : by_threads;
@@ -348,7 +350,7 @@ static bool stage_by(Arena *ar, IrKernel *k, Stager *st, int n, int64_t chunk) {
   for (int i = 0; i < n; i++)
     st[i].staged = stage_group(ar, k, st[i].body, st[i].at, tile, i, chunk);
   int64_t after = ir_smem_high(k);
-  if (after + 1024 > TLS_SMEM_LIMIT || blocks_per_sm(k, after) != blocks_per_sm(k, before)) {
+  if (after + BASE_SLACK > TLS_SMEM_LIMIT || blocks_per_sm(k, after) != blocks_per_sm(k, before)) {
     k->ntensors = ntensors; /* as written */
     return false;
   }
