@@ -121,6 +121,19 @@ static IrStmt *smem_copy(Arena *ar, SKind kind, Span sp, IrTensor *shared, IrTen
   return s;
 }
 
+/* A new register tensor of x's name, dtype and threads with shape
+ * [rank], made at sp, in the default layout: 16-byte vectors a thread,
+ * the rows a warp covers whole. */
+static IrTensor *vector_tile(Arena *ar, IrKernel *k, const IrTensor *x, int rank,
+                             const int64_t *shape, Span sp) {
+  IrTensor *r = ir_new_tensor(ar, k, x->name, MS_REGISTER, x->dtype, rank, shape, sp);
+  r->nthreads = x->nthreads;
+  r->layout = LAYOUT_SPATIAL;
+  r->reg = ir_reglayout_default(ar, rank, shape, x->nthreads > 0 ? x->nthreads : 1,
+                                16 / dtype_bytes(x->dtype));
+  return r;
+}
+
 /* The statements that stage store s through a new shared tile, appended
  * to out; s stores the loaded tile instead. */
 static void stage(Arena *ar, IrKernel *k, IrStmt *s, bool copies, IrBlock *out) {
@@ -128,11 +141,7 @@ static void stage(Arena *ar, IrKernel *k, IrStmt *s, bool copies, IrBlock *out) 
   Span sp = s->span;
   IrTensor *tile = ir_new_tensor(ar, k, x->name, MS_SHARED, x->dtype, x->rank, x->shape, sp);
   tile->layout = LAYOUT_ROW_MAJOR;
-  IrTensor *r = ir_new_tensor(ar, k, x->name, MS_REGISTER, x->dtype, x->rank, x->shape, sp);
-  r->nthreads = x->nthreads;
-  r->layout = LAYOUT_SPATIAL;
-  r->reg = ir_reglayout_default(ar, x->rank, x->shape, x->nthreads > 0 ? x->nthreads : 1,
-                                16 / dtype_bytes(x->dtype));
+  IrTensor *r = vector_tile(ar, k, x, x->rank, x->shape, sp);
   if (copies) ir_block_push(ar, out, ir_stmt_new(ar, S_CP_WAIT_ALL, sp));
   ir_block_push(ar, out, ir_stmt_new(ar, S_SYNC, sp));
   ir_block_push(ar, out, smem_copy(ar, S_STORE_SHARED, sp, tile, x));
@@ -286,10 +295,7 @@ static IrBlock stage_group(Arena *ar, IrKernel *k, const IrBlock *body, int at, 
     ir_block_push(ar, &out, cut);
     ir_block_push(ar, &out, tile_copy(ar, S_STORE_SHARED, sp, tile, gi, cut->slice.dst));
     ir_block_push(ar, &out, ir_stmt_new(ar, S_SYNC, sp));
-    IrTensor *r = ir_new_tensor(ar, k, x->name, MS_REGISTER, x->dtype, 2, shape, sp);
-    r->nthreads = x->nthreads;
-    r->layout = LAYOUT_SPATIAL;
-    r->reg = ir_reglayout_default(ar, 2, shape, x->nthreads, 16 / dtype_bytes(x->dtype));
+    IrTensor *r = vector_tile(ar, k, x, 2, shape, sp);
     ir_block_push(ar, &out, tile_copy(ar, S_LOAD_SHARED, sp, tile, gi, r));
     IrStmt *st = ir_stmt_new(ar, S_STORE_GLOBAL, sp);
     st->gmem = s->gmem;

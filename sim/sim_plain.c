@@ -16,8 +16,8 @@
  * by different warps, their footprints overlap, at least one writes, and
  * the later warp's clock (sim_order.c) does not know the earlier access.
  * A WGMMA fragment's footprint is its warp's rows (16 of each 64, every
- * column); accesses of other layouts have none and are not checked here. A copy_async (a write whose chunks per warp are not
- * followed) is checked with the whole view against the plain accesses
+ * column); accesses of other layouts have none and are not checked here.
+ * A copy_async (a write whose chunks per warp are not followed) is checked with the whole view against the plain accesses
  * remembered: the reads of a stage before the copy that refills it; a
  * WGMMA's operand likewise against the plain writes: a tile staged with
  * store_shared needs a sync() before the warp group multiplies it. A TMA
@@ -78,18 +78,14 @@ static int fragment_runs(const SimWarp *w, const IrStmt *s, const SimView *v, Si
   return k;
 }
 
-/* The footprint of warp w's part of s on v, merged runs; false when the
- * register tensor's layout gives none. */
-static bool footprint(const SimWarp *w, const IrStmt *s, const SimView *v, SimSpan **out, int *n) {
+/* The runs of warp w's part of a spread-layout tensor t on v, into sp
+ * (a store only from the first replica of each element); their count. */
+static int spread_runs(const SimWarp *w, const IrStmt *s, const SimView *v, SimSpan *sp) {
   const IrTensor *t = s->smem.reg;
-  bool fragment = t->layout == LAYOUT_WGMMA_ACC && t->rank == 2 && t->nthreads == 128;
-  if (!fragment && (t->layout != LAYOUT_SPATIAL || !t->reg)) return false;
   const IrRegLayout *L = t->reg;
   int64_t esz = dtype_bytes(t->dtype);
-  int64_t cap = fragment ? t->shape[0] / 4 * t->shape[1] : 32 * L->nslots;
-  SimSpan *sp = sim_zalloc((size_t)cap + 1, sizeof *sp);
-  int k = fragment ? fragment_runs(w, s, v, sp) : 0;
-  for (int lane = 0; lane < 32 && !fragment; lane++) {
+  int k = 0;
+  for (int lane = 0; lane < 32; lane++) {
     int64_t thread = (int64_t)w->lid * 32 + lane, tid = thread - w->region.begin;
     if (thread < w->region.begin || thread >= w->region.end || tid >= L->nthreads) continue;
     if (s->kind == S_STORE_SHARED && !first_replica(L, tid)) continue;
@@ -100,6 +96,18 @@ static bool footprint(const SimWarp *w, const IrStmt *s, const SimView *v, SimSp
       sp[k++] = (SimSpan){b, b + esz};
     }
   }
+  return k;
+}
+
+/* The footprint of warp w's part of s on v, merged runs; false when the
+ * register tensor's layout gives none. */
+static bool footprint(const SimWarp *w, const IrStmt *s, const SimView *v, SimSpan **out, int *n) {
+  const IrTensor *t = s->smem.reg;
+  bool fragment = t->layout == LAYOUT_WGMMA_ACC && t->rank == 2 && t->nthreads == 128;
+  if (!fragment && (t->layout != LAYOUT_SPATIAL || !t->reg)) return false;
+  int64_t cap = fragment ? t->shape[0] / 4 * t->shape[1] : 32 * t->reg->nslots;
+  SimSpan *sp = sim_zalloc((size_t)cap + 1, sizeof *sp);
+  int k = fragment ? fragment_runs(w, s, v, sp) : spread_runs(w, s, v, sp);
   qsort(sp, (size_t)k, sizeof *sp, by_lo);
   int m = 0;
   for (int i = 0; i < k; i++)
