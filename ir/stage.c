@@ -226,9 +226,11 @@ static void stage_kernel(Arena *ar, IrKernel *k) {
  * by nothing that touches shared memory. t is swizzled (c 16-bit columns:
  * 2c-byte rows; stmatrix and the 16-byte loads then meet no bank twice)
  * and lives the whole kernel. c is 64, or 32 where 64 would cost a block
- * per SM; the rewrite is kept only when no shared tensor is ever freed (a
- * freed tensor's bytes could go to t while another group still runs over
- * them) and the blocks an SM holds stay as many (blocks_per_sm). H200: the
+ * per SM; the rewrite is kept only when the blocks an SM holds stay as
+ * many (blocks_per_sm) and no shared tensor is freed (its bytes could go
+ * to t while another group still runs over them), but in a kernel of one
+ * warp group whose frees all come before the fragment is made: there t
+ * may lie over the freed bytes, after a barrier (frees_allow). H200: the
  * seed's V5 1.03-1.10x of Tilus on the same file, V1 and V3 1.10x and
  * 1.15x at 4096^3. */
 
@@ -276,15 +278,18 @@ static IrStmt *tile_copy(Arena *ar, SKind kind, Span sp, IrTensor *tile, int gi,
   return s;
 }
 
-/* body with store `at` staged through tile[gi], `chunk` columns at a time. */
+/* body with store `at` staged through tile[gi], `chunk` columns at a time;
+ * over_freed: the tile may lie over freed tensors, whose last readers a
+ * barrier first waits for. */
 static IrBlock stage_group(Arena *ar, IrKernel *k, const IrBlock *body, int at, IrTensor *tile,
-                           int gi, int64_t chunk) {
+                           int gi, int64_t chunk, bool over_freed) {
   const IrStmt *s = body->items[at];
   IrTensor *x = s->gmem.reg;
   Span sp = s->span;
   int64_t shape[2] = {x->shape[0], chunk}, chunks = x->shape[1] / chunk;
   IrBlock out = {0};
   for (int i = 0; i < at; i++) ir_block_push(ar, &out, body->items[i]);
+  if (over_freed) ir_block_push(ar, &out, ir_stmt_new(ar, S_SYNC, sp));
   for (int64_t j = 0; j < chunks; j++) {
     IrStmt *cut = ir_stmt_new(ar, S_SLICE, sp);
     cut->slice.src = x;
@@ -340,7 +345,7 @@ static int64_t blocks_per_sm(const IrKernel *k, int64_t high) {
 
 /* Whether k's stagers, staged `chunk` columns at a time, keep the blocks
  * an SM holds (blocks_per_sm); if so they are (their bodies replaced). */
-static bool stage_by(Arena *ar, IrKernel *k, Stager *st, int n, int64_t chunk) {
+static bool stage_by(Arena *ar, IrKernel *k, Stager *st, int n, int64_t chunk, bool freed) {
   int64_t rows = st[0].body->items[st[0].at]->gmem.reg->shape[0];
   DType dt = st[0].body->items[st[0].at]->gmem.reg->dtype;
   for (int i = 0; i < n; i++) {
@@ -354,7 +359,7 @@ static bool stage_by(Arena *ar, IrKernel *k, Stager *st, int n, int64_t chunk) {
   tile->layout = LAYOUT_SWIZZLED;
   tile->swizzle_bytes = tile->own_swizzle = (int)(chunk * dtype_bytes(dt));
   for (int i = 0; i < n; i++)
-    st[i].staged = stage_group(ar, k, st[i].body, st[i].at, tile, i, chunk);
+    st[i].staged = stage_group(ar, k, st[i].body, st[i].at, tile, i, chunk, freed);
   int64_t after = ir_smem_high(k);
   if (after + BASE_SLACK > TLS_SMEM_LIMIT || blocks_per_sm(k, after) != blocks_per_sm(k, before)) {
     k->ntensors = ntensors; /* as written */
@@ -364,14 +369,31 @@ static bool stage_by(Arena *ar, IrKernel *k, Stager *st, int n, int64_t chunk) {
   return true;
 }
 
+/* Whether the stagers may take bytes that free_shared() gave back: none
+ * is freed, or the one stager is the kernel's body and every free came
+ * before the stored fragment was made. Its threads have then all passed
+ * the frees when they reach the store (a barrier there ends the freed
+ * tensors' last reads); in a kernel of several groups another group may
+ * still be short of them. *freed: whether any tensor is freed. */
+static bool frees_allow(const IrKernel *k, const Stager *st, int n, bool *freed) {
+  const IrTensor *x = st[0].body->items[st[0].at]->gmem.reg;
+  *freed = false;
+  for (int i = 0; i < k->ntensors; i++) {
+    const IrTensor *t = k->tensors[i];
+    if (t->space != MS_SHARED || !t->freed_at.line) continue;
+    *freed = true;
+    if (n != 1 || st[0].body != &k->body || t->freed_before > x->id) return false;
+  }
+  return true;
+}
+
 static void stage_groups(Arena *ar, IrKernel *k) {
   Stager st[IR_MAX_NAMED_BARRIERS + 1];
   int n = stagers(k, st);
-  if (!n) return;
-  for (int i = 0; i < k->ntensors; i++)
-    if (k->tensors[i]->space == MS_SHARED && k->tensors[i]->freed_at.line) return;
+  bool freed;
+  if (!n || !frees_allow(k, st, n, &freed)) return;
   for (size_t c = 0; c < sizeof chunk_widths / sizeof *chunk_widths; c++)
-    if (stage_by(ar, k, st, n, chunk_widths[c])) return;
+    if (stage_by(ar, k, st, n, chunk_widths[c], freed)) return;
 }
 
 void ir_stage_stores(IrModule *m) {
