@@ -701,9 +701,24 @@ static void alignment_of(Emitter *e, const IrBlock *b, Val *pred) {
   }
 }
 
+/* Whether b (inside `loops` run-time loops) has an access that the body's
+ * versioning is for: a copy or a load, or a store in a loop. A store
+ * outside loops (an epilogue's) tests its own alignment at no cost worth
+ * a second copy of the kernel's main loop. */
+static bool versioning_pays(const IrBlock *b, int loops) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    if (s->kind == S_CP_ASYNC || (spread_access(s) && (loops || s->kind == S_LOAD_GLOBAL)))
+      return true;
+    int inner = loops + (s->kind == S_FOR);
+    if (versioning_pays(&s->body, inner) || versioning_pays(&s->orelse, inner)) return true;
+  }
+  return false;
+}
+
 Val emit_spread_alignment(Emitter *e) {
   Val p = {.s = "", .type = DT_BOOL};
-  alignment_of(e, &e->k->body, &p);
+  if (versioning_pays(&e->k->body, 0)) alignment_of(e, &e->k->body, &p);
   return p;
 }
 

@@ -5,8 +5,9 @@
 # inside run unpredicated: under a predicate ptxas would compute the copies'
 # tensor-map addresses in every warp and move them to uniform registers on
 # each trip. A body of arrives alone stays predicated (ptx_v5_shape). The
-# last two branches are the epilogue's: to the copy of the fragment's
-# stores for odd row lengths or column offsets, and over it.
+# last eight branches are the epilogue's: the staged store of
+# each 64-column chunk picks its 16-byte vectors or, for a misaligned row,
+# its elements (a branch to that copy, and one over it).
 set -eu
 grep -E 'elect[.]sync|bra([.]uni)? [$]L|mbarrier[.]arrive|cp[.]async[.]bulk[.]tensor' "$1" |
   sed -E 's/%(p|r|v|tmap)[0-9]+/%\1N/g; s/[$]L[0-9]+/$LN/g; s/^[[:space:]]+//' |
