@@ -1,6 +1,7 @@
 /* launch.c: tls_launch: prepare (prepare.c, which also picks the entry that
  * runs: the launched one or a specialised sibling), the workspaces (one
- * buffer per entry, kept and grown; the clean part zeroed on the stream),
+ * buffer per entry, kept and grown; the clean part zeroed once, on the
+ * stream, and kept zeros by the kernels),
  * encode the tensor maps (each remembered with its inputs, so repeated
  * launches on the same buffers skip cuTensorMapEncodeTiled), and
  * cuLaunchKernel with the user arguments, the workspaces' addresses, then
@@ -45,8 +46,12 @@ static tls_status tmap_for(tls_kernel *k, int t, const tls_tmap_params *tp,
 /* The entry's workspace buffer holds plan->workspace_bytes: kept from
  * earlier launches, or allocated (a power of two, at least 256 bytes; the
  * exact size when that fails) after freeing the smaller one once the
- * launches that may still use it are done. Then each workspace's address,
- * and the clean ones zeroed on the stream before the kernel. */
+ * launches that may still use it are done. Then each workspace's address.
+ * The clean ones (the buffer's first bytes) are zeros as Tilus makes them:
+ * cleared once, on the stream, when their bytes are not known to be zeros
+ * yet, and left zeros by every kernel, whose contract that is (`tlsc
+ * --verify` checks the semaphores); a launch's other workspaces may dirty
+ * the bytes after its clean ones. */
 static tls_status workspaces_for(tls_kernel *k, const tls_launch_plan *plan, CUstream stream,
                                  uint64_t *addr) {
   tls_context *ctx = k->mod->ctx;
@@ -75,13 +80,17 @@ static tls_status workspaces_for(tls_kernel *k, const tls_launch_plan *plan, CUs
     }
     k->ws_buffer = p;
     k->ws_capacity = cap;
+    k->ws_zeros = 0;
   }
   for (int w = 0; w < k->nws; w++) addr[w] = need ? k->ws_buffer + plan->workspaces[w].offset : 0;
-  if (plan->workspace_clean_bytes) {
-    CUresult r =
-        ctx->api.cuMemsetD8Async(k->ws_buffer, 0, (size_t)plan->workspace_clean_bytes, stream);
+  uint64_t clean = plan->workspace_clean_bytes;
+  if (clean > k->ws_zeros) {
+    CUresult r = ctx->api.cuMemsetD8Async(k->ws_buffer + k->ws_zeros, 0,
+                                          (size_t)(clean - k->ws_zeros), stream);
     if (r) return rt_cuda_error(ctx, r, "cuMemsetD8Async (zeroing the clean workspaces)");
+    k->ws_zeros = clean;
   }
+  if (need > clean) k->ws_zeros = clean; /* the others follow the clean ones */
   return TLS_OK;
 }
 
@@ -89,7 +98,7 @@ void rt_free_workspaces(tls_module *mod) {
   for (int i = 0; i < mod->nkernels; i++) {
     tls_kernel *k = &mod->kernels[i];
     if (k->ws_buffer && mod->ctx->online) mod->ctx->api.cuMemFree(k->ws_buffer);
-    k->ws_buffer = k->ws_capacity = 0;
+    k->ws_buffer = k->ws_capacity = k->ws_zeros = 0;
   }
 }
 

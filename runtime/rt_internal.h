@@ -172,8 +172,10 @@ struct tls_kernel {
   Divisor *divs;
   int nws; /* hidden parameters, in PTX order after the divisors' */
   Workspace *ws;
-  /* launch.c: the device buffer the workspaces live in (0 = none yet) */
-  uint64_t ws_buffer, ws_capacity;
+  /* launch.c: the device buffer the workspaces live in (0 = none yet),
+   * and how many of its first bytes are zeros: zeroed by the runtime and
+   * kept so by each launch for its clean workspaces (Tilus's contract) */
+  uint64_t ws_buffer, ws_capacity, ws_zeros;
 };
 
 /* At most this many CUmodules a module: the parts of a bundle. */

@@ -247,7 +247,7 @@ typedef struct tls_tmap_params {
 typedef struct tls_workspace_plan {
   uint64_t bytes;  /* the product of its dims times the element size */
   uint64_t offset; /* in the entry's workspace buffer, a multiple of 256 */
-  int clean;       /* 1: zeroed on the launch's stream before the kernel */
+  int clean;       /* 1: zeros at the launch (the kernel leaves them so) */
 } tls_workspace_plan;
 
 /* A validated launch: everything but the driver calls. */
@@ -293,8 +293,10 @@ tls_status tls_prepare_launch(const tls_kernel *k, const tls_arg *args, int narg
  * An entry with workspaces (docs/format.md, `workspace`) gets them in one
  * device buffer that the entry keeps from launch to launch, grown (after
  * cuCtxSynchronize, the old one freed) when a launch needs more, and freed
- * with the module. Its clean workspaces are zeroed with cuMemsetD8Async on
- * `stream` before each launch. Launches of one entry share the buffer: two
+ * with the module. Its clean workspaces are zeros at each launch: zeroed
+ * with cuMemsetD8Async on `stream` when their bytes are not known to be
+ * zeros (a new buffer, or bytes an unclean workspace used before), and
+ * left zeros by the kernel, as Tilus asks of its kernels. Launches of one entry share the buffer: two
  * of them running at once on different streams race on it, as Tilus's
  * per-device workspace does. A buffer that cannot be allocated refuses the
  * launch (TLS_ERR_NOMEM) before any kernel runs. */

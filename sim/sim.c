@@ -172,6 +172,28 @@ void sim_sem_name(const Sim *S, int64_t addr, char *buf, size_t size) {
   snprintf(buf, size, "%s '%s' + %" PRId64 " bytes", what, name, off);
 }
 
+/* A clean workspace is zeros at a launch because the launch before left
+ * it so (Tilus's contract, on which libtlsrt zeroes it only once): with the
+ * whole grid run, every semaphore in one must end at 0. False after a
+ * report. */
+static bool clean_check(Sim *S) {
+  const IrKernel *k = S->k;
+  for (int i = 0; S->grid && i < S->nsems; i++) {
+    int w = (int)((S->sem_addr[i] >> 32) - 1) - (k->nparams - k->nws);
+    if (S->sem_val[i] == 0 || w < 0 || w >= k->nws || !k->ws[w].clean) continue;
+    char name[160];
+    sim_sem_name(S, S->sem_addr[i], name, sizeof name);
+    diag_error(S->d, k->ws[w].tensor->span,
+               "the kernel ends with the semaphore at %s holding %" PRId64
+               ": a requires_clean=True workspace must be all zeros when the kernel ends "
+               "(the next launch finds it as this one leaves it): release it back to 0",
+               name, S->sem_val[i]);
+    S->failed = true;
+    return false;
+  }
+  return true;
+}
+
 /* Whether the kernel waits on semaphores (anywhere in its body). */
 static bool uses_semaphores(const IrBlock *b) {
   for (int i = 0; i < b->len; i++) {
@@ -309,7 +331,7 @@ static bool run_block(Sim *S, int64_t block) {
     }
     if (S->failed) break;
     if (all_exited) {
-      if (sim_end_checks(S)) sim_cover_check(S);
+      if (sim_end_checks(S) && sim_cover_check(S)) clean_check(S);
       break;
     }
     if (!moved) {
