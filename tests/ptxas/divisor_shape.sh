@@ -6,7 +6,8 @@
 # mul.hi.u32 per division (the compiler's own strength reduction by
 # constants uses the same instruction), a hidden `param __divN u64 divisor`
 # per distinct divisor and its `divisor` line, the multipliers unpacked once
-# at the kernel's start.
+# at the kernel's start. The body is emitted twice (its staged result
+# stores, in the tile loop, rest on run-time alignment): 24 mul.hi, 12 a copy.
 f=$1
 count() { grep -cE "$1" "$f"; }
 echo "div/rem: $(count '(div|rem)\.[su](32|64) ')"
