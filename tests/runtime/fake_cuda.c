@@ -1,0 +1,130 @@
+/* fake_cuda.c: a stand-in for libcuda.so.1 (TLSC_CUDA_LIB names it) that
+ * runs libtlsrt's launch path on a machine without a GPU. One device
+ * (sm_90, 132 SMs, 227 KB of shared memory a block), every call
+ * succeeds, nothing runs; the calls whose order and arguments a test
+ * checks are appended to fake_cuda_log as lines:
+ *
+ *   alloc BYTES -> ADDR        cuMemAlloc
+ *   free ADDR                  cuMemFree
+ *   memset ADDR BYTES          cuMemsetD8Async (the value is always 0 here)
+ *   launch GRIDxBLOCK          cuLaunchKernel / cuLaunchKernelEx
+ *
+ * Addresses are 2^32 apart, from 2^32 on, so a line names its buffer. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+char fake_cuda_log[1 << 16];
+size_t fake_cuda_log_len;
+static CUdeviceptr next_addr = 1ull << 32;
+
+static void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  size_t room = sizeof fake_cuda_log - fake_cuda_log_len;
+  int n = vsnprintf(fake_cuda_log + fake_cuda_log_len, room, fmt, ap);
+  va_end(ap);
+  if (n > 0) fake_cuda_log_len += (size_t)n < room ? (size_t)n : room - 1;
+}
+
+void fake_cuda_log_clear(void) { fake_cuda_log_len = 0, fake_cuda_log[0] = 0; }
+
+static int handle; /* what the opaque handles point at */
+
+CUresult cuInit(unsigned flags) { return (int)flags * 0; }
+CUresult cuDeviceGetCount(int *n) { return *n = 1, 0; }
+CUresult cuDeviceGet(int *dev, int ordinal) { return *dev = ordinal, 0; }
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+  (void)dev;
+  switch (attr) {
+  case 75:
+    *v = 9;
+    break; /* compute capability major */
+  case 76:
+    *v = 0;
+    break; /* minor */
+  case 97:
+    *v = 232448;
+    break; /* opt-in shared memory a block */
+  case 16:
+    *v = 132;
+    break; /* multiprocessors */
+  default:
+    *v = 0;
+    break;
+  }
+  return 0;
+}
+CUresult cuDeviceGetName(char *name, int len, int dev) {
+  (void)dev;
+  snprintf(name, (size_t)len, "fake sm_90");
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { return (void)dev, *ctx = &handle, 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return (void)dev, 0; }
+CUresult cuCtxSetCurrent(void *ctx) { return (void)ctx, 0; }
+CUresult cuCtxGetCurrent(void **ctx) { return *ctx = &handle, 0; }
+CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuModuleLoadData(void **mod, const void *image) { return (void)image, *mod = &handle, 0; }
+CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals) {
+  (void)n, (void)opts, (void)vals;
+  return cuModuleLoadData(mod, image);
+}
+CUresult cuModuleUnload(void *mod) { return (void)mod, 0; }
+CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
+  (void)mod, (void)name;
+  return *fn = &handle, 0;
+}
+CUresult cuFuncSetAttribute(void *fn, int attr, int v) { return (void)fn, (void)attr, (void)v, 0; }
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, void *stream, void **params, void **extra) {
+  (void)fn, (void)by, (void)bz, (void)smem, (void)stream, (void)params, (void)extra;
+  say("launch %ux%ux%ux%u\n", gx, gy, gz, bx);
+  return 0;
+}
+CUresult cuTensorMapEncodeTiled(void *map, int dt, uint32_t rank, void *addr, const uint64_t *dims,
+                                const uint64_t *strides, const uint32_t *box,
+                                const uint32_t *estrides, int il, int sw, int l2, int oob) {
+  (void)dt, (void)rank, (void)addr, (void)dims, (void)strides, (void)box, (void)estrides;
+  (void)il, (void)sw, (void)l2, (void)oob;
+  memset(map, 0, 128);
+  return 0;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  *p = next_addr;
+  next_addr += 1ull << 32;
+  say("alloc %zu -> %llu\n", bytes, *p);
+  return 0;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  say("free %llu\n", p);
+  return 0;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) {
+  return (void)d, (void)h, (void)n, 0;
+}
+CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { return memset(h, 0, n), (void)d, 0; }
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+  return (void)d, (void)v, (void)n, 0;
+}
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *stream) {
+  (void)v, (void)stream;
+  say("memset %llu %zu\n", d, n);
+  return 0;
+}
+CUresult cuStreamCreate(void **s, unsigned flags) { return (void)flags, *s = &handle, 0; }
+CUresult cuStreamDestroy_v2(void *s) { return (void)s, 0; }
+CUresult cuStreamSynchronize(void *s) { return (void)s, 0; }
+CUresult cuEventCreate(void **e, unsigned flags) { return (void)flags, *e = &handle, 0; }
+CUresult cuEventDestroy_v2(void *e) { return (void)e, 0; }
+CUresult cuEventRecord(void *e, void *s) { return (void)e, (void)s, 0; }
+CUresult cuEventSynchronize(void *e) { return (void)e, 0; }
+CUresult cuEventElapsedTime(float *ms, void *a, void *b) { return (void)a, (void)b, *ms = 1.0f, 0; }
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned f) { return (void)s, (void)e, (void)f, 0; }
+CUresult cuGetErrorName(CUresult r, const char **s) { return (void)r, *s = "CUDA_ERROR_FAKE", 0; }
+CUresult cuGetErrorString(CUresult r, const char **s) { return (void)r, *s = "fake error", 0; }

@@ -1,0 +1,104 @@
+/* test_fake_launch.c: libtlsrt's launch path against tests/runtime/
+ * fake_cuda.c, a driver that records what it is asked to do: clean
+ * workspaces are zeroed once, as Tilus keeps them, not before every
+ * launch. The bytes zeroed are those not known to be zeros: all the clean
+ * part of a new buffer, none on a launch that finds them zeros, and again
+ * those that an unclean workspace of an earlier launch used. Usage:
+ * test_fake_launch FAKE_LIB (the fake driver's path). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/tlsrt.h"
+#include "tests/unit.h"
+
+/* Entry K: a i32, b i64, p ptr f32, then __ws0 (int32 [cdiv(a, 64), b],
+ * clean) and __ws1 (float32 [2a], not clean): __ws1 follows __ws0. */
+static const char file[] =
+    "//@tls version 1\n//@tls entry K script=K block=32 smem=0\n//@tls config\n"
+    "//@tls param a i32\n//@tls param b i64\n//@tls param p ptr f32\n"
+    "//@tls param __ws0 ptr i32 workspace\n//@tls param __ws1 ptr f32 workspace\n"
+    "//@tls grid a 1 1\n//@tls workspace __ws0 dtype=i32 dims=(a+63)/64,b clean=1\n"
+    "//@tls workspace __ws1 dtype=f32 dims=a*2 clean=0\n//@tls end\n"
+    ".version 8.0\n.target sm_90a\n.visible .entry K(.param .u32 K_param_a, .param .u64 "
+    "K_param_b, .param .u64 K_param_p, .param .u64 K_param___ws0, .param .u64 "
+    "K_param___ws1)\n{\nret;\n}\n";
+
+static char *fake_log;
+static size_t *fake_log_len;
+static void (*fake_log_clear)(void);
+static unsigned long long base; /* the workspace buffer's address */
+
+/* Launches K with (a, b) and checks what the driver was asked: an
+ * allocation of at least the plan's bytes when `grows`, then a memset of
+ * bytes [from, to) of the buffer (none when from == to), then the launch. */
+static void launch(const tls_kernel *k, int a, long long b, int grows, unsigned long long from,
+                   unsigned long long to) {
+  tls_arg args[3] = {tls_i32(a), tls_i64(b), tls_ptr(0x10000)};
+  tls_launch_plan plan;
+  fake_log_clear();
+  CHECK(tls_prepare_launch(k, args, 3, &plan) == TLS_OK, "plan (%d, %lld)", a, b);
+  tls_status st = tls_launch(k, args, 3, NULL);
+  CHECK(st == TLS_OK, "launch (%d, %lld): %s", a, b, tls_error_string(st));
+  const char *log = fake_log, *at = strstr(log, "alloc ");
+  unsigned long long bytes = 0;
+  CHECK(!at == !grows, "(%d, %lld): %s buffer expected, the driver saw:\n%s", a, b,
+        grows ? "a new" : "no new", log);
+  if (at && sscanf(at, "alloc %llu -> %llu", &bytes, &base) == 2)
+    CHECK(bytes >= plan.workspace_bytes, "buffer of %llu bytes for %llu", bytes,
+          (unsigned long long)plan.workspace_bytes);
+  char want[128];
+  if (from < to) {
+    snprintf(want, sizeof want, "memset %llu %llu\nlaunch", base + from, to - from);
+    CHECK(strstr(log, want) != NULL, "(%d, %lld): want '%s', the driver saw:\n%s", a, b, want, log);
+  } else {
+    CHECK(!strstr(log, "memset"), "(%d, %lld): no memset wanted, the driver saw:\n%s", a, b, log);
+  }
+  CHECK(strstr(log, "launch ") != NULL, "(%d, %lld): no launch", a, b);
+}
+
+static unsigned long long clean_bytes(const tls_kernel *k, int a, long long b) {
+  tls_arg args[3] = {tls_i32(a), tls_i64(b), tls_ptr(0x10000)};
+  tls_launch_plan plan;
+  if (tls_prepare_launch(k, args, 3, &plan) != TLS_OK) return 0;
+  return plan.workspace_clean_bytes;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: test_fake_launch FAKE_LIB\n");
+    return 2;
+  }
+  setenv("TLSC_CUDA_LIB", argv[1], 1);
+  setenv("TLSC_COMPILE", "jit", 1);
+  tls_context *ctx = NULL;
+  tls_status st = tls_init(0, &ctx);
+  CHECK(st == TLS_OK, "tls_init with the fake driver: %s", ctx ? tls_last_error(ctx) : "?");
+  void *lib = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
+  fake_log = lib ? dlsym(lib, "fake_cuda_log") : NULL;
+  fake_log_len = lib ? dlsym(lib, "fake_cuda_log_len") : NULL;
+  *(void **)&fake_log_clear = lib ? dlsym(lib, "fake_cuda_log_clear") : NULL;
+  CHECK(fake_log && fake_log_len && fake_log_clear, "the fake driver's log");
+  if (st != TLS_OK || !fake_log || !fake_log_clear) {
+    printf("%d checks, %d failures\n", checks, failures);
+    return 1;
+  }
+  tls_module *mod = NULL;
+  st = tls_module_load_string(ctx, file, "ws", &mod);
+  CHECK(st == TLS_OK, "load: %s", tls_last_error(ctx));
+  const tls_kernel *k = mod ? tls_kernel_find(mod, "K") : NULL;
+  if (k) {
+    unsigned long long big = clean_bytes(k, 4096, 64), small = clean_bytes(k, 64, 1);
+    CHECK(big == 16384 && small > 0 && small < big, "clean bytes %llu and %llu", big, small);
+    launch(k, 4096, 64, 1, 0, big);     /* a new buffer: its clean part zeroed */
+    launch(k, 4096, 64, 0, 0, 0);       /* the kernel left it zeros: nothing */
+    launch(k, 64, 1, 0, 0, 0);          /* fewer clean bytes, all zeros; __ws1 follows them */
+    launch(k, 4096, 64, 0, small, big); /* the bytes __ws1 dirtied, again */
+    launch(k, 8192, 64, 1, 0, clean_bytes(k, 8192, 64)); /* grown: a new buffer */
+  }
+  tls_module_free(mod);
+  tls_context_free(ctx);
+  printf("%d checks, %d failures\n", checks, failures);
+  return failures != 0;
+}
