@@ -226,9 +226,9 @@ static void stage_kernel(Arena *ar, IrKernel *k) {
  * by nothing that touches shared memory; or, where the body ends with a
  * run-time loop (a persistent kernel's tile loop), that of the loop's
  * body, with the barrier after the last chunk too: the next trip writes t
- * again (the persistent V5 and V6 1.04-1.16x faster). t is swizzled (c 16-bit columns:
- * 2c-byte rows; stmatrix and the 16-byte loads then meet no bank twice)
- * and lives the whole kernel. c is 64, or 32 where 64 would cost a block
+ * again (the persistent V5 and V6 1.04-1.16x faster). t is swizzled (c
+ * 16-bit columns: 2c-byte rows; stmatrix and the 16-byte loads then meet
+ * no bank twice) and lives the whole kernel. c is 64, or 32 where 64 would cost a block
  * per SM; the rewrite is kept only when the blocks an SM holds stay as
  * many (blocks_per_sm) and no shared tensor is freed (its bytes could go
  * to t while another group still runs over them), but in a kernel of one
