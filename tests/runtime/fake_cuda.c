@@ -8,6 +8,7 @@
  *   free ADDR                  cuMemFree
  *   memset ADDR BYTES          cuMemsetD8Async (the value is always 0 here)
  *   launch GRIDxBLOCK          cuLaunchKernel / cuLaunchKernelEx
+ *   encode ADDR DIM0xDIM1...   cuTensorMapEncodeTiled
  *
  * Addresses are 2^32 apart, from 2^32 on, so a line names its buffer. */
 #include <stdarg.h>
@@ -90,8 +91,10 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 CUresult cuTensorMapEncodeTiled(void *map, int dt, uint32_t rank, void *addr, const uint64_t *dims,
                                 const uint64_t *strides, const uint32_t *box,
                                 const uint32_t *estrides, int il, int sw, int l2, int oob) {
-  (void)dt, (void)rank, (void)addr, (void)dims, (void)strides, (void)box, (void)estrides;
-  (void)il, (void)sw, (void)l2, (void)oob;
+  (void)dt, (void)strides, (void)box, (void)estrides, (void)il, (void)sw, (void)l2, (void)oob;
+  say("encode %llu", (unsigned long long)(uintptr_t)addr);
+  for (uint32_t d = 0; d < rank; d++) say("%c%llu", d ? 'x' : ' ', (unsigned long long)dims[d]);
+  say("\n");
   memset(map, 0, 128);
   return 0;
 }

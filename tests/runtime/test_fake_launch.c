@@ -3,7 +3,8 @@
  * workspaces are zeroed once, as Tilus keeps them, not before every
  * launch. The bytes zeroed are those not known to be zeros: all the clean
  * part of a new buffer, none on a launch that finds them zeros, and again
- * those that an unclean workspace of an earlier launch used. Usage:
+ * those that an unclean workspace of an earlier launch used. Tensor maps
+ * are encoded once for the same inputs. Usage:
  * test_fake_launch FAKE_LIB (the fake driver's path). */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -65,6 +66,47 @@ static unsigned long long clean_bytes(const tls_kernel *k, int a, long long b) {
   return plan.workspace_clean_bytes;
 }
 
+/* Entry M: m i32, p ptr f16 and a tensor map over p, [m, 64]. */
+static const char mapped[] =
+    "//@tls version 1\n//@tls entry M script=M block=128 smem=0\n//@tls config\n"
+    "//@tls param m i32\n//@tls param p ptr f16\n//@tls grid 1 1 1\n"
+    "//@tls tmap 0 ptr=p dtype=f16 rank=2 dims=64,m strides=128 box=64,64 swizzle=128\n"
+    "//@tls end\n.version 8.0\n.target sm_90a\n"
+    ".visible .entry M(.param .u32 M_param_m, .param .u64 M_param_p,\n"
+    "  .param .align 64 .b8 M_tmap0[128])\n{\nret;\n}\n";
+
+/* Launches M with (m, p); whether the driver encoded the map, and with
+ * the dims `dims` ("64x256"). */
+static void launch_mapped(const tls_kernel *k, int m, unsigned long long p, const char *dims) {
+  tls_arg args[2] = {tls_i32(m), tls_ptr(p)};
+  fake_log_clear();
+  tls_status st = tls_launch(k, args, 2, NULL);
+  CHECK(st == TLS_OK, "launch (%d, %llu): %s", m, p, tls_error_string(st));
+  char want[96];
+  snprintf(want, sizeof want, "encode %llu %s\nlaunch", p, dims ? dims : "");
+  if (dims)
+    CHECK(strstr(fake_log, want) != NULL, "(%d, %llu): want '%s', the driver saw:\n%s", m, p, want,
+          fake_log);
+  else
+    CHECK(!strstr(fake_log, "encode"), "(%d, %llu): the map encoded again:\n%s", m, p, fake_log);
+}
+
+/* Tensor maps are encoded once for the same inputs: again for another
+ * pointer or shape, and back from the cache for inputs seen before. */
+static void test_maps(tls_context *ctx) {
+  tls_module *mod = NULL;
+  tls_status st = tls_module_load_string(ctx, mapped, "maps", &mod);
+  CHECK(st == TLS_OK, "load: %s", tls_last_error(ctx));
+  const tls_kernel *k = mod ? tls_kernel_find(mod, "M") : NULL;
+  if (k) {
+    launch_mapped(k, 256, 0x100000, "64x256");
+    launch_mapped(k, 256, 0x100000, NULL);
+    launch_mapped(k, 256, 0x200000, "64x256");
+    launch_mapped(k, 512, 0x200000, "64x512");
+  }
+  tls_module_free(mod);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_fake_launch FAKE_LIB\n");
@@ -98,6 +140,7 @@ int main(int argc, char **argv) {
     launch(k, 8192, 64, 1, 0, clean_bytes(k, 8192, 64)); /* grown: a new buffer */
   }
   tls_module_free(mod);
+  test_maps(ctx);
   tls_context_free(ctx);
   printf("%d checks, %d failures\n", checks, failures);
   return failures != 0;
