@@ -176,7 +176,7 @@ int tls_kernel_param_tmap(const tls_kernel *k, int i);
 /* Its global_tensor() workspaces (docs/format.md, `workspace`), which
  * tls_launch allocates: "__ws0 i32 dims=(m+15)/16 clean=1" (the hidden
  * parameter, the element type, the dims over the parameters, whether it is
- * zeroed at each launch); NULL out of range. */
+ * zeros at each launch: clean); NULL out of range. */
 int tls_kernel_num_workspaces(const tls_kernel *k);
 const char *tls_kernel_workspace(const tls_kernel *k, int i);
 
