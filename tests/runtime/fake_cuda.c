@@ -7,7 +7,9 @@
  *   alloc BYTES -> ADDR        cuMemAlloc
  *   free ADDR                  cuMemFree
  *   memset ADDR BYTES          cuMemsetD8Async (the value is always 0 here)
- *   launch GRIDxBLOCK          cuLaunchKernel / cuLaunchKernelEx
+ *   launch GXxGYxGZxBLOCK      cuLaunchKernel
+ *   launch GXxGYxGZxBLOCK cluster CXxCYxCZ   cuLaunchKernelEx (its
+ *                              cluster-dimension attribute)
  *   encode ADDR DIM0xDIM1...   cuTensorMapEncodeTiled
  *
  * Addresses are 2^32 apart, from 2^32 on, so a line names its buffer. */
@@ -88,6 +90,33 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
   say("launch %ux%ux%ux%u\n", gx, gy, gz, bx);
   return 0;
 }
+/* cuLaunchKernelEx's configuration, as the CUDA headers lay it out. */
+typedef struct {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    unsigned dim[3];
+  } value;
+} LaunchAttribute;
+typedef struct {
+  unsigned grid[3], block[3], smem;
+  void *stream;
+  LaunchAttribute *attrs;
+  unsigned nattrs;
+} LaunchConfig;
+
+CUresult cuLaunchKernelEx(const LaunchConfig *cfg, void *fn, void **params, void **extra) {
+  (void)fn, (void)params, (void)extra;
+  say("launch %ux%ux%ux%u", cfg->grid[0], cfg->grid[1], cfg->grid[2], cfg->block[0]);
+  for (unsigned i = 0; i < cfg->nattrs; i++)
+    if (cfg->attrs[i].id == 4) /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
+      say(" cluster %ux%ux%u", cfg->attrs[i].value.dim[0], cfg->attrs[i].value.dim[1],
+          cfg->attrs[i].value.dim[2]);
+  say("\n");
+  return 0;
+}
+
 CUresult cuTensorMapEncodeTiled(void *map, int dt, uint32_t rank, void *addr, const uint64_t *dims,
                                 const uint64_t *strides, const uint32_t *box,
                                 const uint32_t *estrides, int il, int sw, int l2, int oob) {

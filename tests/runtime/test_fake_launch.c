@@ -4,7 +4,8 @@
  * launch. The bytes zeroed are those not known to be zeros: all the clean
  * part of a new buffer, none on a launch that finds them zeros, and again
  * those that an unclean workspace of an earlier launch used. Tensor maps
- * are encoded once for the same inputs. Usage:
+ * are encoded once for the same inputs; a cluster entry launches with its
+ * cluster dimensions. Usage:
  * test_fake_launch FAKE_LIB (the fake driver's path). */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -107,6 +108,29 @@ static void test_maps(tls_context *ctx) {
   tls_module_free(mod);
 }
 
+/* A cluster entry (grid 2m x 3, clusters of 2 x 1 x 1) launches through
+ * cuLaunchKernelEx with its cluster dimensions; a plain one through
+ * cuLaunchKernel. */
+static void test_cluster(tls_context *ctx) {
+  static const char text[] =
+      "//@tls version 1\n//@tls entry C script=C block=128 smem=0\n//@tls param m i32\n"
+      "//@tls grid 2*m 3 1\n//@tls cluster 2 1 1\n//@tls end\n.version 8.6\n.target sm_90a\n"
+      ".address_size 64\n.visible .entry C(\n\t.param .u32 C_param_m\n)\n.maxntid 128, 1, 1\n"
+      ".reqnctapercluster 2, 1, 1\n.explicitcluster\n{\n\tret;\n}\n";
+  tls_module *mod = NULL;
+  tls_status st = tls_module_load_string(ctx, text, "cluster", &mod);
+  CHECK(st == TLS_OK, "load: %s", tls_last_error(ctx));
+  const tls_kernel *k = mod ? tls_kernel_find(mod, "C") : NULL;
+  if (k) {
+    tls_arg m = tls_i32(5);
+    fake_log_clear();
+    st = tls_launch(k, &m, 1, NULL);
+    CHECK(st == TLS_OK && !strcmp(fake_log, "launch 10x3x1x128 cluster 2x1x1\n"),
+          "cluster launch: %s, the driver saw:\n%s", tls_error_string(st), fake_log);
+  }
+  tls_module_free(mod);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_fake_launch FAKE_LIB\n");
@@ -141,6 +165,7 @@ int main(int argc, char **argv) {
   }
   tls_module_free(mod);
   test_maps(ctx);
+  test_cluster(ctx);
   tls_context_free(ctx);
   printf("%d checks, %d failures\n", checks, failures);
   return failures != 0;
