@@ -23,7 +23,7 @@ typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
 char fake_cuda_log[1 << 16];
-size_t fake_cuda_log_len;
+static size_t fake_cuda_log_len;
 static CUdeviceptr next_addr = 1ull << 32;
 
 static void say(const char *fmt, ...) {

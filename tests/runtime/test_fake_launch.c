@@ -28,7 +28,6 @@ static const char file[] =
     "K_param___ws1)\n{\nret;\n}\n";
 
 static char *fake_log;
-static size_t *fake_log_len;
 static void (*fake_log_clear)(void);
 static unsigned long long base; /* the workspace buffer's address */
 
@@ -60,11 +59,38 @@ static void launch(const tls_kernel *k, int a, long long b, int grows, unsigned 
   CHECK(strstr(log, "launch ") != NULL, "(%d, %lld): no launch", a, b);
 }
 
+/* Loads `text` into *mod and finds its entry `name`; NULL (a failed
+ * check) when either fails. */
+static const tls_kernel *load_entry(tls_context *ctx, const char *text, const char *name,
+                                    tls_module **mod) {
+  *mod = NULL;
+  tls_status st = tls_module_load_string(ctx, text, name, mod);
+  CHECK(st == TLS_OK, "load %s: %s", name, tls_last_error(ctx));
+  return *mod ? tls_kernel_find(*mod, name) : NULL;
+}
+
 static unsigned long long clean_bytes(const tls_kernel *k, int a, long long b) {
   tls_arg args[3] = {tls_i32(a), tls_i64(b), tls_ptr(0x10000)};
   tls_launch_plan plan;
   if (tls_prepare_launch(k, args, 3, &plan) != TLS_OK) return 0;
   return plan.workspace_clean_bytes;
+}
+
+/* The clean workspace zeroed on a new buffer, not on a launch that finds
+ * it zeros, again where __ws1 dirtied its bytes, and on a grown buffer. */
+static void test_workspaces(tls_context *ctx) {
+  tls_module *mod;
+  const tls_kernel *k = load_entry(ctx, file, "K", &mod);
+  if (k) {
+    unsigned long long big = clean_bytes(k, 4096, 64), small = clean_bytes(k, 64, 1);
+    CHECK(big == 16384 && small > 0 && small < big, "clean bytes %llu and %llu", big, small);
+    launch(k, 4096, 64, 1, 0, big);     /* a new buffer: its clean part zeroed */
+    launch(k, 4096, 64, 0, 0, 0);       /* the kernel left it zeros: nothing */
+    launch(k, 64, 1, 0, 0, 0);          /* fewer clean bytes, all zeros; __ws1 follows them */
+    launch(k, 4096, 64, 0, small, big); /* the bytes __ws1 dirtied, again */
+    launch(k, 8192, 64, 1, 0, clean_bytes(k, 8192, 64)); /* grown: a new buffer */
+  }
+  tls_module_free(mod);
 }
 
 /* Entry M: m i32, p ptr f16 and a tensor map over p, [m, 64]. */
@@ -95,10 +121,8 @@ static void launch_mapped(const tls_kernel *k, int m, unsigned long long p, cons
 /* Tensor maps are encoded once for the same inputs: again for another
  * pointer or shape, and back from the cache for inputs seen before. */
 static void test_maps(tls_context *ctx) {
-  tls_module *mod = NULL;
-  tls_status st = tls_module_load_string(ctx, mapped, "maps", &mod);
-  CHECK(st == TLS_OK, "load: %s", tls_last_error(ctx));
-  const tls_kernel *k = mod ? tls_kernel_find(mod, "M") : NULL;
+  tls_module *mod;
+  const tls_kernel *k = load_entry(ctx, mapped, "M", &mod);
   if (k) {
     launch_mapped(k, 256, 0x100000, "64x256");
     launch_mapped(k, 256, 0x100000, NULL);
@@ -117,14 +141,12 @@ static void test_cluster(tls_context *ctx) {
       "//@tls grid 2*m 3 1\n//@tls cluster 2 1 1\n//@tls end\n.version 8.6\n.target sm_90a\n"
       ".address_size 64\n.visible .entry C(\n\t.param .u32 C_param_m\n)\n.maxntid 128, 1, 1\n"
       ".reqnctapercluster 2, 1, 1\n.explicitcluster\n{\n\tret;\n}\n";
-  tls_module *mod = NULL;
-  tls_status st = tls_module_load_string(ctx, text, "cluster", &mod);
-  CHECK(st == TLS_OK, "load: %s", tls_last_error(ctx));
-  const tls_kernel *k = mod ? tls_kernel_find(mod, "C") : NULL;
+  tls_module *mod;
+  const tls_kernel *k = load_entry(ctx, text, "C", &mod);
   if (k) {
     tls_arg m = tls_i32(5);
     fake_log_clear();
-    st = tls_launch(k, &m, 1, NULL);
+    tls_status st = tls_launch(k, &m, 1, NULL);
     CHECK(st == TLS_OK && !strcmp(fake_log, "launch 10x3x1x128 cluster 2x1x1\n"),
           "cluster launch: %s, the driver saw:\n%s", tls_error_string(st), fake_log);
   }
@@ -143,27 +165,13 @@ int main(int argc, char **argv) {
   CHECK(st == TLS_OK, "tls_init with the fake driver: %s", ctx ? tls_last_error(ctx) : "?");
   void *lib = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
   fake_log = lib ? dlsym(lib, "fake_cuda_log") : NULL;
-  fake_log_len = lib ? dlsym(lib, "fake_cuda_log_len") : NULL;
   *(void **)&fake_log_clear = lib ? dlsym(lib, "fake_cuda_log_clear") : NULL;
-  CHECK(fake_log && fake_log_len && fake_log_clear, "the fake driver's log");
+  CHECK(fake_log && fake_log_clear, "the fake driver's log");
   if (st != TLS_OK || !fake_log || !fake_log_clear) {
     printf("%d checks, %d failures\n", checks, failures);
     return 1;
   }
-  tls_module *mod = NULL;
-  st = tls_module_load_string(ctx, file, "ws", &mod);
-  CHECK(st == TLS_OK, "load: %s", tls_last_error(ctx));
-  const tls_kernel *k = mod ? tls_kernel_find(mod, "K") : NULL;
-  if (k) {
-    unsigned long long big = clean_bytes(k, 4096, 64), small = clean_bytes(k, 64, 1);
-    CHECK(big == 16384 && small > 0 && small < big, "clean bytes %llu and %llu", big, small);
-    launch(k, 4096, 64, 1, 0, big);     /* a new buffer: its clean part zeroed */
-    launch(k, 4096, 64, 0, 0, 0);       /* the kernel left it zeros: nothing */
-    launch(k, 64, 1, 0, 0, 0);          /* fewer clean bytes, all zeros; __ws1 follows them */
-    launch(k, 4096, 64, 0, small, big); /* the bytes __ws1 dirtied, again */
-    launch(k, 8192, 64, 1, 0, clean_bytes(k, 8192, 64)); /* grown: a new buffer */
-  }
-  tls_module_free(mod);
+  test_workspaces(ctx);
   test_maps(ctx);
   test_cluster(ctx);
   tls_context_free(ctx);
