@@ -160,15 +160,24 @@ int64_t sim_sem_value(const Sim *S, int64_t addr) {
   return 0;
 }
 
+/* The workspace a semaphore address lies in (its pointer parameter's
+ * index, sim_expr.c), -1 for a user parameter's. */
+static int sem_workspace(const IrKernel *k, int64_t addr) {
+  int64_t index = (addr >> 32) - 1;
+  if (index < 0 || index >= k->nparams) return -1;
+  int w = (int)index - (k->nparams - k->nws);
+  return w >= 0 && w < k->nws ? w : -1;
+}
+
 void sim_sem_name(const Sim *S, int64_t addr, char *buf, size_t size) {
   int64_t index = (addr >> 32) - 1, off = addr & 0xffffffffLL;
   const IrKernel *k = S->k;
   const char *what = "parameter", *name = "?";
-  if (index >= 0 && index < k->nparams) {
+  int w = sem_workspace(k, addr);
+  if (w >= 0)
+    what = "workspace", name = k->ws[w].tensor->name;
+  else if (index >= 0 && index < k->nparams)
     name = k->params[index]->name;
-    int w = (int)index - (k->nparams - k->nws);
-    if (w >= 0 && w < k->nws) what = "workspace", name = k->ws[w].tensor->name;
-  }
   snprintf(buf, size, "%s '%s' + %" PRId64 " bytes", what, name, off);
 }
 
@@ -179,8 +188,8 @@ void sim_sem_name(const Sim *S, int64_t addr, char *buf, size_t size) {
 static bool clean_check(Sim *S) {
   const IrKernel *k = S->k;
   for (int i = 0; S->grid && i < S->nsems; i++) {
-    int w = (int)((S->sem_addr[i] >> 32) - 1) - (k->nparams - k->nws);
-    if (S->sem_val[i] == 0 || w < 0 || w >= k->nws || !k->ws[w].clean) continue;
+    int w = sem_workspace(k, S->sem_addr[i]);
+    if (S->sem_val[i] == 0 || w < 0 || !k->ws[w].clean) continue;
     char name[160];
     sim_sem_name(S, S->sem_addr[i], name, sizeof name);
     diag_error(S->d, k->ws[w].tensor->span,
