@@ -20,6 +20,7 @@ typedef struct Chunk {
 
 struct Arena {
   Chunk *head;
+  size_t bytes; /* the chunks' capacities, all together */
 };
 
 /* Out of memory is the one fatal error: there is nothing sensible to do. */
@@ -43,6 +44,7 @@ void *xrealloc(void *p, size_t size) {
 Arena *arena_new(void) {
   Arena *a = xmalloc(sizeof *a);
   a->head = NULL;
+  a->bytes = 0;
   return a;
 }
 
@@ -63,6 +65,7 @@ static Chunk *new_chunk(Arena *a, size_t size) {
   c->cap = cap;
   c->next = a->head;
   a->head = c;
+  a->bytes += cap;
   return c;
 }
 
@@ -76,6 +79,8 @@ void *arena_alloc(Arena *a, size_t size) {
   memset(p, 0, size);
   return p;
 }
+
+size_t arena_bytes(const Arena *a) { return a->bytes; }
 
 char *arena_strndup(Arena *a, const char *s, size_t n) {
   char *p = arena_alloc(a, n + 1);

@@ -22,6 +22,7 @@ typedef struct Arena Arena;
 Arena *arena_new(void);
 void arena_free(Arena *a);
 void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
+size_t arena_bytes(const Arena *a);       /* what the arena holds from malloc */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -23,6 +23,8 @@ enum {
   EV_MAX_LIST_LEN = 1 << 20,   /* elements of one compile-time list */
   EV_MAX_STR_LEN = 1 << 20,    /* bytes of one compile-time string */
   EV_MAX_STEPS = 2000000,      /* statements + comprehension steps, all */
+  EV_MAX_ARENA_MB = 512,       /* memory the compile may hold by then: Tilus's
+                                  Ampere split-K file (384 entries) holds 50 */
   EV_DICT_HASH_MIN = 16,       /* names of a scope before it gets a hash */
   EV_MAX_EXPR_NODES = 1024,    /* nodes of a run-time expression tree before
                                   it is computed into a variable */

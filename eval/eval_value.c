@@ -458,12 +458,18 @@ void ev_charge(Eval *E, int64_t units, Span sp) {
   ev_step(E, sp);
 }
 
+/* A step of compile-time work. The step count bounds the time; the
+ * arena's size bounds the memory, since a compile-time loop that grows a
+ * list holds every value it made until the compile ends (about 1 KB a
+ * step: 2 GB before the step limit). */
 void ev_step(Eval *E, Span sp) {
   if (++E->steps > EV_MAX_STEPS)
     ev_error(E, sp,
              "compile-time evaluation does not finish (more than %d "
              "steps)",
              EV_MAX_STEPS);
+  if (arena_bytes(E->ar) > (size_t)EV_MAX_ARENA_MB << 20)
+    ev_error(E, sp, "compile-time evaluation needs more than %d MiB of memory", EV_MAX_ARENA_MB);
 }
 
 /* ------------------------------------------------------ text of values */
