@@ -1102,29 +1102,19 @@ static bool check_block(Verifier *v, const IrBlock *b, bool *assigned, Region rg
 
 /* ------------------------------------------------------------- kernel */
 
-/* 32-bit registers a thread may hold for one register tensor: the sm_90
- * limit is 255 per thread in all, so one tensor over it can never be
- * allocated (and the emitter would write one move per element). */
-#define TLS_MAX_THREAD_REGS 255
-
-/* A register tensor fits the registers of its owning threads: each thread
- * holds ceil(numel / nthreads) elements, one 32-bit register each (two for
- * 64-bit types). */
+/* A register tensor fits the registers of its owning threads (sm_90:
+ * 255 per thread in all), so one tensor over it can never be allocated
+ * (and the emitter would write one move per element). */
 static bool check_thread_registers(Verifier *v, const IrTensor *t) {
   if (t->nthreads <= 0) return true; /* reported as an internal error */
-  int64_t per_thread = t->layout == LAYOUT_SPATIAL && t->reg
-                           ? t->reg->nslots /* replicas hold copies */
-                           : (ir_tensor_numel(t) + t->nthreads - 1) / t->nthreads;
-  /* 16-bit elements pair up in 32-bit registers (as mma.sync takes them) */
-  int64_t bytes = dtype_bytes(t->dtype) < 2 ? 4 : dtype_bytes(t->dtype);
-  int64_t regs = (per_thread * bytes + 3) / 4;
-  if (regs <= TLS_MAX_THREAD_REGS) return true;
+  int64_t regs = ir_tensor_thread_regs(t);
+  if (regs <= IR_MAX_THREAD_REGS) return true;
   diag_error(v->d, t->span,
              "register tensor '%s' needs %lld 32-bit "
              "registers per thread (%lld elements over %d threads), over the "
              "limit of %d",
              t->name, (long long)regs, (long long)ir_tensor_numel(t), t->nthreads,
-             TLS_MAX_THREAD_REGS);
+             IR_MAX_THREAD_REGS);
   return false;
 }
 /* A tensor's own fields, and the results of the passes that ran. */

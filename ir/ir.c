@@ -998,6 +998,19 @@ const IrTensor *ir_stmt_global(const IrStmt *s, bool *stores) {
   }
 }
 
+int64_t ir_tensor_thread_elems(const IrTensor *t) {
+  if (t->nthreads <= 0) return 0;
+  return t->layout == LAYOUT_SPATIAL && t->reg
+             ? t->reg->nslots /* replicas hold copies */
+             : (ir_tensor_numel(t) + t->nthreads - 1) / t->nthreads;
+}
+
+int64_t ir_tensor_thread_regs(const IrTensor *t) {
+  /* 16-bit elements pair up in 32-bit registers (as mma.sync takes them) */
+  int64_t bytes = dtype_bytes(t->dtype) < 2 ? 4 : dtype_bytes(t->dtype);
+  return (ir_tensor_thread_elems(t) * bytes + 3) / 4;
+}
+
 bool ir_stmt_names(const IrStmt *s, const IrTensor *t) {
   const IrTensor *ops[IR_STMT_MAX_TENSORS];
   int n = ir_stmt_tensors(s, ops);

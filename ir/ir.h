@@ -425,6 +425,14 @@ typedef struct IrTensor {
 
 int64_t ir_tensor_numel(const IrTensor *t);
 int64_t ir_tensor_nbytes(const IrTensor *t); /* numel * dtype bytes */
+/* The elements each owning thread of register tensor t holds (a spatial
+ * layout's slots, replicas included), and the 32-bit registers the
+ * backend gives them: 16-bit ones two to a register, narrower ones one
+ * each. */
+int64_t ir_tensor_thread_elems(const IrTensor *t);
+int64_t ir_tensor_thread_regs(const IrTensor *t);
+/* The registers a thread may hold in all (sm_90). */
+#define IR_MAX_THREAD_REGS 255
 
 /* A view of a tensor: the first nidx dimensions fixed by run-time indices
  * (sa[stage, 0] -> nidx = 2), the rest is the view's shape. transposed swaps
@@ -1019,7 +1027,9 @@ IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name, MemSpace space
                         int rank, const int64_t *shape, Span span);
 
 /* Passes, one per file. Each returns false after reporting errors. */
-bool ir_check(IrModule *m, Diag *d);         /* check.c */
+bool ir_check(IrModule *m, Diag *d); /* check.c */
+/* pressure.c: register tensors live together over IR_MAX_THREAD_REGS. */
+bool ir_check_pressure(IrModule *m, Diag *d);
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */
 bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */

@@ -40,6 +40,7 @@ bool ir_run_passes(IrModule *m, Diag *d) {
   ir_unroll_loops(m);
   ir_propagate_constants(m);
   ir_fuse_dot_acc(m);
+  if (!ir_check_pressure(m, d)) return false; /* the script's order, before hoisting */
   ir_hoist_loads(m);
   ir_plan_divisors(m); /* magic.c: hidden parameters for launch-invariant divisors */
   return ir_check(m, d);

@@ -1,0 +1,236 @@
+/* pressure.c: register tensors that cannot fit in a thread's registers
+ * together across a loop.
+ *
+ * A kernel whose register tensors, held across a loop, need more than the
+ * 255 registers a thread has, spills whatever ptxas does: it is the
+ * script's choice of tile, not the compiler's (Tilus's layer_norm point
+ * block_m=8, block_n=1024 with 2 warps carries two [8, 1024] float32 sums,
+ * 128 registers each, around its loop). The check reports that as an
+ * error, as check.c reports one tensor over the limit, so that an
+ * autotune point which must spill is skipped with a note instead of being
+ * built into an entry that runs from local memory.
+ *
+ * The figure is a lower bound, so that no kernel that fits is refused. It
+ * is taken only at loop heads, where every element of a tensor that the
+ * body reads before writing (a loop-carried sum, a loop-invariant operand)
+ * or that the loop carries past itself untouched is one value ptxas must
+ * hold in a register on the back edge. Between two element-wise
+ * statements ptxas may compute element by element, so no point inside a
+ * block counts. Further:
+ *  - liveness of whole tensors, backward over the structured IR, loops to
+ *    their fixed point; any write kills (a partial write would keep the
+ *    rest live: counting it dead only lowers the figure);
+ *  - a tensor that is another's registers under a new shape (transpose,
+ *    reshape, view, slice) counts only while none of its sources is live;
+ *  - a tensor only ever filled with a constant counts nothing (ptxas
+ *    rematerialises constants);
+ *  - elements count at their width (two float16, four int8 to a
+ *    register), and nothing but register tensors counts (no addresses,
+ *    indices or predicates).
+ * It runs after unrolling and the fusion of dot accumulators (dotacc.c:
+ * `x + dot(a, b)` holds one accumulator, not two) and before loads are
+ * hoisted (hoist.c), which is the compiler's schedule, not the script's.
+ */
+#include "ir/ir.h"
+
+#include <string.h>
+
+typedef uint64_t Word;
+
+typedef struct Pressure {
+  Arena *ar;
+  const IrKernel *k;
+  int nwords;
+  int64_t *regs; /* per tensor id: registers per thread at the least; 0 if none */
+  int *parent;   /* per tensor id: the tensor whose registers it is, or -1 */
+  bool *varies;  /* per tensor id: written by something other than a fill */
+  int64_t most;  /* the largest sum at a loop head, and which loop */
+  Word *most_live;
+  Span most_span;
+  bool record; /* whether loop heads count (off while an outer loop iterates) */
+} Pressure;
+
+static Word *bits_new(Pressure *p) { return arena_alloc(p->ar, sizeof(Word) * (size_t)p->nwords); }
+
+static Word *bits_copy(Pressure *p, const Word *b) {
+  Word *c = bits_new(p);
+  memcpy(c, b, sizeof(Word) * (size_t)p->nwords);
+  return c;
+}
+
+static bool bit(const Word *b, int i) { return b[i / 64] >> (i % 64) & 1; }
+static void bit_set(Word *b, int i) { b[i / 64] |= (Word)1 << (i % 64); }
+static void bit_clear(Word *b, int i) { b[i / 64] &= ~((Word)1 << (i % 64)); }
+
+/* a |= b; whether a changed */
+static bool bits_union(Pressure *p, Word *a, const Word *b) {
+  bool changed = false;
+  for (int i = 0; i < p->nwords; i++) {
+    changed |= (b[i] & ~a[i]) != 0;
+    a[i] |= b[i];
+  }
+  return changed;
+}
+
+/* Whether tensor i holds registers of its own in the set: live, of some
+ * size, and none of its sources (of which it is a new shape) live. */
+static bool counts(const Pressure *p, const Word *live, int i) {
+  if (!p->regs[i] || !bit(live, i)) return false;
+  for (int j = p->parent[i], hops = 0; j >= 0 && hops < 64; j = p->parent[j], hops++)
+    if (bit(live, j)) return false;
+  return true;
+}
+
+static int64_t live_regs(const Pressure *p, const Word *live) {
+  int64_t sum = 0;
+  for (int i = 0; i < p->k->ntensors; i++)
+    if (counts(p, live, i)) sum += p->regs[i];
+  return sum;
+}
+
+/* The tensors block b writes, nested blocks included, into w. */
+static void written(const IrBlock *b, Word *w) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    written(&s->body, w);
+    written(&s->orelse, w);
+    const IrTensor *ops[IR_STMT_MAX_TENSORS];
+    if (ir_stmt_tensors(s, ops) > 0 && ops[0]) bit_set(w, ops[0]->id);
+  }
+}
+
+static void live_block(Pressure *p, const IrBlock *b, Word *live);
+
+/* The head of loop s: what its body reads before writing, and what is
+ * live after it and the body leaves alone. */
+static void count_head(Pressure *p, const IrStmt *s, const Word *body_in, const Word *after) {
+  Word *w = bits_new(p);
+  written(&s->body, w);
+  Word *head = bits_copy(p, body_in);
+  for (int i = 0; i < p->nwords; i++) head[i] |= after[i] & ~w[i];
+  int64_t sum = live_regs(p, head);
+  if (sum <= p->most) return;
+  p->most = sum;
+  p->most_live = head;
+  p->most_span = s->span;
+}
+
+/* A loop runs its body zero or more times: what is live at its head is
+ * what is live after it, and what the body needs given the head. */
+static void live_loop(Pressure *p, const IrStmt *s, Word *live) {
+  const Word *after = bits_copy(p, live);
+  bool record = p->record;
+  p->record = false;
+  Word *body;
+  for (bool changed = true; changed;) {
+    body = bits_copy(p, live);
+    live_block(p, &s->body, body);
+    changed = bits_union(p, live, body);
+  }
+  p->record = record;
+  if (!record) return;
+  body = bits_copy(p, live); /* once more at the fixed point, counting inner loops */
+  live_block(p, &s->body, body);
+  count_head(p, s, body, after);
+}
+
+static bool is_new_shape(SKind k) {
+  return k == S_TRANSPOSE || k == S_RESHAPE || k == S_SLICE || k == S_VIEW;
+}
+
+static void live_stmt(Pressure *p, const IrStmt *s, Word *live) {
+  if (s->kind == S_FOR) {
+    live_loop(p, s, live);
+    return;
+  }
+  if (s->body.len || s->orelse.len) { /* a branch, or a group's block: run or not */
+    Word *then = bits_copy(p, live);
+    Word *orelse = bits_copy(p, live);
+    live_block(p, &s->body, then);
+    live_block(p, &s->orelse, orelse);
+    bits_union(p, live, then);
+    bits_union(p, live, orelse);
+    return;
+  }
+  const IrTensor *ops[IR_STMT_MAX_TENSORS];
+  int n = ir_stmt_tensors(s, ops);
+  if (n > 0 && ops[0]) bit_clear(live, ops[0]->id);
+  for (int i = 1; i < n; i++)
+    if (ops[i]) bit_set(live, ops[i]->id);
+}
+
+static void live_block(Pressure *p, const IrBlock *b, Word *live) {
+  for (int i = b->len - 1; i >= 0; i--) live_stmt(p, b->items[i], live);
+}
+
+/* Which tensors are other tensors' registers under a new shape, and which
+ * are written by anything but a fill. */
+static void scan(Pressure *p, const IrBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const IrStmt *s = b->items[i];
+    scan(p, &s->body);
+    scan(p, &s->orelse);
+    const IrTensor *ops[IR_STMT_MAX_TENSORS];
+    int n = ir_stmt_tensors(s, ops);
+    if (n == 0 || !ops[0]) continue;
+    if (s->kind != S_FILL) p->varies[ops[0]->id] = true;
+    if (is_new_shape(s->kind) && n == 2 && ops[1] && p->parent[ops[0]->id] < 0)
+      p->parent[ops[0]->id] = ops[1]->id;
+  }
+}
+
+/* The message names the largest tensors held, largest first. */
+static void report(Pressure *p, Diag *d) {
+  char names[512] = "";
+  size_t len = 0;
+  int shown = 0, held = 0;
+  bool *done = arena_alloc(p->ar, sizeof(bool) * (size_t)(p->k->ntensors + 1));
+  for (int i = 0; i < p->k->ntensors; i++) held += counts(p, p->most_live, i);
+  for (; shown < 4 && shown < held; shown++) {
+    int best = -1;
+    for (int i = 0; i < p->k->ntensors; i++)
+      if (!done[i] && counts(p, p->most_live, i) && (best < 0 || p->regs[i] > p->regs[best]))
+        best = i;
+    done[best] = true;
+    int w = snprintf(names + len, sizeof names - len, "%s'%s' (%lld)", shown ? ", " : "",
+                     p->k->tensors[best]->name, (long long)p->regs[best]);
+    if (w > 0 && (size_t)w < sizeof names - len) len += (size_t)w;
+  }
+  diag_error(d, p->most_span,
+             "register tensors held across this loop need at least %lld 32-bit registers per "
+             "thread, over the limit of %d: %s%s",
+             (long long)p->most, IR_MAX_THREAD_REGS, names,
+             held > shown ? arena_printf(p->ar, " and %d more", held - shown) : "");
+}
+
+/* Registers per thread tensor t needs at the least: its elements at their
+ * own width. */
+static int64_t least_regs(const IrTensor *t) {
+  if (t->space != MS_REGISTER) return 0;
+  return (ir_tensor_thread_elems(t) * dtype_bits(t->dtype) + 31) / 32;
+}
+
+/* Every set lives in a scratch arena of the kernel's own: a loop's
+ * iterations copy them at each branch. */
+static bool check_kernel(const IrKernel *k, Diag *d) {
+  Arena *ar = arena_new();
+  size_t n = (size_t)k->ntensors + 1;
+  Pressure p = {.ar = ar, .k = k, .nwords = k->ntensors / 64 + 1, .record = true};
+  p.regs = arena_alloc(ar, sizeof(int64_t) * n);
+  p.parent = arena_alloc(ar, sizeof(int) * n);
+  p.varies = arena_alloc(ar, sizeof(bool) * n);
+  for (int i = 0; i < k->ntensors; i++) p.parent[i] = -1;
+  scan(&p, &k->body);
+  for (int i = 0; i < k->ntensors; i++) p.regs[i] = p.varies[i] ? least_regs(k->tensors[i]) : 0;
+  live_block(&p, &k->body, bits_new(&p));
+  bool fits = p.most <= IR_MAX_THREAD_REGS;
+  if (!fits) report(&p, d);
+  arena_free(ar);
+  return fits;
+}
+
+bool ir_check_pressure(IrModule *m, Diag *d) {
+  bool ok = true;
+  for (int i = 0; i < m->nkernels; i++) ok &= check_kernel(m->kernels[i], d);
+  return ok;
+}
