@@ -48,9 +48,36 @@ typedef struct Pressure {
   Word *most_live;
   Span most_span;
   bool record; /* whether loop heads count (off while an outer loop iterates) */
+  long visits; /* statements visited: past PRESSURE_MAX_VISITS, no verdict */
+  Word **free; /* sets no longer in use */
+  int nfree, cap;
 } Pressure;
 
-static Word *bits_new(Pressure *p) { return arena_alloc(p->ar, sizeof(Word) * (size_t)p->nwords); }
+/* Nested loops revisit their bodies until each reaches its fixed point; on
+ * a hostile nest that could take long, and a lower bound may give up:
+ * the kernel is then accepted (ptxas alone judges it). */
+#define PRESSURE_MAX_VISITS 20000000L
+
+/* Sets come from a free list, so that the memory held stays that of the
+ * deepest nest, however many times its loops iterate. */
+static Word *bits_new(Pressure *p) {
+  if (p->nfree) {
+    Word *b = p->free[--p->nfree];
+    memset(b, 0, sizeof(Word) * (size_t)p->nwords);
+    return b;
+  }
+  return arena_alloc(p->ar, sizeof(Word) * (size_t)p->nwords);
+}
+
+static void bits_release(Pressure *p, Word *b) {
+  if (p->nfree == p->cap) {
+    int cap = p->cap ? 2 * p->cap : 16;
+    Word **grown = arena_alloc(p->ar, sizeof(Word *) * (size_t)cap);
+    if (p->nfree) memcpy(grown, p->free, sizeof(Word *) * (size_t)p->nfree);
+    p->free = grown, p->cap = cap;
+  }
+  p->free[p->nfree++] = b;
+}
 
 static Word *bits_copy(Pressure *p, const Word *b) {
   Word *c = bits_new(p);
@@ -108,8 +135,13 @@ static void count_head(Pressure *p, const IrStmt *s, const Word *body_in, const 
   written(&s->body, w);
   Word *head = bits_copy(p, body_in);
   for (int i = 0; i < p->nwords; i++) head[i] |= after[i] & ~w[i];
+  bits_release(p, w);
   int64_t sum = live_regs(p, head);
-  if (sum <= p->most) return;
+  if (sum <= p->most) {
+    bits_release(p, head);
+    return;
+  }
+  if (p->most_live) bits_release(p, p->most_live);
   p->most = sum;
   p->most_live = head;
   p->most_span = s->span;
@@ -118,20 +150,23 @@ static void count_head(Pressure *p, const IrStmt *s, const Word *body_in, const 
 /* A loop runs its body zero or more times: what is live at its head is
  * what is live after it, and what the body needs given the head. */
 static void live_loop(Pressure *p, const IrStmt *s, Word *live) {
-  const Word *after = bits_copy(p, live);
+  Word *after = bits_copy(p, live);
   bool record = p->record;
   p->record = false;
-  Word *body;
   for (bool changed = true; changed;) {
-    body = bits_copy(p, live);
+    Word *body = bits_copy(p, live);
     live_block(p, &s->body, body);
     changed = bits_union(p, live, body);
+    bits_release(p, body);
   }
   p->record = record;
-  if (!record) return;
-  body = bits_copy(p, live); /* once more at the fixed point, counting inner loops */
-  live_block(p, &s->body, body);
-  count_head(p, s, body, after);
+  if (record) { /* once more at the fixed point, counting inner loops */
+    Word *body = bits_copy(p, live);
+    live_block(p, &s->body, body);
+    count_head(p, s, body, after);
+    bits_release(p, body);
+  }
+  bits_release(p, after);
 }
 
 static bool is_new_shape(SKind k) {
@@ -150,6 +185,8 @@ static void live_stmt(Pressure *p, const IrStmt *s, Word *live) {
     live_block(p, &s->orelse, orelse);
     bits_union(p, live, then);
     bits_union(p, live, orelse);
+    bits_release(p, then);
+    bits_release(p, orelse);
     return;
   }
   const IrTensor *ops[IR_STMT_MAX_TENSORS];
@@ -160,7 +197,8 @@ static void live_stmt(Pressure *p, const IrStmt *s, Word *live) {
 }
 
 static void live_block(Pressure *p, const IrBlock *b, Word *live) {
-  for (int i = b->len - 1; i >= 0; i--) live_stmt(p, b->items[i], live);
+  for (int i = b->len - 1; i >= 0 && p->visits <= PRESSURE_MAX_VISITS; i--, p->visits++)
+    live_stmt(p, b->items[i], live);
 }
 
 /* Which tensors are other tensors' registers under a new shape, and which
@@ -223,7 +261,7 @@ static bool check_kernel(const IrKernel *k, Diag *d) {
   scan(&p, &k->body);
   for (int i = 0; i < k->ntensors; i++) p.regs[i] = p.varies[i] ? least_regs(k->tensors[i]) : 0;
   live_block(&p, &k->body, bits_new(&p));
-  bool fits = p.most <= IR_MAX_THREAD_REGS;
+  bool fits = p.most <= IR_MAX_THREAD_REGS || p.visits > PRESSURE_MAX_VISITS;
   if (!fits) report(&p, d);
   arena_free(ar);
   return fits;
