@@ -81,6 +81,25 @@ void sim_enter(Sim *S, int cta) {
   for (int i = 0; i < 3; i++) S->ctaid[i] = S->cta_coord[cta][i];
 }
 
+int64_t sim_cluster_rank(const Sim *S, int cta) {
+  const int64_t *at = S->cta_coord[cta];
+  return at[0] % S->cdim[0] + S->cdim[0] * (at[1] % S->cdim[1] + S->cdim[1] * (at[2] % S->cdim[2]));
+}
+
+/* CTA c runs block cta_block[c]: the CTAs of one cluster are c's own
+ * (single-cluster runs, rank r at index r) or, with the whole grid run,
+ * the blocks of its cluster (index = linear block index). */
+int sim_peer(const Sim *S, int cta, int64_t rank) {
+  if (rank < 0 || rank >= S->csize) return -1;
+  if (!S->grid) return (int)rank;
+  int64_t in[3] = {rank % S->cdim[0], rank / S->cdim[0] % S->cdim[1],
+                   rank / (S->cdim[0] * S->cdim[1])};
+  int64_t at[3];
+  for (int i = 0; i < 3; i++)
+    at[i] = S->cta_coord[cta][i] - S->cta_coord[cta][i] % S->cdim[i] + in[i];
+  return (int)(at[0] + S->nctaid[0] * (at[1] + S->nctaid[1] * at[2]));
+}
+
 bool sim_cta_exited(const Sim *S, int cta) {
   for (int i = 0; i < S->wpc; i++)
     if (!S->warps[cta * S->wpc + i].exited) return false;
@@ -92,17 +111,20 @@ SimWarpGroup *sim_wg(Sim *S, const SimWarp *w) {
 }
 
 /* The state at launch of the cluster that holds block `block` (the block
- * alone without attrs.cluster_blocks): each CTA's coordinates (rank r is
- * x-fastest in the cluster, as %cluster_ctarank), warps at the start, warp
- * groups, barriers. */
+ * alone without attrs.cluster_blocks), or of the whole grid: each CTA's
+ * coordinates (rank r is x-fastest in the cluster, as %cluster_ctarank),
+ * warps at the start, warp groups, barriers. */
 static void setup_block(Sim *S, int64_t block) {
   int64_t at[3] = {block % S->nctaid[0], block / S->nctaid[0] % S->nctaid[1],
                    block / (S->nctaid[0] * S->nctaid[1])};
   S->cta_block = sim_zalloc((size_t)S->ncta, sizeof *S->cta_block);
   S->cta_coord = sim_zalloc((size_t)S->ncta, sizeof *S->cta_coord);
   for (int r = 0; r < S->ncta; r++) {
-    int64_t in[3] = {r % S->cdim[0], r / S->cdim[0] % S->cdim[1], r / (S->cdim[0] * S->cdim[1])};
-    for (int i = 0; i < 3; i++) S->cta_coord[r][i] = at[i] - at[i] % S->cdim[i] + in[i];
+    /* the grid run whole: CTA r is block r; else rank r of block's cluster */
+    const int64_t *dim = S->grid ? S->nctaid : S->cdim;
+    int64_t in[3] = {r % dim[0], r / dim[0] % dim[1], r / (dim[0] * dim[1])};
+    for (int i = 0; i < 3; i++)
+      S->cta_coord[r][i] = S->grid ? in[i] : at[i] - at[i] % dim[i] + in[i];
     S->cta_block[r] = S->cta_coord[r][0] +
                       S->nctaid[0] * (S->cta_coord[r][1] + S->nctaid[1] * S->cta_coord[r][2]);
   }
@@ -119,7 +141,10 @@ static void setup_block(Sim *S, int64_t block) {
   S->cta = sim_zalloc((size_t)S->ncta, sizeof *S->cta);
   for (int c = 0; c < S->ncta; c++) S->cta[c] = (SimMeet){.size = S->wpc};
   S->named = sim_zalloc((size_t)S->ncta, sizeof *S->named);
-  S->cluster = (SimMeet){.cluster = true, .size = S->nwarps};
+  /* a cluster's meeting is that of its rank-0 CTA */
+  S->clusters = sim_zalloc((size_t)S->ncta, sizeof *S->clusters);
+  for (int c = 0; c < S->ncta; c++)
+    S->clusters[c] = (SimMeet){.cluster = true, .size = S->wpc * S->csize};
   for (int i = 0; i < S->nwarps; i++) sim_warp_start(S, &S->warps[i], i);
   setup_barriers(S);
   sim_enter(S, 0);
@@ -139,6 +164,7 @@ static void free_block(Sim *S) {
   free(S->bar_base);
   free(S->copies);
   free(S->cta);
+  free(S->clusters);
   free(S->named);
   free(S->cta_block);
   free(S->cta_coord);
@@ -504,11 +530,13 @@ static bool grid_fits_cluster(const Sim *S) {
 static void print_summary(const Sim *S, const SimOptions *opt, const int64_t *blocks, int n) {
   if (!opt->summary) return;
   if (S->grid) {
+    char clusters[48] = "";
+    if (S->csize > 1) snprintf(clusters, sizeof clusters, " in clusters of %d", S->csize);
     fprintf(opt->summary,
             "verify: %s: no problem in the whole grid of %" PRId64
-            " blocks, run together for its semaphores (%d warps per block, %" PRId64
+            " blocks%s, run together for its semaphores (%d warps per block, %" PRId64
             " statements)\n",
-            S->k->name, S->nblocks, S->k->warps, S->steps);
+            S->k->name, S->nblocks, clusters, S->k->warps, S->steps);
     return;
   }
   if (S->ncta > 1) {
@@ -530,15 +558,15 @@ static void print_summary(const Sim *S, const SimOptions *opt, const int64_t *bl
 static SimStatus simulate_kernel(const IrKernel *k, const SimOptions *opt, Diag *d) {
   int64_t *values = sim_zalloc((size_t)k->nparams + 1, sizeof *values);
   Sim S = {.k = k, .d = d, .params = values, .block = -1, .ncta = (int)ir_cluster_size(k)};
+  S.csize = S.ncta;
   for (int i = 0; i < 3; i++) S.cdim[i] = k->cluster[i] > 0 ? k->cluster[i] : 1;
   int64_t blocks[MAX_SAMPLES];
   int n = -1;
   if (bind_params(k, opt, values, d) && eval_grid(&S) && grid_fits_cluster(&S))
     n = pick_blocks(&S, opt, blocks, d);
-  if (n > 0 && S.ncta == 1 && uses_semaphores(&k->body)) {
-    if (S.nblocks <= MAX_GRID_TOGETHER) { /* the grid as one cluster */
+  if (n > 0 && uses_semaphores(&k->body)) {
+    if (S.nblocks <= MAX_GRID_TOGETHER) { /* every block in one schedule */
       S.grid = true, S.ncta = (int)S.nblocks, n = 1, blocks[0] = 0;
-      for (int i = 0; i < 3; i++) S.cdim[i] = S.nctaid[i];
     } else if (opt->summary) {
       fprintf(opt->summary,
               "verify: %s: %" PRId64 " blocks are too many to run together (at most %d): "

@@ -136,26 +136,28 @@ bool sim_mbar_arrive(Sim *S, SimWarp *w, const IrStmt *s, int64_t lanes) {
   return arrive_on(S, w, s, &bv, lanes, s->kind == S_MBAR_EXPECT_TX, bytes);
 }
 
-/* A CTA of the cluster that an access from another one reaches: its rank
- * must be in the cluster and the CTA still running (its shared memory is
- * released when its last warp exits). */
-static bool peer_ok(Sim *S, const IrStmt *s, int64_t rank, const char *what) {
-  if (rank < 0 || rank >= S->ncta) {
+/* The CTA of rank `rank` in the cluster of warp w's CTA that an access
+ * reaches, or -1 after a report: the rank must be in the cluster and the
+ * CTA still running (its shared memory is released when its last warp
+ * exits). */
+static int peer_cta(Sim *S, const SimWarp *w, const IrStmt *s, int64_t rank, const char *what) {
+  int cta = sim_peer(S, w->cta, rank);
+  if (cta < 0) {
     diag_error(S->d, s->span,
                "%s in block %" PRId64 " of %s targets CTA rank %" PRId64
                ", outside its cluster of %d",
-               what, S->block, S->k->name, rank, S->ncta);
+               what, S->block, S->k->name, rank, S->csize);
     S->failed = true;
-    return false;
+    return -1;
   }
-  if (!sim_cta_exited(S, (int)rank)) return true;
+  if (!sim_cta_exited(S, cta)) return cta;
   diag_error(S->d, s->span,
              "%s in block %" PRId64 " of %s reaches block %" PRId64
              " after every warp of it has exited (its shared memory is gone: keep it running, "
              "e.g. with a cluster.sync() or a wait for the peers' last arrivals)",
-             what, S->block, S->k->name, S->cta_block[rank]);
+             what, S->block, S->k->name, S->cta_block[cta]);
   S->failed = true;
-  return false;
+  return -1;
 }
 
 /* arrive_and_expect_tx_remote: each thread of the region in warp w
@@ -174,18 +176,20 @@ bool sim_mbar_arrive_cluster(Sim *S, SimWarp *w, const IrStmt *s, const SimRegio
   if (r->single) a = r->begin, b = r->begin >= lo && r->begin < hi ? r->begin + 1 : r->begin;
   if (b <= a) return true;
   if (s->kind == S_MBAR_REMOTE) {
-    if (!peer_ok(S, s, ctas, "this remote arrive")) return false;
-    bv.cta = (int)ctas;
-    bv.block = S->cta_block[ctas];
+    int cta = peer_cta(S, w, s, ctas, "this remote arrive");
+    if (cta < 0) return false;
+    bv.cta = cta;
+    bv.block = S->cta_block[cta];
     return arrive_on(S, w, s, &bv, b - a, true, bytes);
   }
   for (int64_t t = a; t < b; t++) {
     int64_t i = t - r->begin;
     if (i >= 16 || !((ctas >> i) & 1)) continue;
-    if (!peer_ok(S, s, i, "this multicast arrive")) return false;
+    int cta = peer_cta(S, w, s, i, "this multicast arrive");
+    if (cta < 0) return false;
     SimView peer = bv;
-    peer.cta = (int)i;
-    peer.block = S->cta_block[i];
+    peer.cta = cta;
+    peer.block = S->cta_block[cta];
     if (!arrive_on(S, w, s, &peer, 1, true, bytes)) return false;
   }
   return true;
@@ -432,10 +436,11 @@ bool sim_tma_load(Sim *S, SimWarp *w, const IrStmt *s) {
     S->failed = true;
     return false;
   }
-  for (int64_t r = 0; r < 16; r++)
-    if (((mask >> r) & 1) &&
-        (!peer_ok(S, s, r, "this multicast TMA copy") || !issue_copy(S, w, s, dst, bv, (int)r)))
-      return false;
+  for (int64_t r = 0; r < 16; r++) {
+    if (!((mask >> r) & 1)) continue;
+    int cta = peer_cta(S, w, s, r, "this multicast TMA copy");
+    if (cta < 0 || !issue_copy(S, w, s, dst, bv, cta)) return false;
+  }
   return true;
 }
 

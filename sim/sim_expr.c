@@ -161,13 +161,13 @@ static int64_t eval_special(Sim *S, const IrExpr *e, Span sp) {
   case SR_NCTAID_Z:
     return S->nctaid[2];
   case SR_CLUSTER_CTARANK:
-    return S->cur;
+    return sim_cluster_rank(S, S->cur);
   case SR_CLUSTER_CTAID_X:
-    return S->cur % S->cdim[0];
+    return S->ctaid[0] % S->cdim[0];
   case SR_CLUSTER_CTAID_Y:
-    return S->cur / S->cdim[0] % S->cdim[1];
+    return S->ctaid[1] % S->cdim[1];
   case SR_CLUSTER_CTAID_Z:
-    return S->cur / (S->cdim[0] * S->cdim[1]);
+    return S->ctaid[2] % S->cdim[2];
   default:
     return eval_failure(S, sp, "threadIdx.x (not uniform per warp)");
   }

@@ -191,7 +191,8 @@ typedef struct Sim {
   const int64_t *params;       /* by IrParam index */
   int64_t ctaid[3], nctaid[3]; /* of the CTA whose warp runs (sim_enter) */
   int64_t block, nblocks;      /* its linear block index; the grid size */
-  int ncta;                    /* CTAs run together: the cluster's */
+  int ncta;                    /* CTAs run together: the cluster's, or (grid) the grid's */
+  int csize;                   /* CTAs of one cluster (1 without attrs.cluster_blocks) */
   int wpc;                     /* warps per CTA */
   int cur;                     /* the CTA whose warp runs */
   int64_t cdim[3];             /* cluster dimensions */
@@ -205,8 +206,9 @@ typedef struct Sim {
   /* sync() in a thread group: named barrier id of CTA c is named[c][id - 1]
    * (size 0 until the block first syncs on it) */
   SimMeet (*named)[IR_MAX_NAMED_BARRIERS];
-  SimMeet cluster;  /* cluster.sync() over every warp of the cluster */
-  SimBarrier *bars; /* per CTA: bars_per_cta of them */
+  SimMeet *clusters; /* cluster.sync() over every warp of a cluster: that
+                        of the cluster whose rank-0 CTA is c at [c] */
+  SimBarrier *bars;  /* per CTA: bars_per_cta of them */
   int nbars, bars_per_cta;
   int *bar_base;   /* first barrier of each tensor, by tensor id */
   SimCopy *copies; /* TMA loads in flight, oldest first */
@@ -233,6 +235,11 @@ typedef struct Sim {
 void *sim_zalloc(size_t n, size_t size); /* zeroed; aborts when out of memory */
 /* Makes CTA `cta` the current one: blockIdx, the block in messages. */
 void sim_enter(Sim *S, int cta);
+/* The rank of CTA `cta` in its cluster (x-fastest, as %cluster_ctarank),
+ * and the CTA of rank `rank` in the cluster of CTA `cta` (-1 when rank is
+ * outside the cluster). */
+int64_t sim_cluster_rank(const Sim *S, int cta);
+int sim_peer(const Sim *S, int cta, int64_t rank);
 /* Whether every warp of CTA `cta` has exited (its shared memory is gone). */
 bool sim_cta_exited(const Sim *S, int cta);
 /* The warp group of warp w. */

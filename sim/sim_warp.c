@@ -132,7 +132,7 @@ static SimStep exec_region(Sim *S, SimWarp *w, const IrStmt *s) {
 
 /* What a meeting point gathers, for messages. */
 static void meet_name(const Sim *S, const SimMeet *m, char *buf, size_t size) {
-  if (m == &S->cluster)
+  if (m->cluster)
     snprintf(buf, size, "cluster");
   else if (m >= S->cta && m < S->cta + S->ncta)
     snprintf(buf, size, "block");
@@ -365,7 +365,7 @@ static SimStep exec_stmt(Sim *S, SimWarp *w, const IrStmt *s) {
   case S_MBAR_MULTICAST:
     return ok_or_failed(sim_mbar_arrive_cluster(S, w, s, &w->region));
   case S_CLUSTER_SYNC:
-    return exec_meet(S, w, &S->cluster, s);
+    return exec_meet(S, w, &S->clusters[sim_peer(S, w->cta, 0)], s);
   case S_TMA_LOAD:
     return is_issuer(&w->region, w->lid) ? ok_or_failed(sim_tma_load(S, w, s)) : STEP_RAN;
   case S_TMA_STORE:
