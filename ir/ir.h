@@ -1028,7 +1028,7 @@ IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name, MemSpace space
 
 /* Passes, one per file. Each returns false after reporting errors. */
 bool ir_check(IrModule *m, Diag *d); /* check.c */
-/* pressure.c: register tensors live together over IR_MAX_THREAD_REGS. */
+/* pressure.c: register tensors held across a loop over IR_MAX_THREAD_REGS. */
 bool ir_check_pressure(IrModule *m, Diag *d);
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */

@@ -81,9 +81,20 @@ void sim_enter(Sim *S, int cta) {
   for (int i = 0; i < 3; i++) S->ctaid[i] = S->cta_coord[cta][i];
 }
 
+/* Index i of a box of dimensions dim as coordinates, x fastest (a linear
+ * block index in the grid, a rank in a cluster), and back. */
+static void unflatten(int64_t i, const int64_t dim[3], int64_t at[3]) {
+  at[0] = i % dim[0], at[1] = i / dim[0] % dim[1], at[2] = i / (dim[0] * dim[1]);
+}
+
+static int64_t flatten(const int64_t at[3], const int64_t dim[3]) {
+  return at[0] + dim[0] * (at[1] + dim[1] * at[2]);
+}
+
 int64_t sim_cluster_rank(const Sim *S, int cta) {
-  const int64_t *at = S->cta_coord[cta];
-  return at[0] % S->cdim[0] + S->cdim[0] * (at[1] % S->cdim[1] + S->cdim[1] * (at[2] % S->cdim[2]));
+  int64_t in[3];
+  for (int i = 0; i < 3; i++) in[i] = S->cta_coord[cta][i] % S->cdim[i];
+  return flatten(in, S->cdim);
 }
 
 /* CTA c runs block cta_block[c]: the CTAs of one cluster are c's own
@@ -92,12 +103,11 @@ int64_t sim_cluster_rank(const Sim *S, int cta) {
 int sim_peer(const Sim *S, int cta, int64_t rank) {
   if (rank < 0 || rank >= S->csize) return -1;
   if (!S->grid) return (int)rank;
-  int64_t in[3] = {rank % S->cdim[0], rank / S->cdim[0] % S->cdim[1],
-                   rank / (S->cdim[0] * S->cdim[1])};
-  int64_t at[3];
+  int64_t in[3], at[3];
+  unflatten(rank, S->cdim, in);
   for (int i = 0; i < 3; i++)
     at[i] = S->cta_coord[cta][i] - S->cta_coord[cta][i] % S->cdim[i] + in[i];
-  return (int)(at[0] + S->nctaid[0] * (at[1] + S->nctaid[1] * at[2]));
+  return (int)flatten(at, S->nctaid);
 }
 
 bool sim_cta_exited(const Sim *S, int cta) {
@@ -115,18 +125,18 @@ SimWarpGroup *sim_wg(Sim *S, const SimWarp *w) {
  * coordinates (rank r is x-fastest in the cluster, as %cluster_ctarank),
  * warps at the start, warp groups, barriers. */
 static void setup_block(Sim *S, int64_t block) {
-  int64_t at[3] = {block % S->nctaid[0], block / S->nctaid[0] % S->nctaid[1],
-                   block / (S->nctaid[0] * S->nctaid[1])};
+  int64_t at[3];
+  unflatten(block, S->nctaid, at);
   S->cta_block = sim_zalloc((size_t)S->ncta, sizeof *S->cta_block);
   S->cta_coord = sim_zalloc((size_t)S->ncta, sizeof *S->cta_coord);
   for (int r = 0; r < S->ncta; r++) {
     /* the grid run whole: CTA r is block r; else rank r of block's cluster */
     const int64_t *dim = S->grid ? S->nctaid : S->cdim;
-    int64_t in[3] = {r % dim[0], r / dim[0] % dim[1], r / (dim[0] * dim[1])};
+    int64_t in[3];
+    unflatten(r, dim, in);
     for (int i = 0; i < 3; i++)
       S->cta_coord[r][i] = S->grid ? in[i] : at[i] - at[i] % dim[i] + in[i];
-    S->cta_block[r] = S->cta_coord[r][0] +
-                      S->nctaid[0] * (S->cta_coord[r][1] + S->nctaid[1] * S->cta_coord[r][2]);
+    S->cta_block[r] = flatten(S->cta_coord[r], S->nctaid);
   }
   S->wpc = S->k->warps;
   S->nwarps = S->wpc * S->ncta;
@@ -499,10 +509,10 @@ static int pick_blocks(const Sim *S, const SimOptions *opt, int64_t *out, Diag *
 static int pick_clusters(const Sim *S, int64_t *blocks, int n) {
   int m = 0;
   for (int i = 0; i < n; i++) {
-    int64_t b = blocks[i], at[3] = {b % S->nctaid[0], b / S->nctaid[0] % S->nctaid[1],
-                                    b / (S->nctaid[0] * S->nctaid[1])};
+    int64_t at[3];
+    unflatten(blocks[i], S->nctaid, at);
     for (int d = 0; d < 3; d++) at[d] -= at[d] % S->cdim[d];
-    int64_t first = at[0] + S->nctaid[0] * (at[1] + S->nctaid[1] * at[2]);
+    int64_t first = flatten(at, S->nctaid);
     bool seen = false;
     for (int j = 0; j < m; j++) seen = seen || blocks[j] == first;
     if (!seen) blocks[m++] = first;
