@@ -241,8 +241,12 @@ static void emit_prologue(Emitter *e) {
  * declarations and that buffer into out. */
 static bool emit_kernel(FILE *out, const IrModule *m, const IrKernel *k, const PtxOptions *opt,
                         bool *vprintf_declared, Diag *d) {
-  Emitter e = {
-      .m = m, .k = k, .d = d, .line_info = opt->line_info, .vprintf_declared = vprintf_declared};
+  Emitter e = {.m = m,
+               .k = k,
+               .d = d,
+               .line_info = opt->line_info,
+               .vprintf_declared = vprintf_declared,
+               .group_exit = -1};
   char *body = NULL, *globals = NULL, *hoisted = NULL;
   size_t body_len = 0, globals_len = 0, hoisted_len = 0;
   e.out = open_memstream(&body, &body_len);

@@ -67,6 +67,8 @@ typedef struct Emitter {
   int last_line, last_col; /* last .loc printed */
   Span span;               /* the statement being emitted (for errors) */
   Group group;
+  int group_exit;           /* where the thread group about to be emitted jumps when
+                             * done (past its disjoint siblings), or -1 */
   IrRanges *ranges;         /* of the variables and the launch (ir_kernel_ranges); emit_for
                              * narrows a loop variable inside its body */
   const IrStmt *loop;       /* the innermost run-time loop whose body is being emitted */

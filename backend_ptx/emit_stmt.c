@@ -9,15 +9,49 @@
 
 static void emit_stmt(Emitter *e, const IrStmt *s);
 
+static bool groups_overlap(const IrStmt *a, const IrStmt *b) {
+  return a->group.begin < b->group.begin + b->group.count &&
+         b->group.begin < a->group.begin + a->group.count;
+}
+
+/* The end of the run of thread groups from b->items[i] on whose threads
+ * are pairwise disjoint (a producer group and its consumer groups). */
+static int disjoint_groups_end(const IrBlock *b, int i) {
+  int j = i;
+  while (j < b->len && b->items[j]->kind == S_THREAD_GROUP) {
+    for (int k = i; k < j; k++)
+      if (groups_overlap(b->items[k], b->items[j])) return j;
+    j++;
+  }
+  return j;
+}
+
+/* A run of disjoint thread groups is emitted as an if / else-if chain:
+ * each group, when done, jumps past the others, which its threads would
+ * skip one test at a time. The result is the same; what changes is what
+ * ptxas sees. Where one group's end flowed into the next group's tests,
+ * ptxas merged the paths of warps that had run setmaxnreg.inc with warps
+ * that had not, and compiled the later consumer group apart from the
+ * first: its WGMMA descriptors computed in vector registers and moved to
+ * uniform ones four R2UR to an instruction (V7's second consumer group:
+ * 366 instructions a 4-step K loop against the first group's 243). */
 void emit_block(Emitter *e, const IrBlock *b) {
+  int run_end = -1, run_label = -1;
   for (int i = 0; i < b->len && !e->failed; i++) {
     e->prev = i ? b->items[i - 1] : NULL;
     e->prev2 = i > 1 ? b->items[i - 2] : NULL;
     e->cur = b->items[i];
     if (e->ivs && b == &e->ivs->loop->body) e->ivs->at = i;
     if (e->words.stmt == e->cur) e->words.stmt = NULL; /* emitted again (the body's copies) */
+    if (b->items[i]->kind == S_THREAD_GROUP && i >= run_end) {
+      run_end = disjoint_groups_end(b, i);
+      run_label = run_end - i > 1 ? new_label(e) : -1;
+    }
+    e->group_exit = i + 1 < run_end ? run_label : -1;
     emit_stmt(e, b->items[i]);
+    if (i + 1 == run_end && run_label >= 0) emit_label(e, run_label);
   }
+  e->group_exit = -1;
   e->prev = e->prev2 = e->cur = NULL;
 }
 
@@ -166,14 +200,16 @@ static void emit_thread_group(Emitter *e, const IrStmt *s) {
     return;
   }
   int64_t begin = outer.begin + tg->begin, end = begin + tg->count, all = (int64_t)e->k->warps * 32;
-  int skip = new_label(e);
-  if (begin % 32 == 0 && end % 32 == 0)
+  bool whole_warps = begin % 32 == 0 && end % 32 == 0;
+  int done = e->group_exit, skip = new_label(e);
+  if (whole_warps)
     branch_outside(e, "%warp", begin / 32, end / 32, all / 32, skip, true);
   else
     branch_outside(e, "%tidx", begin, end, all, skip, false);
   e->group = (Group){.begin = begin, .size = tg->count, .single = false};
   emit_block(e, &s->body);
   e->group = outer;
+  if (done >= 0) emit(e, "bra%s $L%d;", whole_warps ? ".uni" : "", done);
   emit_label(e, skip);
 }
 
