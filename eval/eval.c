@@ -373,7 +373,7 @@ static void reset_point(Eval *E) {
  * once more, so the kernel kept is built again). Its diagnostics are kept in
  * *why instead of being printed, and its evaluation work is not counted. */
 static bool try_point(Eval *E, ClassDef *c, int n, const char **names, Value *const *vals,
-                      bool single, char **why, long *progress) {
+                      bool single, char **why, long *progress, const char **crowded) {
   Diag *d = E->d;
   FILE *saved_out = d->out;
   int saved_errors = d->nerrors;
@@ -391,6 +391,10 @@ static bool try_point(Eval *E, ClassDef *c, int n, const char **names, Value *co
     built = true;
     IrModule one = {E->ar, E->src, &k, 1};
     ok = ir_run_passes(&one, d);
+    *crowded = ok && k->crowded
+                   ? arena_printf(E->ar, "%s:%d:%d: note: %s", E->src->path, k->crowded_span.line,
+                                  k->crowded_span.col, k->crowded)
+                   : NULL;
   }
   /* how far it got: the evaluation steps before its error, or past them
    * all when the evaluation finished and a pass refused the kernel */
@@ -476,7 +480,9 @@ static void apply_debug_schedule(Eval *E, ClassDef *c) {
  * filtered by -D; one kernel per point. When several points are selected,
  * each is tried first: those that do not compile are skipped (a note says
  * how many, -v which and why), and the build fails only when none
- * compiles, with the first point's diagnostics and a note naming it. */
+ * compiles, with the first point's diagnostics and a note naming it. A
+ * point that compiles but is crowded after a dot (IrKernel.crowded: ptxas
+ * would likely spill) is skipped too, when some point is not crowded. */
 static void build_script(Eval *E, IrModule *m, ClassDef *c) {
   int n = 0;
   int64_t total = 1;
@@ -503,15 +509,31 @@ static void build_script(Eval *E, IrModule *m, ClassDef *c) {
   int furthest = 0; /* the skipped point whose error came latest */
   long most = -1;
   const char **skip_point = arena_alloc(E->ar, sizeof(char *) * (size_t)(selected + 1));
-  for (int64_t p = 0; p < total; p++) {
+  /* per point: whether it failed its trial, and why it is crowded */
+  bool *failed = arena_alloc(E->ar, sizeof(bool) * (size_t)(total + 1));
+  const char **crowded = arena_alloc(E->ar, sizeof(char *) * (size_t)(total + 1));
+  bool roomy = false; /* some point compiles and is not crowded */
+  int ncrowded = 0;   /* points skipped as crowded */
+  for (int64_t p = 0; p < total && selected > 1; p++) {
     Value **vals = point_values(E, c, n, p);
     if (!point_selected(E, n, names, vals, &filtered)) continue;
     char *why = NULL;
     long progress = 0;
-    if (selected > 1 && !try_point(E, c, n, names, vals, total == 1, &why, &progress)) {
+    failed[p] = !try_point(E, c, n, names, vals, total == 1, &why, &progress, &crowded[p]);
+    if (failed[p]) {
       if (progress > most) most = progress, furthest = nskipped;
       skip_point[nskipped] = point_text(E, n, names, vals);
       skip_why[nskipped++] = why;
+    }
+    roomy |= !failed[p] && !crowded[p];
+  }
+  for (int64_t p = 0; p < total; p++) {
+    Value **vals = point_values(E, c, n, p);
+    if (!point_selected(E, n, names, vals, &filtered) || failed[p]) continue;
+    if (crowded[p] && roomy) {
+      ncrowded++;
+      skip_point[nskipped] = point_text(E, n, names, vals);
+      skip_why[nskipped++] = arena_printf(E->ar, "%s\n", crowded[p]);
       continue;
     }
     kept++;
@@ -534,6 +556,13 @@ static void build_script(Eval *E, IrModule *m, ClassDef *c) {
     ev_error_quiet(E);
   }
   if (!nskipped || E->opt.quiet_skips) return;
+  if (!E->opt.verbose && ncrowded) {
+    fprintf(out,
+            "tlsc: note: %d of the %d autotune points of '%s' are skipped: %d do not compile, "
+            "%d would likely spill (tlsc -v lists them)\n",
+            nskipped, selected, c->name, nskipped - ncrowded, ncrowded);
+    return;
+  }
   if (!E->opt.verbose) {
     fprintf(out,
             "tlsc: note: %d of the %d autotune points of '%s' do not compile and are skipped "

@@ -1005,6 +1005,12 @@ typedef struct IrKernel {
    * the same code for ptxas to allocate registers by its own occupancy
    * heuristic (no .minnctapersm; ptx_emit, docs/format.md) */
   bool ptxas_occupancy;
+  /* pressure.c: NULL, or why the kernel will likely spill though it fits
+   * the sound bound: the register tensors live after one of its dots need
+   * over IR_CROWDED_REGS registers per thread. The evaluator skips an
+   * autotune point so marked when another point is not. */
+  const char *crowded;
+  Span crowded_span; /* the dot */
 } IrKernel;
 
 typedef struct IrModule {
@@ -1028,8 +1034,15 @@ IrTensor *ir_new_tensor(Arena *ar, IrKernel *k, const char *name, MemSpace space
 
 /* Passes, one per file. Each returns false after reporting errors. */
 bool ir_check(IrModule *m, Diag *d); /* check.c */
-/* pressure.c: register tensors held across a loop over IR_MAX_THREAD_REGS. */
+/* pressure.c: register tensors held across a loop over IR_MAX_THREAD_REGS
+ * (an error), and the kernels crowded after a dot (IrKernel.crowded). */
 bool ir_check_pressure(IrModule *m, Diag *d);
+/* The registers per thread that the register tensors live after a dot may
+ * take before ptxas likely spills: 255 less 31 for what is not a register
+ * tensor (addresses, indices, predicates, the operands' fragments as they
+ * stream in). A heuristic, not a bound: it only ever skips an autotune
+ * point that has a sibling below it. */
+#define IR_CROWDED_REGS 224
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */
 bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */

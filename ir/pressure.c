@@ -27,6 +27,17 @@
  *  - elements count at their width (two float16, four int8 to a
  *    register), and nothing but register tensors counts (no addresses,
  *    indices or predicates).
+ *
+ * Beside the bound, a heuristic: right after a dot, its whole result
+ * exists (mma.sync writes every element) beside everything else live
+ * there. Past IR_CROWDED_REGS registers of register tensors at that point
+ * ptxas has too few left for the rest and likely spills (Tilus's
+ * flash_attention_v2 points with 32 query rows a warp: 232 and 264 there,
+ * 404-2256 bytes of spills; no other point of Tilus's examples passes
+ * 134). It is not a bound (ptxas might interleave the work of row groups),
+ * so it refuses nothing: it marks the kernel (IrKernel.crowded), and the
+ * evaluator skips a marked autotune point only when another point is not
+ * marked.
  * It runs after unrolling and the fusion of dot accumulators (dotacc.c:
  * `x + dot(a, b)` holds one accumulator, not two) and before loads are
  * hoisted (hoist.c), which is the compiler's schedule, not the script's.
@@ -47,7 +58,10 @@ typedef struct Pressure {
   int64_t most;  /* the largest sum at a loop head, and which loop */
   Word *most_live;
   Span most_span;
-  bool record; /* whether loop heads count (off while an outer loop iterates) */
+  bool record;      /* whether loop heads count (off while an outer loop iterates) */
+  int64_t most_dot; /* the largest sum right after a dot, and which dot */
+  Word *dot_live;
+  Span dot_span;
   long visits; /* statements visited: past PRESSURE_MAX_VISITS, no verdict */
   Word **free; /* sets no longer in use */
   int nfree, cap;
@@ -169,6 +183,16 @@ static void live_loop(Pressure *p, const IrStmt *s, Word *live) {
   bits_release(p, after);
 }
 
+/* Right after dot s: what is live there, its result included. */
+static void count_dot(Pressure *p, const IrStmt *s, const Word *live_after) {
+  int64_t sum = live_regs(p, live_after);
+  if (sum <= p->most_dot) return;
+  if (p->dot_live) bits_release(p, p->dot_live);
+  p->most_dot = sum;
+  p->dot_live = bits_copy(p, live_after);
+  p->dot_span = s->span;
+}
+
 static bool is_new_shape(SKind k) {
   return k == S_TRANSPOSE || k == S_RESHAPE || k == S_SLICE || k == S_VIEW;
 }
@@ -191,6 +215,7 @@ static void live_stmt(Pressure *p, const IrStmt *s, Word *live) {
   }
   const IrTensor *ops[IR_STMT_MAX_TENSORS];
   int n = ir_stmt_tensors(s, ops);
+  if (s->kind == S_DOT && p->record) count_dot(p, s, live);
   if (n > 0 && ops[0]) bit_clear(live, ops[0]->id);
   for (int i = 1; i < n; i++)
     if (ops[i]) bit_set(live, ops[i]->id);
@@ -217,28 +242,32 @@ static void scan(Pressure *p, const IrBlock *b) {
   }
 }
 
-/* The message names the largest tensors held, largest first. */
-static void report(Pressure *p, Diag *d) {
+/* The largest tensors of a set, largest first: "'a' (128), 'b' (64)"
+ * and how many more. */
+static const char *largest(Pressure *p, const Word *live) {
   char names[512] = "";
   size_t len = 0;
   int shown = 0, held = 0;
   bool *done = arena_alloc(p->ar, sizeof(bool) * (size_t)(p->k->ntensors + 1));
-  for (int i = 0; i < p->k->ntensors; i++) held += counts(p, p->most_live, i);
+  for (int i = 0; i < p->k->ntensors; i++) held += counts(p, live, i);
   for (; shown < 4 && shown < held; shown++) {
     int best = -1;
     for (int i = 0; i < p->k->ntensors; i++)
-      if (!done[i] && counts(p, p->most_live, i) && (best < 0 || p->regs[i] > p->regs[best]))
-        best = i;
+      if (!done[i] && counts(p, live, i) && (best < 0 || p->regs[i] > p->regs[best])) best = i;
     done[best] = true;
     int w = snprintf(names + len, sizeof names - len, "%s'%s' (%lld)", shown ? ", " : "",
                      p->k->tensors[best]->name, (long long)p->regs[best]);
     if (w > 0 && (size_t)w < sizeof names - len) len += (size_t)w;
   }
+  return arena_printf(p->ar, "%s%s", names,
+                      held > shown ? arena_printf(p->ar, " and %d more", held - shown) : "");
+}
+
+static void report(Pressure *p, Diag *d) {
   diag_error(d, p->most_span,
              "register tensors held across this loop need at least %lld 32-bit registers per "
-             "thread, over the limit of %d: %s%s",
-             (long long)p->most, IR_MAX_THREAD_REGS, names,
-             held > shown ? arena_printf(p->ar, " and %d more", held - shown) : "");
+             "thread, over the limit of %d: %s",
+             (long long)p->most, IR_MAX_THREAD_REGS, largest(p, p->most_live));
 }
 
 /* Registers per thread tensor t needs at the least: its elements at their
@@ -250,7 +279,7 @@ static int64_t least_regs(const IrTensor *t) {
 
 /* Every set lives in a scratch arena of the kernel's own: a loop's
  * iterations copy them at each branch. */
-static bool check_kernel(const IrKernel *k, Diag *d) {
+static bool check_kernel(Arena *keep, IrKernel *k, Diag *d) {
   Arena *ar = arena_new();
   size_t n = (size_t)k->ntensors + 1;
   Pressure p = {.ar = ar, .k = k, .nwords = k->ntensors / 64 + 1, .record = true};
@@ -263,12 +292,20 @@ static bool check_kernel(const IrKernel *k, Diag *d) {
   live_block(&p, &k->body, bits_new(&p));
   bool fits = p.most <= IR_MAX_THREAD_REGS || p.visits > PRESSURE_MAX_VISITS;
   if (!fits) report(&p, d);
+  k->crowded = NULL;
+  if (p.most_dot > IR_CROWDED_REGS && p.visits <= PRESSURE_MAX_VISITS)
+    k->crowded = arena_printf(keep,
+                              "the register tensors live after this dot need at least %lld "
+                              "registers per thread, over the %d that leave room for addresses "
+                              "and indices (ptxas would likely spill): %s",
+                              (long long)p.most_dot, IR_CROWDED_REGS, largest(&p, p.dot_live)),
+    k->crowded_span = p.dot_span;
   arena_free(ar);
   return fits;
 }
 
 bool ir_check_pressure(IrModule *m, Diag *d) {
   bool ok = true;
-  for (int i = 0; i < m->nkernels; i++) ok &= check_kernel(m->kernels[i], d);
+  for (int i = 0; i < m->nkernels; i++) ok &= check_kernel(m->ar, m->kernels[i], d);
   return ok;
 }
