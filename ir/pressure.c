@@ -38,6 +38,7 @@
  * so it refuses nothing: it marks the kernel (IrKernel.crowded), and the
  * evaluator skips a marked autotune point only when another point is not
  * marked.
+ *
  * It runs after unrolling and the fusion of dot accumulators (dotacc.c:
  * `x + dot(a, b)` holds one accumulator, not two) and before loads are
  * hoisted (hoist.c), which is the compiler's schedule, not the script's.
@@ -293,13 +294,14 @@ static bool check_kernel(Arena *keep, IrKernel *k, Diag *d) {
   bool fits = p.most <= IR_MAX_THREAD_REGS || p.visits > PRESSURE_MAX_VISITS;
   if (!fits) report(&p, d);
   k->crowded = NULL;
-  if (p.most_dot > IR_CROWDED_REGS && p.visits <= PRESSURE_MAX_VISITS)
+  if (p.most_dot > IR_CROWDED_REGS && p.visits <= PRESSURE_MAX_VISITS) {
     k->crowded = arena_printf(keep,
                               "the register tensors live after this dot need at least %lld "
                               "registers per thread, over the %d that leave room for addresses "
                               "and indices (ptxas would likely spill): %s",
-                              (long long)p.most_dot, IR_CROWDED_REGS, largest(&p, p.dot_live)),
+                              (long long)p.most_dot, IR_CROWDED_REGS, largest(&p, p.dot_live));
     k->crowded_span = p.dot_span;
+  }
   arena_free(ar);
   return fits;
 }
