@@ -49,6 +49,13 @@
 
 typedef uint64_t Word;
 
+/* The largest figure met so far, the tensors behind it and where. */
+typedef struct Peak {
+  int64_t regs;
+  Word *live;
+  Span span;
+} Peak;
+
 typedef struct Pressure {
   Arena *ar;
   const IrKernel *k;
@@ -56,15 +63,11 @@ typedef struct Pressure {
   int64_t *regs; /* per tensor id: registers per thread at the least; 0 if none */
   int *parent;   /* per tensor id: the tensor whose registers it is, or -1 */
   bool *varies;  /* per tensor id: written by something other than a fill */
-  int64_t most;  /* the largest sum at a loop head, and which loop */
-  Word *most_live;
-  Span most_span;
-  bool record;      /* whether loop heads count (off while an outer loop iterates) */
-  int64_t most_dot; /* the largest sum right after a dot, and which dot */
-  Word *dot_live;
-  Span dot_span;
-  long visits; /* statements visited: past PRESSURE_MAX_VISITS, no verdict */
-  Word **free; /* sets no longer in use */
+  Peak head;     /* the largest sum at a loop head */
+  bool record;   /* whether loop heads count (off while an outer loop iterates) */
+  Peak dot;      /* the largest sum right after a dot */
+  long visits;   /* statements visited: past PRESSURE_MAX_VISITS, no verdict */
+  Word **free;   /* sets no longer in use */
   int nfree, cap;
 } Pressure;
 
@@ -143,6 +146,14 @@ static void written(const IrBlock *b, Word *w) {
 
 static void live_block(Pressure *p, const IrBlock *b, Word *live);
 
+/* The tensors `live` at span become pk's when they need more registers. */
+static void peak_offer(Pressure *p, Peak *pk, const Word *live, Span span) {
+  int64_t sum = live_regs(p, live);
+  if (sum <= pk->regs) return;
+  if (pk->live) bits_release(p, pk->live);
+  *pk = (Peak){sum, bits_copy(p, live), span};
+}
+
 /* The head of loop s: what its body reads before writing, and what is
  * live after it and the body leaves alone. */
 static void count_head(Pressure *p, const IrStmt *s, const Word *body_in, const Word *after) {
@@ -151,15 +162,8 @@ static void count_head(Pressure *p, const IrStmt *s, const Word *body_in, const 
   Word *head = bits_copy(p, body_in);
   for (int i = 0; i < p->nwords; i++) head[i] |= after[i] & ~w[i];
   bits_release(p, w);
-  int64_t sum = live_regs(p, head);
-  if (sum <= p->most) {
-    bits_release(p, head);
-    return;
-  }
-  if (p->most_live) bits_release(p, p->most_live);
-  p->most = sum;
-  p->most_live = head;
-  p->most_span = s->span;
+  peak_offer(p, &p->head, head, s->span);
+  bits_release(p, head);
 }
 
 /* A loop runs its body zero or more times: what is live at its head is
@@ -184,16 +188,6 @@ static void live_loop(Pressure *p, const IrStmt *s, Word *live) {
   bits_release(p, after);
 }
 
-/* Right after dot s: what is live there, its result included. */
-static void count_dot(Pressure *p, const IrStmt *s, const Word *live_after) {
-  int64_t sum = live_regs(p, live_after);
-  if (sum <= p->most_dot) return;
-  if (p->dot_live) bits_release(p, p->dot_live);
-  p->most_dot = sum;
-  p->dot_live = bits_copy(p, live_after);
-  p->dot_span = s->span;
-}
-
 static bool is_new_shape(SKind k) {
   return k == S_TRANSPOSE || k == S_RESHAPE || k == S_SLICE || k == S_VIEW;
 }
@@ -216,7 +210,8 @@ static void live_stmt(Pressure *p, const IrStmt *s, Word *live) {
   }
   const IrTensor *ops[IR_STMT_MAX_TENSORS];
   int n = ir_stmt_tensors(s, ops);
-  if (s->kind == S_DOT && p->record) count_dot(p, s, live);
+  if (s->kind == S_DOT && p->record) /* right after it: its result included */
+    peak_offer(p, &p->dot, live, s->span);
   if (n > 0 && ops[0]) bit_clear(live, ops[0]->id);
   for (int i = 1; i < n; i++)
     if (ops[i]) bit_set(live, ops[i]->id);
@@ -265,10 +260,10 @@ static const char *largest(Pressure *p, const Word *live) {
 }
 
 static void report(Pressure *p, Diag *d) {
-  diag_error(d, p->most_span,
+  diag_error(d, p->head.span,
              "register tensors held across this loop need at least %lld 32-bit registers per "
              "thread, over the limit of %d: %s",
-             (long long)p->most, IR_MAX_THREAD_REGS, largest(p, p->most_live));
+             (long long)p->head.regs, IR_MAX_THREAD_REGS, largest(p, p->head.live));
 }
 
 /* Registers per thread tensor t needs at the least: its elements at their
@@ -291,16 +286,16 @@ static bool check_kernel(Arena *keep, IrKernel *k, Diag *d) {
   scan(&p, &k->body);
   for (int i = 0; i < k->ntensors; i++) p.regs[i] = p.varies[i] ? least_regs(k->tensors[i]) : 0;
   live_block(&p, &k->body, bits_new(&p));
-  bool fits = p.most <= IR_MAX_THREAD_REGS || p.visits > PRESSURE_MAX_VISITS;
+  bool fits = p.head.regs <= IR_MAX_THREAD_REGS || p.visits > PRESSURE_MAX_VISITS;
   if (!fits) report(&p, d);
   k->crowded = NULL;
-  if (p.most_dot > IR_CROWDED_REGS && p.visits <= PRESSURE_MAX_VISITS) {
+  if (p.dot.regs > IR_CROWDED_REGS && p.visits <= PRESSURE_MAX_VISITS) {
     k->crowded = arena_printf(keep,
                               "the register tensors live after this dot need at least %lld "
                               "registers per thread, over the %d that leave room for addresses "
                               "and indices (ptxas would likely spill): %s",
-                              (long long)p.most_dot, IR_CROWDED_REGS, largest(&p, p.dot_live));
-    k->crowded_span = p.dot_span;
+                              (long long)p.dot.regs, IR_CROWDED_REGS, largest(&p, p.dot.live));
+    k->crowded_span = p.dot.span;
   }
   arena_free(ar);
   return fits;
