@@ -138,6 +138,9 @@ static void unpack_word(Emitter *e, const IrTensor *t, int64_t slot, int per, Va
 
 /* ------------------------------------------------------------ global memory */
 
+/* The most row addresses one access keeps (GAccess.row_addr). */
+enum { ROW_CACHE = 16 };
+
 /* One global load or store: the tile at the statement's offsets (a tile of
  * lower rank fills the innermost dimensions). */
 typedef struct GAccess {
@@ -160,6 +163,12 @@ typedef struct GAccess {
   Val ok0[IR_MAX_RANK];   /* origin[d] inside dimension d ("": not made yet, on
                              this path of the code: reset_ok0) */
   Val pitch[IR_MAX_RANK]; /* s64 bytes per step along d (an immediate when known) */
+  /* The addresses of the rows made so far on this path of the code (the
+   * origin's plus lc rows of a run-time pitch along dimension 0), which
+   * the row's other slots reach by immediate offsets (row_planned). */
+  int64_t row_lc[ROW_CACHE];
+  Val row_addr[ROW_CACHE];
+  int nrows;
 } GAccess;
 
 static void access_coords(Emitter *e, const GAccess *a, int64_t slot, Val *coords) {
@@ -334,6 +343,7 @@ static void access_elems_coords(Emitter *e, const GAccess *a, int64_t slot, int6
  * by element) makes its own where it needs them. */
 static void reset_ok0(GAccess *a) {
   for (int d = 0; d < a->g.rank; d++) a->ok0[d] = (Val){.s = ""};
+  a->nrows = 0;
 }
 
 /* Whether v is an immediate (not a register), and its value. */
@@ -350,18 +360,45 @@ static bool dim_value(const GAccess *a, int d, int64_t *x) {
   return ir_is_const(a->s->gmem.global->gshape[d], x);
 }
 
+/* Whether a rank-2 load whose rows are a run-time pitch apart is planned
+ * by rows: one 64-bit address per row of the thread's slots, made once,
+ * the row's other accesses at immediate offsets from it, where each row
+ * holds ROW_PLAN_MIN accesses (of per_access elements) or more. Tilus's
+ * Ampere v0 (one warp, a [64, 64] float32 accumulator, A and B loaded
+ * straight into mma operands with run-time pitches) spilled 28 bytes with
+ * an address per access and none with this. Not for stores (an Ampere
+ * matmul's C store planned so put its occupancy entries 2 registers over
+ * 4 blocks per SM), nor 8-bit elements (the unaligned copy of an int8
+ * dot's loads, one byte at a time, spilled when planned). */
+enum { ROW_PLAN_MIN = 2 };
+static bool row_planned(const GAccess *a, int64_t per_access) {
+  if (!a->load || a->g.rank != 2 || dtype_bytes(a->t->dtype) < 2 || a->tdim[0] < 0) return false;
+  int64_t lc[IR_MAX_RANK], rows[ROW_CACHE];
+  int nrows = 0;
+  for (int64_t slot = 0; slot < a->L->nslots; slot += per_access) {
+    ir_reglayout_coords(a->L, 0, slot, lc);
+    int r = 0;
+    while (r < nrows && rows[r] != lc[a->tdim[0]]) r++;
+    if (r == nrows) {
+      if (nrows == ROW_CACHE) return false;
+      rows[nrows++] = lc[a->tdim[0]];
+    }
+  }
+  return a->L->nslots / per_access >= ROW_PLAN_MIN * (int64_t)nrows;
+}
+
 /* Whether an access is planned from its origin: a tensor of rank 3 or
  * more (an address there is a chain of 64-bit multiply-adds, which the
  * plan makes once), or one whose pitches are all constants (every slot an
- * immediate offset). Otherwise each access computes its own address, as
- * ptxas keeps fewer registers live for it (a matmul's operand loads near
- * the register limit). */
-static bool plan_worth(const GAccess *a) {
+ * immediate offset), or a load planned by rows (row_planned). Otherwise
+ * each access computes its own address, as ptxas keeps fewer registers
+ * live for it (a matmul's operand loads near the register limit). */
+static bool plan_worth(const GAccess *a, int64_t per_access) {
   if (dtype_is_subbyte(a->t->dtype)) return false;
   if (a->g.rank >= 3) return true;
   int64_t x;
   for (int d = 1; d < a->g.rank; d++)
-    if (!dim_value(a, d, &x)) return false;
+    if (!dim_value(a, d, &x)) return row_planned(a, per_access);
   return true;
 }
 
@@ -468,9 +505,24 @@ static void plan_origin(Emitter *e, GAccess *a) {
     emit(e, "add.s64 %s, %s, %s;", a->addr.s, part.s, block.s);
 }
 
+/* addr plus n run-time pitches of dimension d: for dimension 0 from the
+ * origin, the row's address made once on this path of the code. */
+static Val pitch_step(Emitter *e, GAccess *a, int d, int64_t n, Val addr) {
+  bool row = d == 0 && !strcmp(addr.s, a->addr.s);
+  for (int r = 0; row && r < a->nrows; r++)
+    if (a->row_lc[r] == n) return a->row_addr[r];
+  Val next = new_reg(e, DT_UINT64);
+  emit(e, "mad.lo.s64 %s, %s, %" PRId64 ", %s;", next.s, val_to_reg(e, a->pitch[d]).s, n, addr.s);
+  if (row && a->nrows < ROW_CACHE) {
+    a->row_lc[a->nrows] = n;
+    a->row_addr[a->nrows++] = next;
+  }
+  return next;
+}
+
 /* The address of slot `slot` (its layout offsets lc) plus `extra` bytes,
  * as "[reg+imm]": the origin's address and the offsets' pitches. */
-static void slot_addr(Emitter *e, const GAccess *a, const int64_t *lc, int64_t extra, char *at,
+static void slot_addr(Emitter *e, GAccess *a, const int64_t *lc, int64_t extra, char *at,
                       size_t size) {
   Val addr = a->addr;
   int64_t imm = extra;
@@ -490,10 +542,7 @@ static void slot_addr(Emitter *e, const GAccess *a, const int64_t *lc, int64_t e
       addr = next;
       continue;
     }
-    Val next = new_reg(e, DT_UINT64);
-    emit(e, "mad.lo.s64 %s, %s, %" PRId64 ", %s;", next.s, val_to_reg(e, a->pitch[d]).s, lc[td],
-         addr.s);
-    addr = next;
+    addr = pitch_step(e, a, d, lc[td], addr);
   }
   snprintf(at, size, "[%s+%" PRId64 "]", addr.s, imm);
 }
@@ -748,10 +797,10 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
       emit(e, "mov.b32 %s, %s;", a.origin[d].s, off.s);
   }
   a.store_ok = load ? (Val){.s = ""} : spread_first_replica(e, a.L, tid);
-  a.planned = plan_worth(&a);
+  int64_t n = vector_elems(&a), slots = a.L->nslots;
+  a.planned = plan_worth(&a, n);
   if (a.planned) plan_origin(e, &a);
   reset_ok0(&a);
-  int64_t n = vector_elems(&a), slots = a.L->nslots;
   if (n > 1 && e->aligned_copy && versionable(e, s, n)) { /* the body's copy decides */
     for (int64_t i = 0; i < slots; i += n)
       if (e->aligned_copy == 1)
