@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# row_plan.sh FILE.ptx: kernels/dot_rows.tls's operand loads planned by
+# row_plan.sh FILE.ptx: row_plan/dot_rows.tls's operand loads planned by
 # rows (emit_spread.c, row_planned): per entry, up to its first store, its
 # 64-bit multiply-adds (a load's origin, then one per further row of a
 # thread's operand elements: A's 8 rows and B's 4, in each copy of the
@@ -8,7 +8,8 @@
 # ptxas -v says of the generic entry's spill: 40 bytes with an address per
 # load, none now. Not of its occupancy entry (no .minnctapersm: ptxas picks
 # the register count, and trades a few spilled words there for occupancy,
-# 12 bytes now and 40 before).
+# 12 bytes now and 40 before). That is why the kernel is not under
+# kernels/, whose every entry ptxas_kernel_* holds to no spill at all.
 set -eu
 awk '/^\.visible \.entry/ { name = $3; sub(/\($/, "", name); order[++n] = name; stored = 0 }
      /st\.global/ { stored = 1 }
