@@ -505,10 +505,11 @@ static void plan_origin(Emitter *e, GAccess *a) {
     emit(e, "add.s64 %s, %s, %s;", a->addr.s, part.s, block.s);
 }
 
-/* addr plus n run-time pitches of dimension d: for dimension 0 from the
- * origin, the row's address made once on this path of the code. */
+/* addr plus n run-time pitches of dimension d. Dimension 0 is the first
+ * step from the origin (slot_addr), so its result is the row's address:
+ * made once on this path of the code. */
 static Val pitch_step(Emitter *e, GAccess *a, int d, int64_t n, Val addr) {
-  bool row = d == 0 && !strcmp(addr.s, a->addr.s);
+  bool row = d == 0;
   for (int r = 0; row && r < a->nrows; r++)
     if (a->row_lc[r] == n) return a->row_addr[r];
   Val next = new_reg(e, DT_UINT64);
