@@ -105,18 +105,19 @@ static const char *param_type(const IrParam *p) {
 }
 
 /* Register allocation as an autotune dimension. With `.minnctapersm 1`
- * (every entry's default, and what setmaxnreg needs: ptxas ignores it
+ * (every entry's hint, and what setmaxnreg needs: ptxas ignores it
  * without a register count at entry) ptxas may spend the register file of
- * one block per thread; without it, as nvcc compiles Tilus's code (only
- * __launch_bounds__), ptxas weighs registers against blocks per SM itself.
- * Neither wins everywhere (H200, Tilus's Ampere matmuls: matmul_v3's
- * 64x128x32 entry 140 registers and 3 blocks per SM with the hint, 126 and
- * 4 without, 12% faster; matmul_v1 2.7% slower without), and a small
- * reduction kernel spilled without it (ptxas went to 32 registers for full
- * occupancy). So a kernel that multiplies with mma.sync, and does not use
- * setmaxnreg, gets a second entry `NAME__occupancy` (config
- * `registers=occupancy`) without the hint; the runtime's autotuner times
- * both, as it times the autotune points. */
+ * one block per thread; built for more blocks per SM, the same code can
+ * run faster (H200, Tilus's Ampere matmuls: matmul_v3's 64x128x32 entry
+ * 148 registers and 3 blocks per SM with the hint, 128 and 4 without, 12%
+ * faster; matmul_v1 2.7% slower) or spill. Which, only ptxas knows. So a
+ * kernel that multiplies with mma.sync, and does not use setmaxnreg, gets
+ * a second entry `NAME__occupancy` (config `registers=occupancy`) whose
+ * file holds its metadata alone, `occupancy NAME`: libtlsrt builds its
+ * code from NAME's at load time, with ptxas's own occupancy choice or one
+ * block per SM more than NAME's, keeps it only where ptxas does not spill
+ * (runtime/occupancy.c), and its autotuner times it beside NAME. The file
+ * itself assembles with no spill. */
 static bool occupancy_variant(const IrKernel *k) {
   return ir_block_holds(&k->body, S_DOT) && !ir_block_holds(&k->body, S_SETMAXNREG);
 }
@@ -137,7 +138,7 @@ static IrKernel *make_occupancy_variant(Arena *ar, const IrKernel *k) {
   v->config_names[k->nconfig] = "registers";
   v->config_values[k->nconfig] = 0;
   v->config_texts[k->nconfig] = "occupancy";
-  v->ptxas_occupancy = true;
+  v->occupancy_of = k->name;
   return v;
 }
 
@@ -162,8 +163,7 @@ static void emit_entry_params(FILE *out, const IrKernel *k) {
             k->params[i]->name);
   for (int i = 0; i < k->ntmaps; i++, n++)
     fprintf(out, "%s\n\t.param .align 64 .b8 %s_tmap%d[128]", n ? "," : "", k->name, i);
-  fprintf(out, "\n)\n.maxntid %d, 1, 1\n%s", k->warps * 32,
-          k->ptxas_occupancy ? "" : ".minnctapersm 1\n");
+  fprintf(out, "\n)\n.maxntid %d, 1, 1\n.minnctapersm 1\n", k->warps * 32);
   /* a cluster kernel: launched only with these cluster dimensions */
   if (ir_cluster_size(k) > 1)
     fprintf(out, ".reqnctapercluster %" PRId64 ", %" PRId64 ", %" PRId64 "\n.explicitcluster\n",
@@ -356,6 +356,7 @@ bool ptx_emit(FILE *out, const IrModule *m, const PtxOptions *opt, Diag *d) {
   if (any_smem(m)) fprintf(buf, ".extern .shared .align 1024 .b8 tls_smem[];\n\n");
   bool vprintf_declared = false;
   for (int i = 0; ok && i < m->nkernels; i++) {
+    if (m->kernels[i]->occupancy_of) continue; /* metadata only: libtlsrt builds it */
     ok = emit_kernel(buf, m, m->kernels[i], opt, &vprintf_declared, d);
     fputc('\n', buf);
   }

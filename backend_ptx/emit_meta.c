@@ -378,6 +378,7 @@ static bool emit_entry_meta(FILE *out, const IrKernel *k, Diag *d) {
   fprintf(out, "//@tls entry %s script=%s block=%d smem=%" PRId64 "\n", k->name,
           k->script ? k->script : k->name, k->warps * 32, k->smem_bytes);
   emit_config(out, k);
+  if (k->occupancy_of) fprintf(out, "//@tls occupancy %s\n", k->occupancy_of);
   if (!emit_params(out, k, d) || !emit_grid(out, k, d)) return false;
   if (ir_cluster_size(k) > 1)
     fprintf(out, "//@tls cluster %" PRId64 " %" PRId64 " %" PRId64 "\n",

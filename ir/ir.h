@@ -1002,9 +1002,11 @@ typedef struct IrKernel {
   int ndiv_sites;
   Span span;
   /* the backend's second entry of a kernel that multiplies with mma.sync:
-   * the same code for ptxas to allocate registers by its own occupancy
-   * heuristic (no .minnctapersm; ptx_emit, docs/format.md) */
-  bool ptxas_occupancy;
+   * NULL, or the name of the entry whose code it is. The file holds its
+   * metadata only (`occupancy NAME`); libtlsrt builds its code from that
+   * entry's at load time, for more blocks per SM, and keeps it only where
+   * ptxas fits it without spilling (ptx_emit, docs/format.md) */
+  const char *occupancy_of;
   /* pressure.c: NULL, or why the kernel will likely spill though it fits
    * the sound bound: the register tensors live after one of its dots need
    * over IR_CROWDED_REGS registers per thread. The evaluator skips an

@@ -86,6 +86,9 @@ static tls_status load_image(tls_module *mod, const char *image, size_t len) {
   size_t sizes[RT_MAX_CUMODS];
   int n = rt_image_parts(image, len, parts, sizes, RT_MAX_CUMODS);
   if (n < 1) return rt_error(mod->ctx, TLS_ERR_COMPILE, "%s: not a cubin or a bundle", mod->name);
+  if (mod->ncumods + n > RT_MAX_UNITS * RT_MAX_CUMODS)
+    return rt_error(mod->ctx, TLS_ERR_COMPILE, "%s: more than %d CUmodules", mod->name,
+                    RT_MAX_UNITS * RT_MAX_CUMODS);
   for (int i = 0; i < n; i++) {
     CUresult r = mod->ctx->api.cuModuleLoadData(&mod->cumods[mod->ncumods], parts[i]);
     if (r) return rt_cuda_error(mod->ctx, r, "cuModuleLoadData");
@@ -94,26 +97,30 @@ static tls_status load_image(tls_module *mod, const char *image, size_t len) {
   return TLS_OK;
 }
 
+/* One text to compile and the entries it holds. */
+typedef struct Unit {
+  const char *text;
+  size_t len;
+  const char *const *names;
+  int nnames;
+} Unit;
+
 /* Assembles into dir/key.cubin (through temporary names), the entries
  * shared among concurrent ptxas processes, and loads it. */
-static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *dir,
+static tls_status compile_ptxas(tls_module *mod, const Unit *u, const char *ptxas, const char *dir,
                                 const char *key) {
   tls_context *ctx = mod->ctx;
   char tmp[4200], final[4200], log[4000];
   snprintf(tmp, sizeof tmp, "%s/%s.%d.tmp", dir, key, (int)getpid());
   snprintf(final, sizeof final, "%s/%s.cubin", dir, key);
-  const char **names = malloc(sizeof *names * (size_t)(mod->nkernels ? mod->nkernels : 1));
-  if (!names) return rt_error(ctx, TLS_ERR_NOMEM, "out of memory");
-  for (int i = 0; i < mod->nkernels; i++) names[i] = mod->kernels[i].name;
-  int jobs = rt_assemble_jobs(mod->nkernels); /* at most RT_MAX_CUMODS */
-  int rc = rt_assemble(ptxas, ctx->arch, mod->text, mod->len, names, mod->nkernels, jobs, tmp, log,
+  int jobs = rt_assemble_jobs(u->nnames); /* at most RT_MAX_CUMODS */
+  int rc = rt_assemble(ptxas, ctx->arch, u->text, u->len, u->names, u->nnames, jobs, tmp, log,
                        sizeof log);
   /* A failure of the shares is confirmed (and reported) by one ptxas over
    * the whole file as written: splitting never makes a file fail. */
   if (rc && jobs > 1)
-    rc = rt_assemble(ptxas, ctx->arch, mod->text, mod->len, names, mod->nkernels, 1, tmp, log,
+    rc = rt_assemble(ptxas, ctx->arch, u->text, u->len, u->names, u->nnames, 1, tmp, log,
                      sizeof log);
-  free(names);
   if (rc) {
     unlink(tmp);
     return rt_error(ctx, TLS_ERR_COMPILE, "%s: ptxas -arch=%s failed (exit %d):\n%s", mod->name,
@@ -128,7 +135,7 @@ static tls_status compile_ptxas(tls_module *mod, const char *ptxas, const char *
   if (!image) return rt_error(ctx, TLS_ERR_IO, "cannot read %s", final);
   tls_status st = load_image(mod, image, n);
   free(image);
-  mod->compiled_by = "ptxas";
+  if (!mod->compiled_by) mod->compiled_by = "ptxas";
   return st;
 }
 
@@ -139,29 +146,33 @@ static bool load_cached(tls_module *mod, const char *dir, const char *key) {
   snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
   char *image = rt_read_file(path, &n);
   if (!image) return false;
+  int before = mod->ncumods;
   tls_status st = load_image(mod, image, n);
   free(image);
   if (st) {
-    rt_unload_modules(mod);
+    while (mod->ncumods > before) mod->ctx->api.cuModuleUnload(mod->cumods[--mod->ncumods]);
     unlink(path);
     return false;
   }
-  mod->compiled_by = "cache";
+  if (!mod->compiled_by) mod->compiled_by = "cache";
   return true;
 }
 
 /* --------------------------------------------------------------- JIT */
 
-static tls_status compile_jit(tls_module *mod) {
+static tls_status compile_jit(tls_module *mod, const Unit *u) {
   tls_context *ctx = mod->ctx;
+  if (mod->ncumods >= RT_MAX_UNITS * RT_MAX_CUMODS)
+    return rt_error(ctx, TLS_ERR_COMPILE, "%s: more than %d CUmodules", mod->name,
+                    RT_MAX_UNITS * RT_MAX_CUMODS);
   char log[16384];
   log[0] = 0;
   int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *vals[] = {log, (void *)(uintptr_t)sizeof log};
-  CUresult r = ctx->api.cuModuleLoadDataEx(&mod->cumods[0], mod->text, 2, opts, vals);
-  mod->compiled_by = "jit";
+  CUresult r = ctx->api.cuModuleLoadDataEx(&mod->cumods[mod->ncumods], u->text, 2, opts, vals);
+  if (!mod->compiled_by) mod->compiled_by = "jit";
   if (!r) {
-    mod->ncumods = 1;
+    mod->ncumods++;
     return TLS_OK;
   }
   const char *name = "?";
@@ -170,7 +181,7 @@ static tls_status compile_jit(tls_module *mod) {
                   mod->name, name ? name : "?", log);
 }
 
-tls_status compile_module(tls_module *mod) {
+static tls_status compile(tls_module *mod, const Unit *u) {
   const char *force = getenv("TLSC_COMPILE");
   tls_compile_mode mode = mod->ctx->mode;
   if (mode == TLS_COMPILE_AUTO && force && !strcmp(force, "jit")) mode = TLS_COMPILE_JIT;
@@ -181,21 +192,38 @@ tls_status compile_module(tls_module *mod) {
     if (mode == TLS_COMPILE_PTXAS)
       return rt_error(mod->ctx, TLS_ERR_COMPILE,
                       "ptxas not found (TLSC_PTXAS, PATH, /usr/local/cuda/bin)");
-    return compile_jit(mod);
+    return compile_jit(mod, u);
   }
   char key[40], dir[4096];
-  content_key(mod->text, mod->len, mod->ctx->arch, key);
+  content_key(u->text, u->len, mod->ctx->arch, key);
   if (cache_dir(dir, sizeof dir)) {
     if (load_cached(mod, dir, key)) return TLS_OK;
-    return compile_ptxas(mod, ptxas, dir, key);
+    return compile_ptxas(mod, u, ptxas, dir, key);
   }
   /* No cache directory: assemble in a private temporary one. */
   char tmpdir[] = "/tmp/tlsc-XXXXXX";
-  if (!mkdtemp(tmpdir)) return compile_jit(mod);
-  tls_status st = compile_ptxas(mod, ptxas, tmpdir, key);
+  if (!mkdtemp(tmpdir)) return compile_jit(mod, u);
+  tls_status st = compile_ptxas(mod, u, ptxas, tmpdir, key);
   char cubin[4200];
   snprintf(cubin, sizeof cubin, "%s/%s.cubin", tmpdir, key);
   unlink(cubin);
   rmdir(tmpdir);
+  return st;
+}
+
+tls_status rt_compile_unit(tls_module *mod, const char *text, size_t len, const char *const *names,
+                           int nnames) {
+  Unit u = {text, len, names, nnames};
+  return compile(mod, &u);
+}
+
+tls_status compile_module(tls_module *mod) {
+  const char **names = malloc(sizeof *names * (size_t)(mod->nkernels ? mod->nkernels : 1));
+  if (!names) return rt_error(mod->ctx, TLS_ERR_NOMEM, "out of memory");
+  int n = 0;
+  for (int i = 0; i < mod->nkernels; i++)
+    if (!mod->kernels[i].occupancy_of) names[n++] = mod->kernels[i].name;
+  tls_status st = rt_compile_unit(mod, mod->text, mod->len, names, n);
+  free(names);
   return st;
 }

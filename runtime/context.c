@@ -18,8 +18,8 @@ tls_status tls_init_offline(tls_context **out) {
   return *out ? TLS_OK : TLS_ERR_NOMEM;
 }
 
-/* Reads what the launches need from the device: its arch and the
- * opt-in shared memory limit. */
+/* Reads what the launches need from the device: its arch, the opt-in
+ * shared memory limit and an SM's limits. */
 static tls_status query_device(tls_context *ctx) {
   CudaApi *cu = &ctx->api;
   int major = 0, minor = 0;
@@ -30,6 +30,15 @@ static tls_status query_device(tls_context *ctx) {
   if (!r)
     r = cu->cuDeviceGetAttribute(&ctx->smem_optin,
                                  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, ctx->dev);
+  struct {
+    int *value, attr;
+  } sm[] = {{&ctx->sm_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR},
+            {&ctx->sm_smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
+            {&ctx->sm_regs, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR},
+            {&ctx->sm_blocks, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR},
+            {&ctx->block_reserved_smem, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK}};
+  for (size_t i = 0; !r && i < sizeof sm / sizeof sm[0]; i++)
+    r = cu->cuDeviceGetAttribute(sm[i].value, sm[i].attr, ctx->dev);
   if (!r) r = cu->cuDeviceGetName(ctx->device_name, sizeof ctx->device_name - 1, ctx->dev);
   if (r) return rt_cuda_error(ctx, r, "cuDeviceGetAttribute");
   /* The 'a' targets (sm_90a) carry wgmma and setmaxnreg. */

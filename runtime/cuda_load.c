@@ -48,6 +48,9 @@ int cuda_api_open(CudaApi *api, char *msg, size_t msglen) {
   R(cuModuleUnload, "cuModuleUnload", NULL);
   R(cuModuleGetFunction, "cuModuleGetFunction", NULL);
   R(cuFuncSetAttribute, "cuFuncSetAttribute", NULL);
+  R(cuFuncGetAttribute, "cuFuncGetAttribute", NULL);
+  R(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+    NULL);
   R(cuLaunchKernel, "cuLaunchKernel", NULL);
   R(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", NULL);
   void *ex = dlsym(api->lib, "cuLaunchKernelEx"); /* optional: cluster launches */

@@ -591,6 +591,26 @@ static tls_status dir_cluster(MetaParser *mp, char **f, int n) {
   return TLS_OK;
 }
 
+/* occupancy BASE: the entry's code is BASE's, which libtlsrt builds for
+ * more blocks per SM (occupancy.c); BASE is an earlier entry with code. */
+static tls_status dir_occupancy(MetaParser *mp, char **f, int n) {
+  tls_kernel *k = mp->cur;
+  if (k->occupancy_line)
+    return perr(mp, mp->line, "second 'occupancy' line in entry '%s' (line %d has the first)",
+                k->name, k->occupancy_line);
+  if (n != 2 || !is_ident(f[1])) return perr(mp, mp->line, "'occupancy' needs an entry name");
+  const tls_kernel *base = NULL;
+  for (int i = 0; i < mp->mod->nkernels && !base; i++)
+    if (&mp->mod->kernels[i] != k && !strcmp(mp->mod->kernels[i].name, f[1]))
+      base = &mp->mod->kernels[i];
+  if (!base) return perr(mp, mp->line, "'occupancy %s': no earlier entry of that name", f[1]);
+  if (base->occupancy_of)
+    return perr(mp, mp->line, "'occupancy %s': that entry has no code of its own either", f[1]);
+  k->occupancy_of = xstrdup(f[1]);
+  k->occupancy_line = mp->line;
+  return TLS_OK;
+}
+
 /* require EXPR MESSAGE: the expression is compiled when the entry closes
  * (it may name parameters declared after it); the message is the rest of
  * the line, spaces and all (require_message). */
@@ -767,9 +787,9 @@ static tls_status meta_line(MetaParser *mp, char *text) {
     mp->closed = true;
     return n == 1 ? close_entry(mp) : perr(mp, mp->line, "'end' takes nothing");
   }
-  static const char *const IN_ENTRY[] = {"config",  "param",     "grid",    "tmap",   "fixed",
-                                         "cluster", "workspace", "divisor", "require"};
-  for (int i = 0; i < 9; i++) {
+  static const char *const IN_ENTRY[] = {"config",  "param",     "grid",    "tmap",      "fixed",
+                                         "cluster", "workspace", "divisor", "occupancy", "require"};
+  for (int i = 0; i < 10; i++) {
     if (strcmp(f[0], IN_ENTRY[i])) continue;
     if (!mp->cur) return perr(mp, mp->line, "'%s' outside an entry", f[0]);
     switch (i) {
@@ -789,6 +809,8 @@ static tls_status meta_line(MetaParser *mp, char *text) {
       return dir_workspace(mp, f, n);
     case 7:
       return dir_divisor(mp, f, n);
+    case 8:
+      return dir_occupancy(mp, f, n);
     default:
       return dir_require(mp, f, n, message);
     }
@@ -1036,6 +1058,30 @@ static bool has_directive(const char *clean, const char *directive) {
   return false;
 }
 
+/* An `occupancy BASE` entry has no code in the text, and the parameters
+ * of BASE, whose code it takes (checked with BASE's entry). */
+static tls_status check_occupancy_entry(MetaParser *mp, tls_kernel *k) {
+  const char *open = find_entry(mp->clean, k->name);
+  if (open)
+    return perr(mp, clean_line(mp, open),
+                "entry '%s' has code here, though line %d says it takes the code of '%s'", k->name,
+                k->occupancy_line, k->occupancy_of);
+  const tls_kernel *base = NULL;
+  for (int i = 0; i < mp->mod->nkernels && !base; i++)
+    if (!strcmp(mp->mod->kernels[i].name, k->occupancy_of)) base = &mp->mod->kernels[i];
+  bool same = base && base->nparams == k->nparams && base->ndivs == k->ndivs &&
+              base->nws == k->nws && base->ntmaps == k->ntmaps && base->block == k->block &&
+              base->smem == k->smem;
+  for (int i = 0; same && i < k->nparams; i++)
+    same = !strcmp(base->params[i].name, k->params[i].name) &&
+           !strcmp(base->params[i].type_text, k->params[i].type_text);
+  if (!same)
+    return perr(mp, k->occupancy_line,
+                "entry '%s' takes the code of '%s' but not its parameters, block or shared memory",
+                k->name, k->occupancy_of);
+  return TLS_OK;
+}
+
 static tls_status check_ptx(MetaParser *mp, const char *ptx) {
   const char *open = NULL;
   mp->ptx = ptx;
@@ -1048,8 +1094,10 @@ static tls_status check_ptx(MetaParser *mp, const char *ptx) {
   if (!has_directive(mp->clean, ".target"))
     return perr(mp, mp->line, "no PTX '.target' directive (truncated file?)");
   tls_status st = check_braces(mp);
-  for (int i = 0; !st && i < mp->mod->nkernels; i++)
-    st = check_entry_params(mp, &mp->mod->kernels[i]);
+  for (int i = 0; !st && i < mp->mod->nkernels; i++) {
+    tls_kernel *k = &mp->mod->kernels[i];
+    st = k->occupancy_of ? check_occupancy_entry(mp, k) : check_entry_params(mp, k);
+  }
   return st;
 }
 
@@ -1171,40 +1219,65 @@ tls_status meta_parse(tls_module *mod, char *msg, size_t msglen) {
   return st;
 }
 
-void meta_free_kernels(tls_module *mod) {
-  for (int i = 0; i < mod->nkernels; i++) {
-    tls_kernel *k = &mod->kernels[i];
-    free(k->name);
-    free(k->script);
-    free(k->config);
-    free(k->fixed);
-    free(k->variants);
-    for (int j = 0; j < k->nparams; j++) free(k->params[j].name);
-    for (int d = 0; d < 3; d++) free(k->grid[d].text);
-    for (int j = 0; j < k->nreqs; j++) {
-      free(k->reqs[j].cond.text);
-      free(k->reqs[j].msg);
-    }
-    free(k->reqs);
-    for (int w = 0; w < k->nws; w++) {
-      free(k->ws[w].name);
-      free(k->ws[w].desc);
-      for (int j = 0; j < k->ws[w].rank; j++) free(k->ws[w].dims[j].text);
-    }
-    free(k->ws);
-    for (int j = 0; j < k->ndivs; j++) {
-      free(k->divs[j].name);
-      free(k->divs[j].value.text);
-    }
-    free(k->divs);
-    for (int t = 0; t < k->ntmaps; t++)
-      for (int j = 0; j < k->tmaps[t].rank; j++) {
-        free(k->tmaps[t].dims[j].text);
-        if (j) free(k->tmaps[t].strides[j - 1].text);
-      }
-    free(k->tmaps);
+/* Frees what one entry owns. */
+static void free_kernel(tls_kernel *k) {
+  free(k->name);
+  free(k->script);
+  free(k->config);
+  free(k->fixed);
+  free(k->occupancy_of);
+  free(k->variants);
+  for (int j = 0; j < k->nparams; j++) free(k->params[j].name);
+  for (int d = 0; d < 3; d++) free(k->grid[d].text);
+  for (int j = 0; j < k->nreqs; j++) {
+    free(k->reqs[j].cond.text);
+    free(k->reqs[j].msg);
   }
+  free(k->reqs);
+  for (int w = 0; w < k->nws; w++) {
+    free(k->ws[w].name);
+    free(k->ws[w].desc);
+    for (int j = 0; j < k->ws[w].rank; j++) free(k->ws[w].dims[j].text);
+  }
+  free(k->ws);
+  for (int j = 0; j < k->ndivs; j++) {
+    free(k->divs[j].name);
+    free(k->divs[j].value.text);
+  }
+  free(k->divs);
+  for (int t = 0; t < k->ntmaps; t++)
+    for (int j = 0; j < k->tmaps[t].rank; j++) {
+      free(k->tmaps[t].dims[j].text);
+      if (j) free(k->tmaps[t].strides[j - 1].text);
+    }
+  free(k->tmaps);
+}
+
+void meta_free_kernels(tls_module *mod) {
+  for (int i = 0; i < mod->nkernels; i++) free_kernel(&mod->kernels[i]);
   free(mod->kernels);
   mod->kernels = NULL;
   mod->nkernels = 0;
+}
+
+tls_status meta_drop_kernels(tls_module *mod, const bool *drop, char *msg, size_t msglen) {
+  int n = 0;
+  for (int i = 0; i < mod->nkernels; i++) {
+    if (drop[i]) {
+      free_kernel(&mod->kernels[i]);
+      continue;
+    }
+    if (n != i) mod->kernels[n] = mod->kernels[i];
+    n++;
+  }
+  mod->nkernels = n;
+  for (int i = 0; i < n; i++) { /* the links point into the array: made again */
+    tls_kernel *k = &mod->kernels[i];
+    free(k->variants);
+    k->variants = NULL;
+    k->nvariants = 0;
+    k->generic = NULL;
+    k->is_variant = false;
+  }
+  return link_variants(mod, msg, msglen);
 }

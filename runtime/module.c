@@ -34,7 +34,8 @@ void tls_module_free(tls_module *mod) {
   free(mod);
 }
 
-/* Parses, then (online) compiles and resolves every entry's function. */
+/* Parses, then (online) compiles and resolves every entry's function, the
+ * occupancy entries' from their bases' code (occupancy.c). */
 static tls_status module_finish(tls_module *mod, tls_module **out) {
   tls_context *ctx = mod->ctx;
   tls_status st = meta_parse(mod, ctx->err, sizeof ctx->err);
@@ -42,6 +43,7 @@ static tls_status module_finish(tls_module *mod, tls_module **out) {
   if (!st && ctx->online) st = compile_module(mod);
   for (int i = 0; !st && ctx->online && i < mod->nkernels; i++) {
     tls_kernel *k = &mod->kernels[i];
+    if (k->occupancy_of) continue; /* built from its base's code below */
     CUresult r = find_function(mod, k);
     if (r)
       st = rt_cuda_error(ctx, r, "cuModuleGetFunction");
@@ -56,6 +58,7 @@ static tls_status module_finish(tls_module *mod, tls_module **out) {
       if (r) st = rt_cuda_error(ctx, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     }
   }
+  if (!st && ctx->online) st = rt_build_occupancy(mod);
   if (st) {
     tls_module_free(mod);
     return st;

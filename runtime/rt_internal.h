@@ -166,7 +166,12 @@ struct tls_kernel {
   struct tls_kernel **variants;
   const struct tls_kernel *generic; /* the sibling fixing nothing, or NULL */
   bool is_variant;                  /* a sibling fixes a subset of its values */
-  int nreqs;                        /* `require` lines, in file order */
+  /* `occupancy BASE`: the file holds no code of this entry; libtlsrt
+   * builds it from BASE's for more blocks per SM (occupancy.c), or drops
+   * the entry. NULL for the others. */
+  char *occupancy_of;
+  int occupancy_line;
+  int nreqs; /* `require` lines, in file order */
   Require *reqs;
   int ndivs; /* hidden parameters, in PTX order after the user's (nparams) */
   Divisor *divs;
@@ -178,8 +183,10 @@ struct tls_kernel {
   uint64_t ws_buffer, ws_capacity, ws_zeros;
 };
 
-/* At most this many CUmodules a module: the parts of a bundle. */
-enum { RT_MAX_CUMODS = 64 };
+/* At most this many CUmodules a compilation unit (the parts of a bundle),
+ * and units a module: its file, then the occupancy variants ptxas builds
+ * by its own choice, then those built for one block more (occupancy.c). */
+enum { RT_MAX_CUMODS = 64, RT_MAX_UNITS = 3 };
 
 struct tls_module {
   struct tls_context *ctx;
@@ -191,7 +198,7 @@ struct tls_module {
   struct tls_kernel *kernels;
   /* the loaded code: one CUmodule, or one per part of a bundle that
    * concurrent ptxas processes assembled (assemble.c) */
-  CUmodule cumods[RT_MAX_CUMODS];
+  CUmodule cumods[RT_MAX_UNITS * RT_MAX_CUMODS];
   int ncumods;
   const char *compiled_by;
 };
@@ -209,6 +216,9 @@ struct tls_context {
   char arch[16];
   char device_name[128];
   int smem_optin;
+  /* an SM's limits, which bound the blocks an occupancy variant can add
+   * (occupancy.c) */
+  int sm_threads, sm_smem, sm_regs, sm_blocks, block_reserved_smem;
   tls_compile_mode mode;
   char err[4096];
   RtBuffer *buffers;   /* from tls_mem_alloc and tls_mem_register */
@@ -237,6 +247,9 @@ const RtBuffer *rt_buffer_find(const tls_context *ctx, uint64_t address);
  * writes "name:line: error: ..." into msg and returns TLS_ERR_FORMAT. */
 tls_status meta_parse(tls_module *mod, char *msg, size_t msglen);
 void meta_free_kernels(tls_module *mod);
+/* meta.c: removes the entries drop[i] marks and links the variants of the
+ * others again (at load, before any entry is handed out). */
+tls_status meta_drop_kernels(tls_module *mod, const bool *drop, char *msg, size_t msglen);
 /* "f16" -> CUtensorMapDataType and size; false when unknown. */
 bool meta_dtype(const char *name, int *cu_dtype, int *bytes);
 
@@ -261,9 +274,23 @@ bool rt_requires_hold(const tls_kernel *k, const tls_arg *args, int nargs, char 
 /* launch.c: frees the entries' workspace buffers (at module unload). */
 void rt_free_workspaces(tls_module *mod);
 
-/* compile.c: turns the module's PTX into a CUmodule (ptxas + cache, or
- * the driver JIT). */
+/* compile.c: turns the module's PTX into CUmodules (ptxas + cache, or
+ * the driver JIT): the entries with code in the file. */
 tls_status compile_module(tls_module *mod);
+/* compile.c: the same for another text, whose entries are `names`: its
+ * CUmodules join the module's (at most RT_MAX_UNITS texts a module). */
+tls_status rt_compile_unit(tls_module *mod, const char *text, size_t len, const char *const *names,
+                           int nnames);
+/* occupancy.c: builds the code of the module's `occupancy` entries from
+ * their base entries' (which have their functions), and drops those that
+ * gain no block per SM without spilling. */
+tls_status rt_build_occupancy(tls_module *mod);
+/* occupancy.c: the PTX of the module-level lines of `ptx` (no metadata,
+ * no entry) and, for each i, entry bases[i]'s code renamed names[i], its
+ * `.minnctapersm 1` made `.minnctapersm ncta[i]` (none for 0); NULL, with
+ * why in msg, when an entry is missing or not as tlsc writes them. */
+char *rt_occupancy_text(const char *ptx, const char *const *bases, const char *const *names,
+                        const int *ncta, int n, size_t *len, char *msg, size_t msglen);
 /* module.c: unloads every CUmodule of mod (a failed load's too). */
 void rt_unload_modules(tls_module *mod);
 

@@ -11,12 +11,22 @@
  *   launch GXxGYxGZxBLOCK cluster CXxCYxCZ   cuLaunchKernelEx (its
  *                              cluster-dimension attribute)
  *   encode ADDR DIM0xDIM1...   cuTensorMapEncodeTiled
+ *   load ENTRY...              cuModuleLoadDataEx (the JIT path): the
+ *                              entries of the PTX text
+ *
+ * The JIT path also plays ptxas for the occupancy tests: an entry's
+ * registers and local memory are its comment `// fake HINT REGS LOCAL`
+ * whose HINT is the entry's `.minnctapersm` (0 without one), else 32 and
+ * 0; cuOccupancyMaxActiveBlocksPerMultiprocessor counts the blocks those
+ * registers allow (64 K an SM, 8-register steps), at most 2048 threads
+ * and 32 blocks.
  *
  * Addresses are 2^32 apart, from 2^32 on, so a line names its buffer. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int CUresult;
@@ -57,6 +67,21 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
   case 16:
     *v = 132;
     break; /* multiprocessors */
+  case 39:
+    *v = 2048;
+    break; /* threads an SM */
+  case 81:
+    *v = 233472;
+    break; /* shared memory an SM */
+  case 82:
+    *v = 65536;
+    break; /* registers an SM */
+  case 106:
+    *v = 32;
+    break; /* blocks an SM */
+  case 111:
+    *v = 1024;
+    break; /* shared memory reserved a block */
   default:
     *v = 0;
     break;
@@ -73,15 +98,73 @@ CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return (void)dev, 0; }
 CUresult cuCtxSetCurrent(void *ctx) { return (void)ctx, 0; }
 CUresult cuCtxGetCurrent(void **ctx) { return *ctx = &handle, 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
-CUresult cuModuleLoadData(void **mod, const void *image) { return (void)image, *mod = &handle, 0; }
+/* The functions of the modules the JIT path loaded: module, name, and
+ * what "ptxas" made of them. */
+typedef struct FakeFn {
+  int module;
+  char name[128];
+  int regs, local;
+} FakeFn;
+static FakeFn fns[4096];
+static int nfns, nmodules;
+static int modules[1024]; /* module handles point here */
+
+/* The entries of a PTX text, each with its build (see the top comment). */
+static void scan_entries(const char *text, int module) {
+  say("load");
+  for (const char *p = strstr(text, ".entry "); p && nfns < 4096; p = strstr(p + 1, ".entry ")) {
+    FakeFn *f = &fns[nfns++];
+    const char *q = p + 7;
+    size_t n = strcspn(q, "( \n");
+    snprintf(f->name, sizeof f->name, "%.*s", (int)n, q);
+    f->module = module, f->regs = 32, f->local = 0;
+    const char *body = strstr(p, "\n{"), *end = body ? strstr(body, "\n}") : NULL;
+    const char *hint = strstr(p, ".minnctapersm ");
+    int want = hint && body && hint < body ? atoi(hint + 14) : 0;
+    for (const char *c = body ? strstr(body, "// fake ") : NULL; c && c < end;
+         c = strstr(c + 1, "// fake ")) {
+      int h, r, l;
+      if (sscanf(c, "// fake %d %d %d", &h, &r, &l) == 3 && h == want) f->regs = r, f->local = l;
+    }
+    say(" %s", f->name);
+  }
+  say("\n");
+}
+
+CUresult cuModuleLoadData(void **mod, const void *image) {
+  (void)image;
+  *mod = &modules[nmodules < 1023 ? nmodules++ : 1023];
+  return 0;
+}
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals) {
   (void)n, (void)opts, (void)vals;
-  return cuModuleLoadData(mod, image);
+  cuModuleLoadData(mod, image);
+  scan_entries(image, (int)((int *)*mod - modules));
+  return 0;
 }
 CUresult cuModuleUnload(void *mod) { return (void)mod, 0; }
 CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
-  (void)mod, (void)name;
-  return *fn = &handle, 0;
+  int module = (int)((int *)mod - modules);
+  for (int i = nfns - 1; i >= 0; i--)
+    if (fns[i].module == module && !strcmp(fns[i].name, name)) return *fn = &fns[i], 0;
+  *fn = &handle; /* a module loaded from a cubin: no builds known */
+  return 0;
+}
+CUresult cuFuncGetAttribute(int *v, int attr, void *fn) {
+  const FakeFn *f = fn == (void *)&handle ? NULL : fn;
+  *v = attr == 3 ? (f ? f->local : 0) : attr == 4 ? (f ? f->regs : 32) : 0;
+  return 0;
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *fn, int block,
+                                                     size_t smem) {
+  int regs = 0;
+  cuFuncGetAttribute(&regs, 4, fn);
+  int by_regs = 65536 / (((regs + 7) / 8 * 8) * block), by_threads = 2048 / block;
+  int by_smem = smem ? 233472 / ((int)smem + 1024) : 32;
+  *blocks = by_regs < by_threads ? by_regs : by_threads;
+  if (by_smem < *blocks) *blocks = by_smem;
+  if (*blocks > 32) *blocks = 32;
+  return 0;
 }
 CUresult cuFuncSetAttribute(void *fn, int attr, int v) { return (void)fn, (void)attr, (void)v, 0; }
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,

@@ -232,20 +232,24 @@ static void test_signature(tls_context *ctx) {
 }
 
 /* tlsc's register-allocation variants (NAME__occupancy, config
- * registers=occupancy: backend_ptx/emit.c): a lookup without the key finds
- * the entry, with it the variant, and each launches its own specialised
- * sibling. */
+ * registers=occupancy, `occupancy NAME`: backend_ptx/emit.c), read without
+ * a GPU: a lookup without the key finds the entry, with it the variant,
+ * and each launches its own specialised sibling. */
 static void test_occupancy_variants(tls_context *ctx) {
   static const char *const names[4] = {"A", "A__occupancy", "A__n_4", "A__n_4__occupancy"};
   char text[4096] = "//@tls version 1\n", *p = text + strlen(text);
   for (int i = 0; i < 4; i++)
     p += sprintf(p,
-                 "//@tls entry %s script=S block=32 smem=0\n//@tls config w=1%s\n%s"
+                 "//@tls entry %s script=S block=32 smem=0\n//@tls config w=1%s\n%s%s%s%s"
                  "//@tls param n i32\n//@tls grid n 1 1\n",
-                 names[i], i % 2 ? " registers=occupancy" : "", i >= 2 ? "//@tls fixed n=4\n" : "");
+                 names[i], i % 2 ? " registers=occupancy" : "", i >= 2 ? "//@tls fixed n=4\n" : "",
+                 i % 2 ? "//@tls occupancy " : "", i % 2 ? names[i - 1] : "", i % 2 ? "\n" : "");
   p += sprintf(p, "//@tls end\n.version 8.0\n.target sm_90a\n");
-  for (int i = 0; i < 4; i++)
-    p += sprintf(p, ".entry %s(.param .u32 %s_param_n)\n{\nret;\n}\n", names[i], names[i]);
+  for (int i = 0; i < 4; i += 2) /* the variants' code is built from these at load */
+    p += sprintf(p,
+                 ".visible .entry %s(\n.param .u32 %s_param_n\n)\n.maxntid 32, 1, 1\n"
+                 ".minnctapersm 1\n{\nret;\n}\n",
+                 names[i], names[i]);
   tls_module *mod = NULL;
   CHECK(tls_module_load_string(ctx, text, "occupancy", &mod) == TLS_OK, "occupancy: %s",
         tls_last_error(ctx));
