@@ -159,9 +159,13 @@ typedef struct GAccess {
    * origin's plus constants of the layout, so its address is the
    * origin's plus a constant number of pitches of each dimension. */
   bool planned;
-  Val addr;               /* u64: the origin's address (not tested) */
-  Val ok0[IR_MAX_RANK];   /* origin[d] inside dimension d ("": not made yet, on
+  Val addr;             /* u64: the origin's address (not tested) */
+  Val ok0[IR_MAX_RANK]; /* origin[d] inside dimension d ("": not made yet, on
                              this path of the code: reset_ok0) */
+  /* stores: whether origin[d] is known non-negative (its offset's range),
+   * and dims[d] - origin[d] (s32; "" as ok0), which store_inside tests */
+  bool nonneg[IR_MAX_RANK];
+  Val rem[IR_MAX_RANK];
   Val pitch[IR_MAX_RANK]; /* s64 bytes per step along d (an immediate when known) */
   /* The addresses of the rows made so far on this path of the code (the
    * origin's plus lc rows of a run-time pitch along dimension 0), which
@@ -342,7 +346,7 @@ static void access_elems_coords(Emitter *e, const GAccess *a, int64_t slot, int6
 /* Forgets the origin's tests: each path of the code (vectors, or element
  * by element) makes its own where it needs them. */
 static void reset_ok0(GAccess *a) {
-  for (int d = 0; d < a->g.rank; d++) a->ok0[d] = (Val){.s = ""};
+  for (int d = 0; d < a->g.rank; d++) a->ok0[d] = a->rem[d] = (Val){.s = ""};
   a->nrows = 0;
 }
 
@@ -548,6 +552,42 @@ static void slot_addr(Emitter *e, GAccess *a, const int64_t *lc, int64_t extra, 
   snprintf(at, size, "[%s+%" PRId64 "]", addr.s, imm);
 }
 
+/* A store's test that coordinate origin[d] + off is inside dimension d,
+ * where origin[d] >= 0: off < dims[d] - origin[d] (signed; the difference
+ * made once on the path). A load tests origin[d] + off < dims[d] instead.
+ * The two forms differ on purpose: a kernel that loads and stores the
+ * same rows (attention's Q and O tiles) would otherwise test the same
+ * predicates twice, and ptxas, finding them equal, keeps the load's
+ * through the main loop between them, in registers the loop needs
+ * (flash_attention_v2's 64x32 point: 5, which cost its build for three
+ * blocks per SM a spill). */
+static Val store_inside(Emitter *e, GAccess *a, int d, int64_t off) {
+  if (!off && a->ok0[d].s[0]) return a->ok0[d];
+  if (!a->rem[d].s[0]) {
+    a->rem[d] = new_reg(e, DT_INT32);
+    emit(e, "sub.s32 %s, %s, %s;", a->rem[d].s, val_to_reg(e, a->g.dims[d]).s, a->origin[d].s);
+  }
+  Val p = new_reg(e, DT_BOOL);
+  emit(e, "setp.gt.s32 %s, %s, %" PRId64 ";", p.s, a->rem[d].s, off);
+  if (!off) a->ok0[d] = p;
+  return p;
+}
+
+/* Whether coordinate origin[d] + off is inside dimension d: the origin's
+ * own test made once on this path, an offset one's each time (unsigned:
+ * a negative coordinate is outside). */
+static Val coord_inside(Emitter *e, GAccess *a, int d, int64_t off) {
+  if (!off && a->ok0[d].s[0]) return a->ok0[d];
+  Val p = new_reg(e, DT_BOOL), c = a->origin[d];
+  if (off) {
+    c = new_reg(e, DT_INT32);
+    emit(e, "add.s32 %s, %s, %" PRId64 ";", c.s, a->origin[d].s, off);
+  }
+  emit(e, "setp.lt.u32 %s, %s, %s;", p.s, c.s, a->g.dims[d].s);
+  if (!off) a->ok0[d] = p;
+  return p;
+}
+
 /* Whether slot `slot` (layout offsets lc, plus `plus` along the innermost
  * global dimension) is inside the tensor: the origin's tests where the
  * slot does not move it, a test of the moved coordinate where it does;
@@ -559,17 +599,8 @@ static Val slot_ok(Emitter *e, GAccess *a, const int64_t *lc, int64_t plus) {
     if (a->g.inside[d]) continue;
     int td = a->tdim[d];
     int64_t off = (td >= 0 ? lc[td] : 0) + (d == last ? plus : 0);
-    Val p = a->ok0[d];
-    if (!off && !p.s[0]) { /* the origin's own test, made once on this path */
-      p = a->ok0[d] = new_reg(e, DT_BOOL);
-      emit(e, "setp.lt.u32 %s, %s, %s;", p.s, a->origin[d].s, a->g.dims[d].s);
-    }
-    if (off) {
-      Val c = new_reg(e, DT_INT32);
-      p = new_reg(e, DT_BOOL);
-      emit(e, "add.s32 %s, %s, %" PRId64 ";", c.s, a->origin[d].s, off);
-      emit(e, "setp.lt.u32 %s, %s, %s;", p.s, c.s, a->g.dims[d].s);
-    }
+    Val p = !a->load && a->nonneg[d] && off >= 0 ? store_inside(e, a, d, off)
+                                                 : coord_inside(e, a, d, off);
     if (!ok.s[0]) {
       ok = p;
       continue;
@@ -790,6 +821,9 @@ static void spread_global(Emitter *e, const IrStmt *s, bool load) {
     Val off = d < s->gmem.noffsets ? val_convert(e, emit_expr(e, s->gmem.offsets[d]), DT_INT32)
                                    : val_imm(DT_INT32, 0);
     int td = a.tdim[d];
+    IrRange r = {0, 0};
+    a.nonneg[d] =
+        d >= s->gmem.noffsets || (ir_expr_range(s->gmem.offsets[d], e->ranges, &r) && r.lo >= 0);
     a.off[d] = off;
     a.origin[d] = new_reg(e, DT_INT32);
     if (td >= 0)
