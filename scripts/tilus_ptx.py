@@ -221,6 +221,8 @@ def wrap(ptx, meta, entry, kernel, smem, program):
             line = re.sub(r"smem=\d+", f"smem={smem}", line)
         elif f[1] == "config":  # the program's own point, not the entry's
             line = f"//@tls config origin=tilus program={program}"
+        elif f[1] == "occupancy":  # Tilus's code is the entry's own here
+            continue
         head.append(line)
     head.append("//@tls end")
     m = re.search(rf"\.visible \.entry {kernel}\(\n(.*?)\n\)", ptx, re.S)
