@@ -7,12 +7,12 @@
  * are encoded once for the same inputs; a cluster entry launches with its
  * cluster dimensions. Usage:
  * test_fake_launch FAKE_LIB (the fake driver's path). */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/tlsrt.h"
+#include "tests/runtime/fake_driver.h"
 #include "tests/unit.h"
 
 /* Entry K: a i32, b i64, p ptr f32, then __ws0 (int32 [cdiv(a, 64), b],
@@ -27,8 +27,6 @@ static const char file[] =
     "K_param_b, .param .u64 K_param_p, .param .u64 K_param___ws0, .param .u64 "
     "K_param___ws1)\n{\nret;\n}\n";
 
-static char *fake_log;
-static void (*fake_log_clear)(void);
 static unsigned long long base; /* the workspace buffer's address */
 
 /* Launches K with (a, b) and checks what the driver was asked: an
@@ -158,16 +156,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: test_fake_launch FAKE_LIB\n");
     return 2;
   }
-  setenv("TLSC_CUDA_LIB", argv[1], 1);
-  setenv("TLSC_COMPILE", "jit", 1);
-  tls_context *ctx = NULL;
-  tls_status st = tls_init(0, &ctx);
-  CHECK(st == TLS_OK, "tls_init with the fake driver: %s", ctx ? tls_last_error(ctx) : "?");
-  void *lib = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
-  fake_log = lib ? dlsym(lib, "fake_cuda_log") : NULL;
-  *(void **)&fake_log_clear = lib ? dlsym(lib, "fake_cuda_log_clear") : NULL;
-  CHECK(fake_log && fake_log_clear, "the fake driver's log");
-  if (st != TLS_OK || !fake_log || !fake_log_clear) {
+  tls_context *ctx = fake_context(argv[1]);
+  if (!ctx) {
     printf("%d checks, %d failures\n", checks, failures);
     return 1;
   }

@@ -8,13 +8,13 @@
  * more than the base, else ptxas's own at the base's blocks, else none,
  * and the entry is gone, with the launches of specialised entries linked
  * again. Usage: test_occupancy FAKE_LIB. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/rt_internal.h"
 #include "runtime/tlsrt.h"
+#include "tests/runtime/fake_driver.h"
 #include "tests/unit.h"
 
 static const char derive_src[] =
@@ -98,7 +98,7 @@ static const char *name_or_null(const tls_kernel *k) { return k ? tls_kernel_nam
  *      the same blocks kept.
  *   E, E__n_4 (specialised): E's own build kept, E__n_4's dropped, so a
  *      launch of E__occupancy with n = 4 runs E__occupancy itself. */
-static void test_builds(tls_context *ctx, const char *log, void (*log_clear)(void)) {
+static void test_builds(tls_context *ctx) {
   static const struct {
     const char *name, *builds;
   } bases[] = {{"A", "1 233 0;0 168 8;3 165 0"},  {"B", "1 148 0;0 128 0"},
@@ -115,7 +115,7 @@ static void test_builds(tls_context *ctx, const char *log, void (*log_clear)(voi
   p += sprintf(p, "//@tls end\n.version 8.6\n.target sm_90a\n");
   for (int i = 0; i < N; i++) p = code(p, bases[i].name, bases[i].builds);
   tls_module *mod = NULL;
-  log_clear();
+  fake_log_clear();
   tls_status st = tls_module_load_string(ctx, text, "twins", &mod);
   free(text);
   CHECK(st == TLS_OK, "load: %s", tls_last_error(ctx));
@@ -126,7 +126,7 @@ static void test_builds(tls_context *ctx, const char *log, void (*log_clear)(voi
                          "load A__occupancy B__occupancy C__occupancy D__occupancy E__occupancy "
                          "E__n_4__occupancy\n"
                          "load A__occupancy C__occupancy D__occupancy E__n_4__occupancy\n";
-  CHECK(!strcmp(log, want_log), "the driver loaded:\n%s--- want:\n%s", log, want_log);
+  CHECK(!strcmp(fake_log, want_log), "the driver loaded:\n%s--- want:\n%s", fake_log, want_log);
   static const char *const kept[] = {"A", "A__occupancy", "B", "B__occupancy", "C",
                                      "D", "D__occupancy", "E", "E__occupancy", "E__n_4"};
   enum { NKEPT = sizeof kept / sizeof kept[0] };
@@ -150,17 +150,8 @@ static void test_builds(tls_context *ctx, const char *log, void (*log_clear)(voi
 int main(int argc, char **argv) {
   if (argc != 2) return fprintf(stderr, "usage: test_occupancy FAKE_LIB\n"), 2;
   test_text();
-  setenv("TLSC_CUDA_LIB", argv[1], 1);
-  setenv("TLSC_COMPILE", "jit", 1);
-  tls_context *ctx = NULL;
-  tls_status st = tls_init(0, &ctx);
-  CHECK(st == TLS_OK, "tls_init with the fake driver: %s", ctx ? tls_last_error(ctx) : "?");
-  void *lib = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
-  const char *log = lib ? dlsym(lib, "fake_cuda_log") : NULL;
-  void (*log_clear)(void) = NULL;
-  *(void **)&log_clear = lib ? dlsym(lib, "fake_cuda_log_clear") : NULL;
-  CHECK(log && log_clear, "the fake driver's log");
-  if (st == TLS_OK && log && log_clear) test_builds(ctx, log, log_clear);
+  tls_context *ctx = fake_context(argv[1]);
+  if (ctx) test_builds(ctx);
   tls_context_free(ctx);
   printf("%d checks, %d failures\n", checks, failures);
   return failures != 0;
