@@ -28,7 +28,7 @@ if ! timeout 120 "$@"; then
   echo "FAIL: the command that writes $out failed: $*"
   exit 1
 fi
-log=$(timeout 300 "$ptxas" -arch=sm_90a -v "$out" -o /dev/null 2>&1)
+log=$(timeout "${PTXAS_TIMEOUT:-300}" "$ptxas" -arch=sm_90a -v "$out" -o /dev/null 2>&1)
 rc=$?
 echo "$log" | grep -E "Compiling entry|Used [0-9]+ registers|stack frame"
 fail=0
