@@ -15,7 +15,9 @@
  *      the same code), kept where it has no more local memory than BASE.
  *
  * An entry that none of these gives is dropped from the module: no
- * spilling code is ever launched, and the autotuner times what is left. */
+ * spilling code is ever launched, and the autotuner times what is left.
+ * A build that ptxas (or the driver's JIT) refuses counts as none: the
+ * file's own entries load all the same. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,7 +168,14 @@ static tls_status build(tls_module *mod, Twin *t, int n, const bool *want, bool 
   int first = mod->ncumods;
   if (text) st = rt_compile_unit(mod, text, len, names, m);
   free(text);
-  for (int i = 0; !st && i < n; i++) {
+  if (st == TLS_ERR_COMPILE) { /* none of these builds: the file's own entries stand */
+    if (getenv("TLSC_OCCUPANCY_LOG"))
+      fprintf(stderr, "tlsrt: %s: the occupancy builds %s were not made: %.300s\n", mod->name,
+              more ? "for one block more" : "by ptxas's choice", mod->ctx->err);
+    st = TLS_OK;
+    m = 0;
+  }
+  for (int i = 0; !st && m && i < n; i++) {
     if (!want[i]) continue;
     CUfunction *fn = more ? &t[i].more_fn : &t[i].own_fn;
     CUresult r = CUDA_ERROR_NOT_FOUND;

@@ -17,7 +17,9 @@
  * The JIT path also plays ptxas for the occupancy tests: an entry's
  * registers and local memory are its comment `// fake HINT REGS LOCAL`
  * whose HINT is the entry's `.minnctapersm` (0 without one), else 32 and
- * 0; cuOccupancyMaxActiveBlocksPerMultiprocessor counts the blocks those
+ * 0; a text with an entry whose comment `// fake refuse HINT` matches its
+ * hint is refused (logged as `refuse`).
+ * cuOccupancyMaxActiveBlocksPerMultiprocessor counts the blocks the
  * registers allow (64 K an SM, 8-register steps), at most 2048 threads
  * and 32 blocks.
  *
@@ -136,8 +138,25 @@ CUresult cuModuleLoadData(void **mod, const void *image) {
   *mod = &modules[nmodules < 1023 ? nmodules++ : 1023];
   return 0;
 }
+/* Whether an entry of the text has the comment `// fake refuse HINT`
+ * and that `.minnctapersm` (0: none): the JIT refuses such a text. */
+static int refused(const char *text) {
+  for (const char *p = strstr(text, ".entry "); p; p = strstr(p + 1, ".entry ")) {
+    const char *body = strstr(p, "\n{"), *hint = strstr(p, ".minnctapersm ");
+    const char *c = body ? strstr(body, "// fake refuse ") : NULL,
+               *end = body ? strstr(body, "\n}") : NULL;
+    int want = hint && body && hint < body ? atoi(hint + 14) : 0;
+    if (c && c < end && atoi(c + 15) == want) return 1;
+  }
+  return 0;
+}
+
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals) {
   (void)n, (void)opts, (void)vals;
+  if (refused(image)) {
+    say("refuse\n");
+    return 218; /* CUDA_ERROR_INVALID_PTX */
+  }
   cuModuleLoadData(mod, image);
   scan_entries(image, (int)((int *)*mod - modules));
   return 0;

@@ -7,7 +7,8 @@
  * where it adds blocks per SM without local memory, else one block per SM
  * more than the base, else ptxas's own at the base's blocks, else none,
  * and the entry is gone, with the launches of specialised entries linked
- * again. Usage: test_occupancy FAKE_LIB. */
+ * again; a unit the JIT refuses drops its entries, not the module. Usage:
+ * test_occupancy FAKE_LIB. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,11 +148,37 @@ static void test_builds(tls_context *ctx) {
   tls_module_free(mod);
 }
 
+/* A unit the JIT refuses: F's build for 3 blocks. Its twin is dropped;
+ * the file's entries and G's twin (ptxas's own build) load. */
+static void test_refused(tls_context *ctx) {
+  char *text = malloc(1 << 14), *p = text;
+  p += sprintf(p, "//@tls version 1\n");
+  p = meta(p, "F");
+  p = meta(p, "F__occupancy");
+  p = meta(p, "G");
+  p = meta(p, "G__occupancy");
+  p += sprintf(p, "//@tls end\n.version 8.6\n.target sm_90a\n");
+  p = code(p, "F", "1 233 0;0 168 8;3 165 0;refuse 3");
+  p = code(p, "G", "1 148 0;0 128 0");
+  tls_module *mod = NULL;
+  fake_log_clear();
+  tls_status st = tls_module_load_string(ctx, text, "refused", &mod);
+  free(text);
+  CHECK(st == TLS_OK, "load with a refused unit: %s", tls_last_error(ctx));
+  const char *want = "load F G\nload F__occupancy G__occupancy\nrefuse\n";
+  CHECK(!strcmp(fake_log, want), "the driver saw:\n%s--- want:\n%s", fake_log, want);
+  CHECK(mod && tls_module_num_kernels(mod) == 3 && tls_kernel_find(mod, "G__occupancy") &&
+            !tls_kernel_find(mod, "F__occupancy"),
+        "F, G and G__occupancy kept, F__occupancy dropped");
+  tls_module_free(mod);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) return fprintf(stderr, "usage: test_occupancy FAKE_LIB\n"), 2;
   test_text();
   tls_context *ctx = fake_context(argv[1]);
   if (ctx) test_builds(ctx);
+  if (ctx) test_refused(ctx);
   tls_context_free(ctx);
   printf("%d checks, %d failures\n", checks, failures);
   return failures != 0;
