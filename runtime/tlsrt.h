@@ -133,13 +133,17 @@ typedef enum tls_compile_mode {
 
 /* Parses the metadata block fully, checks the PTX against it, and (online)
  * compiles it. A file that is truncated or has broken metadata is refused
- * with the line number in the message. `name` labels messages. */
+ * with the line number in the message. `name` labels messages. Online, an
+ * entry whose code the file leaves to the runtime (`occupancy BASE`,
+ * docs/format.md) is built from BASE's for more blocks per SM, or left
+ * out of the module where that would spill: the module's entries are
+ * those it can launch. */
 tls_status tls_module_load_file(tls_context *ctx, const char *path, tls_module **out);
 tls_status tls_module_load_string(tls_context *ctx, const char *ptx, const char *name,
                                   tls_module **out);
 void tls_module_set_compile_mode(tls_context *ctx, tls_compile_mode mode);
 void tls_module_free(tls_module *mod);
-/* How the last online load got its code: "jit", "ptxas", "cache". */
+/* How the last online load got the file's code: "jit", "ptxas", "cache". */
 const char *tls_module_compiled_by(const tls_module *mod);
 
 int tls_module_num_kernels(const tls_module *mod);
