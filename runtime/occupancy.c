@@ -201,19 +201,22 @@ static int target_blocks(const tls_context *ctx, const Twin *t) {
   return fits ? b : 0;
 }
 
-/* The build kept for t (steps 1, 2, 3 in turn), or NULL; which in *how. */
-static CUfunction choose(const Twin *t, const char **how) {
+/* Which build an entry keeps: none, or that of step 1, 2 or 3. */
+typedef enum Kept { KEPT_NONE, KEPT_OWN, KEPT_MORE, KEPT_SAME } Kept;
+static const char *const KEPT_NAMES[] = {"none", "ptxas's own", "one block more", "same blocks"};
+
+/* The build t keeps, from those made so far (steps 1, 2, 3 in turn). */
+static Kept choose(const Twin *t) {
   bool own_clean = t->own_fn && t->own.local <= t->of_base.local;
-  *how = "none";
-  if (own_clean && t->own.blocks > t->of_base.blocks) return *how = "ptxas's own", t->own_fn;
+  if (own_clean && t->own.blocks > t->of_base.blocks) return KEPT_OWN;
   if (t->more_fn && t->more.local <= t->of_base.local && t->more.blocks >= t->target)
-    return *how = "one block more", t->more_fn;
-  if (own_clean && t->own.blocks == t->of_base.blocks) return *how = "same blocks", t->own_fn;
-  return NULL;
+    return KEPT_MORE;
+  if (own_clean && t->own.blocks == t->of_base.blocks) return KEPT_SAME;
+  return KEPT_NONE;
 }
 
 /* TLSC_OCCUPANCY_LOG: one line a twin on stderr, what was tried and kept. */
-static void log_twin(const Twin *t, const char *how) {
+static void log_twin(const Twin *t, Kept kept) {
   if (!getenv("TLSC_OCCUPANCY_LOG")) return;
   fprintf(stderr,
           "tlsrt: %s: %s has %d blocks/SM (%d registers, %d B local); ptxas's own build %d "
@@ -223,7 +226,7 @@ static void log_twin(const Twin *t, const char *how) {
   if (t->target)
     fprintf(stderr, "; for %d: %d (%d, %d B)", t->target, t->more.blocks, t->more.regs,
             t->more.local);
-  fprintf(stderr, "; kept: %s\n", how);
+  fprintf(stderr, "; kept: %s\n", KEPT_NAMES[kept]);
 }
 
 tls_status rt_build_occupancy(tls_module *mod) {
@@ -244,19 +247,19 @@ tls_status rt_build_occupancy(tls_module *mod) {
   }
   if (!st) st = build(mod, t, n, want, false);
   for (int i = 0; !st && i < n; i++) {
-    const char *how;
-    t[i].target =
-        choose(&t[i], &how) && !strcmp(how, "ptxas's own") ? 0 : target_blocks(mod->ctx, &t[i]);
+    t[i].target = choose(&t[i]) == KEPT_OWN ? 0 : target_blocks(mod->ctx, &t[i]);
     want[i] = t[i].target > 0;
   }
   if (!st) st = build(mod, t, n, want, true);
   for (int i = 0, j = 0; !st && i < mod->nkernels; i++) {
     tls_kernel *k = &mod->kernels[i];
     if (!k->occupancy_of) continue;
-    const char *how;
-    k->fn = choose(&t[j], &how);
-    log_twin(&t[j], how);
-    drop[i] = !k->fn;
+    Kept kept = choose(&t[j]);
+    k->fn = kept == KEPT_OWN || kept == KEPT_SAME ? t[j].own_fn
+            : kept == KEPT_MORE                   ? t[j].more_fn
+                                                  : NULL;
+    log_twin(&t[j], kept);
+    drop[i] = kept == KEPT_NONE;
     j++;
   }
   if (!st) st = meta_drop_kernels(mod, drop, mod->ctx->err, sizeof mod->ctx->err);
