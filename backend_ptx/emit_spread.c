@@ -978,6 +978,49 @@ static Val ldm_lane_base(Emitter *e, const LdTile *lt, LdSteps st, int64_t lo, b
   return r;
 }
 
+/* swizzle(x) as smem_swizzle computes it. */
+static uint32_t swizzled(uint32_t x, Swizzle z) {
+  return z.bits ? x ^ (((x >> z.shift) & ((1u << z.bits) - 1)) << 4) : x;
+}
+
+/* Whether, for every thread of the group, swizzle(T + lo) is
+ * swizzle(T) ^ lo, T the lane's part as ldm_lane_base makes it: lo sets
+ * only bits that no lane's part sets and the swizzle does not read (the
+ * 16-byte chunks of one stored row, as the k steps of an operand are), and
+ * is below 1024 (%smem, a multiple of 1024, is added before or after the
+ * swizzle: either way it leaves those bits alone). Decided by computing
+ * both for each thread. */
+static bool xor_exact(const Emitter *e, const LdTile *lt, LdSteps st, int64_t lo) {
+  if (lo <= 0 || lo >= 1024) return false;
+  for (int64_t tid = 0; tid < e->group.size; tid++) {
+    int64_t lane = tid & 31, warp = tid >> 5, mat = lane >> 3;
+    int64_t w = (lt->warp_div ? warp / lt->wdiv : warp % lt->wdiv) * lt->wsize;
+    int64_t row = (mat & 1) * st.ra + (mat >> 1) * st.rb + (lane & 7) + (lt->warp_row ? w : 0);
+    int64_t col = (mat & 1) * st.ca + (mat >> 1) * st.cb + (lt->warp_row ? 0 : w);
+    uint32_t t = (uint32_t)((row * lt->cols + col) * 2);
+    if (swizzled(t + (uint32_t)lo, lt->swz) != (swizzled(t, lt->swz) ^ (uint32_t)lo)) return false;
+  }
+  return true;
+}
+
+/* The lane's address for steps st at offset lo below the period: the
+ * address at offset 0 xor lo where that is exact (xor_exact), made at the
+ * ldmatrix from the one register the k steps of an operand share, which
+ * ptxas may repeat in a loop rather than hold a register for each
+ * (flash_attention_v3: eight, which its build for three blocks per SM
+ * spilled; now 3.3-4.5% faster); else a kernel-long register of its own.
+ * Not in a loop that only copies and multiplies (a matmul's K loop):
+ * registers are not short there, and given the xor ptxas chose another
+ * occupancy (Ampere v3's 64x128 point: 5 blocks per SM where it had 4,
+ * 3.8% slower). */
+static Val lane_addr(Emitter *e, const LdTile *lt, LdSteps st, int64_t lo) {
+  if ((e->loop && ir_copy_multiply_loop(e->loop)) || !xor_exact(e, lt, st, lo))
+    return ldm_lane_base(e, lt, st, lo, true);
+  Val base = ldm_lane_base(e, lt, st, 0, true), r = new_reg(e, DT_UINT32);
+  emit(e, "xor.b32 %s, %s, %" PRId64 ";", r.s, base.s, lo);
+  return r;
+}
+
 /* One ldmatrix.x4: lane l gives the address of row l % 8 of matrix l / 8,
  * whose first element is the warp's, plus (r0, c0) and its LdSteps offset,
  * in the tile as stored; register i lands in the pair of slots dst[i]. */
@@ -987,7 +1030,7 @@ static void ldmatrix_x4(Emitter *e, LdTile *lt, int64_t r0, int64_t c0, LdSteps 
   int64_t lo = c % lt->period, imm = lt->sh->smem_offset + c - lo;
   Val addr;
   if (lt->vimm) {
-    addr = ldm_lane_base(e, lt, st, lo, true);
+    addr = lane_addr(e, lt, st, lo);
   } else if (lt->vmult % lt->period == 0) {
     Val base = ldm_lane_base(e, lt, st, lo, true);
     int i = 0;

@@ -1131,6 +1131,10 @@ IrRange ir_enter_loop_body(const IrStmt *loop, IrRanges *r);
 bool ir_block_assigns(const IrBlock *b, const IrVar *v);
 /* Whether b (or a block nested in it) holds a statement of this kind. */
 bool ir_block_holds(const IrBlock *b, SKind kind);
+/* unroll.c: whether a loop's body only moves tiles and multiplies them
+ * with mma.sync (dots, and nothing that computes in registers besides:
+ * the matmul K loops, not attention's), nested blocks included. */
+bool ir_copy_multiply_loop(const IrStmt *loop);
 
 /* induction.c: e (int32), read at statement `at` of loop's body (an
  * index into loop->body.items: the one that holds the use), as

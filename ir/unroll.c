@@ -374,6 +374,13 @@ static int64_t body_size(const IrBlock *b, int *dots, int *other) {
   return n;
 }
 
+bool ir_copy_multiply_loop(const IrStmt *loop) {
+  int dots = 0, other = 0;
+  if (loop->kind != S_FOR) return false;
+  body_size(&loop->body, &dots, &other);
+  return dots > 0 && other == 0;
+}
+
 /* A run-time loop given no unroll factor whose body only moves tiles and
  * multiplies them with mma.sync (a dot), at most AUTO_UNROLL_MAX
  * statements, is unrolled by tlsc: ptxas schedules only inside
@@ -394,7 +401,7 @@ static int64_t body_size(const IrBlock *b, int *dots, int *other) {
 static void auto_unroll(IrStmt *s) {
   int dots = 0, other = 0;
   if (s->kind != S_FOR || s->loop.unroll != 0) return;
-  if (body_size(&s->body, &dots, &other) <= AUTO_UNROLL_MAX && dots > 0 && other == 0)
+  if (body_size(&s->body, &dots, &other) <= AUTO_UNROLL_MAX && ir_copy_multiply_loop(s))
     s->loop.unroll = ir_block_holds(&s->body, S_LOAD_GLOBAL) || !constant_bounds(s) ? 2 : 4;
 }
 

@@ -9,8 +9,12 @@
 #   ldmatrix x4        A: 2 x 5 x 8; B (.trans) the same
 #   ldmatrix address registers: the lanes' addresses are computed once at
 #                      the kernel's start (A: one per k-step, B: one per
-#                      16 columns of the warp's 64); stages and atoms are
-#                      immediates
+#                      16 columns of the warp's 64): the K loop only copies
+#                      and multiplies, so it keeps a register for each;
+#                      stages and atoms are immediates. The remainder's
+#                      copies after the loop make theirs from the first
+#                      by xor (emit_spread.c, lane_addr): 2 bodies x 2
+#                      copies x (A 8 / 2 + B 8 x 3 / 4) = 40
 #   cp.async           2 x 14 copies x 4 chunks, every chunk's bounds one
 #                      predicate (ignore-src), no source byte counts; the
 #                      aligned body tests no alignment, the other once per
@@ -25,7 +29,10 @@ count() { grep -cE "$1" "$f"; }
 echo "mma.sync m16n8k16: $(count 'mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32')"
 echo "ldmatrix x4: $(count 'ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16')"
 echo "ldmatrix x4.trans: $(count 'ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16')"
-echo "ldmatrix address registers: $(grep -oE 'ldmatrix[^[]*\[%r[0-9]+' "$f" | sed 's/.*\[//' | sort -u | wc -l)"
+# (an address made by `xor.b32 %rX, %rB, IMM` counts as its base %rB)
+echo "ldmatrix address registers: $(awk '/xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;/ { d = $2; b = $3; sub(/,/, "", d); sub(/,/, "", b); base[d] = b }
+  /ldmatrix/ { r = $0; sub(/.*\[/, "", r); sub(/[+\]].*/, "", r); print (r in base ? base[r] : r) }' "$f" | sort -u | wc -l)"
+echo "ldmatrix addresses by xor: $(grep -cE 'xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;' "$f")"
 echo "cp.async 16, ignore-src: $(count 'cp\.async\.cg\.shared\.global\.L2::256B \[[^]]+\], \[[^]]+\], 16, %p[0-9]+;')"
 echo "cp.async 16, source bytes: $(count 'cp\.async\.cg\.shared\.global\.L2::256B \[[^]]+\], \[[^]]+\], 16, %r[0-9]+;')"
 echo "cp.async 16: $(count 'cp\.async\.cg\.shared\.global\.L2::256B \[[^]]+\], \[[^]]+\], 16;')"

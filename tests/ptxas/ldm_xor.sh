@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# ldm_xor.sh FILE.ptx: kernels/ldm_xor.tls, mma_pipeline.tls with its
+# accumulator halved at every k step: a loop that computes in registers
+# besides its dot, as attention's does. There an ldmatrix address that is
+# another's xor a constant, exactly for every thread (emit_spread.c,
+# xor_exact: the other k step of A, the other 16-column groups of B), is
+# made so, one instruction from one register per operand, which ptxas can
+# repeat rather than hold; mma_pipeline.tls's K loop, which only copies and
+# multiplies, keeps a register for each (ptx_mma_shape). Then whether
+# ptxas -v reports a spill.
+set -eu
+f=$1
+echo "ldmatrix x4: $(grep -cE 'ldmatrix\.sync\.aligned\.m8n8\.x4(\.trans)?\.shared\.b16' "$f")"
+echo "ldmatrix address registers: $(awk '/xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;/ { d = $2; b = $3; sub(/,/, "", d); sub(/,/, "", b); base[d] = b }
+  /ldmatrix/ { r = $0; sub(/.*\[/, "", r); sub(/[+\]].*/, "", r); print (r in base ? base[r] : r) }' "$f" | sort -u | wc -l)"
+echo "ldmatrix addresses by xor: $(grep -cE 'xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;' "$f")"
+"${PTXAS:-ptxas}" -arch=sm_90a -v "$f" -o /dev/null 2>&1 |
+  awk '/spill stores/ { print ($5 == 0 ? "no spill" : "spills") }'
