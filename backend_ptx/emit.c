@@ -108,9 +108,9 @@ static const char *param_type(const IrParam *p) {
  * (every entry's hint, and what setmaxnreg needs: ptxas ignores it
  * without a register count at entry) ptxas may spend the register file of
  * one block per thread; built for more blocks per SM, the same code can
- * run faster (H200, Tilus's Ampere matmuls: matmul_v3's 64x128x32 entry
- * 148 registers and 3 blocks per SM with the hint, 128 and 4 without, 12%
- * faster; matmul_v1 2.7% slower) or spill. Which, only ptxas knows. So a
+ * run faster (H200, 2026-11-30, Tilus's Ampere matmuls: matmul_v3's
+ * 64x128x32 entry 140 registers and 3 blocks per SM with the hint, 126
+ * and 4 without, 12% faster; matmul_v1 2.7% slower) or spill. Which, only ptxas knows. So a
  * kernel that multiplies with mma.sync, and does not use setmaxnreg, gets
  * a second entry `NAME__occupancy` (config `registers=occupancy`) whose
  * file holds its metadata alone, `occupancy NAME`: libtlsrt builds its

@@ -79,6 +79,14 @@ static bool cache_dir(char *out, size_t len) {
 
 /* ------------------------------------------------------------- ptxas */
 
+/* Whether the module holds n more CUmodules (RT_MAX_UNITS units of at
+ * most RT_MAX_CUMODS each). */
+static tls_status room_for(tls_module *mod, int n) {
+  if (mod->ncumods + n <= RT_MAX_UNITS * RT_MAX_CUMODS) return TLS_OK;
+  return rt_error(mod->ctx, TLS_ERR_COMPILE, "%s: more than %d CUmodules", mod->name,
+                  RT_MAX_UNITS * RT_MAX_CUMODS);
+}
+
 /* Loads an image: a cubin, or a bundle of them (assemble.c), one CUmodule
  * a part. */
 static tls_status load_image(tls_module *mod, const char *image, size_t len) {
@@ -86,9 +94,8 @@ static tls_status load_image(tls_module *mod, const char *image, size_t len) {
   size_t sizes[RT_MAX_CUMODS];
   int n = rt_image_parts(image, len, parts, sizes, RT_MAX_CUMODS);
   if (n < 1) return rt_error(mod->ctx, TLS_ERR_COMPILE, "%s: not a cubin or a bundle", mod->name);
-  if (mod->ncumods + n > RT_MAX_UNITS * RT_MAX_CUMODS)
-    return rt_error(mod->ctx, TLS_ERR_COMPILE, "%s: more than %d CUmodules", mod->name,
-                    RT_MAX_UNITS * RT_MAX_CUMODS);
+  tls_status st = room_for(mod, n);
+  if (st) return st;
   for (int i = 0; i < n; i++) {
     CUresult r = mod->ctx->api.cuModuleLoadData(&mod->cumods[mod->ncumods], parts[i]);
     if (r) return rt_cuda_error(mod->ctx, r, "cuModuleLoadData");
@@ -162,9 +169,8 @@ static bool load_cached(tls_module *mod, const char *dir, const char *key) {
 
 static tls_status compile_jit(tls_module *mod, const Unit *u) {
   tls_context *ctx = mod->ctx;
-  if (mod->ncumods >= RT_MAX_UNITS * RT_MAX_CUMODS)
-    return rt_error(ctx, TLS_ERR_COMPILE, "%s: more than %d CUmodules", mod->name,
-                    RT_MAX_UNITS * RT_MAX_CUMODS);
+  tls_status room = room_for(mod, 1);
+  if (room) return room;
   char log[16384];
   log[0] = 0;
   int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};

@@ -599,11 +599,9 @@ static tls_status dir_occupancy(MetaParser *mp, char **f, int n) {
     return perr(mp, mp->line, "second 'occupancy' line in entry '%s' (line %d has the first)",
                 k->name, k->occupancy_line);
   if (n != 2 || !is_ident(f[1])) return perr(mp, mp->line, "'occupancy' needs an entry name");
-  const tls_kernel *base = NULL;
-  for (int i = 0; i < mp->mod->nkernels && !base; i++)
-    if (&mp->mod->kernels[i] != k && !strcmp(mp->mod->kernels[i].name, f[1]))
-      base = &mp->mod->kernels[i];
-  if (!base) return perr(mp, mp->line, "'occupancy %s': no earlier entry of that name", f[1]);
+  const tls_kernel *base = rt_kernel_named(mp->mod, f[1]); /* k's own name: not earlier */
+  if (!base || base == k)
+    return perr(mp, mp->line, "'occupancy %s': no earlier entry of that name", f[1]);
   if (base->occupancy_of)
     return perr(mp, mp->line, "'occupancy %s': that entry has no code of its own either", f[1]);
   k->occupancy_of = xstrdup(f[1]);
@@ -1066,9 +1064,7 @@ static tls_status check_occupancy_entry(MetaParser *mp, tls_kernel *k) {
     return perr(mp, clean_line(mp, open),
                 "entry '%s' has code here, though line %d says it takes the code of '%s'", k->name,
                 k->occupancy_line, k->occupancy_of);
-  const tls_kernel *base = NULL;
-  for (int i = 0; i < mp->mod->nkernels && !base; i++)
-    if (!strcmp(mp->mod->kernels[i].name, k->occupancy_of)) base = &mp->mod->kernels[i];
+  const tls_kernel *base = rt_kernel_named(mp->mod, k->occupancy_of);
   bool same = base && base->nparams == k->nparams && base->ndivs == k->ndivs &&
               base->nws == k->nws && base->ntmaps == k->ntmaps && base->block == k->block &&
               base->smem == k->smem;

@@ -34,6 +34,13 @@ void tls_module_free(tls_module *mod) {
   free(mod);
 }
 
+tls_status rt_opt_in_smem(tls_context *ctx, CUfunction fn, int smem) {
+  if (smem <= 48 * 1024) return TLS_OK;
+  CUresult r =
+      ctx->api.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
+  return r ? rt_cuda_error(ctx, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)") : TLS_OK;
+}
+
 /* Parses, then (online) compiles and resolves every entry's function, the
  * occupancy entries' from their bases' code (occupancy.c). */
 static tls_status module_finish(tls_module *mod, tls_module **out) {
@@ -51,12 +58,8 @@ static tls_status module_finish(tls_module *mod, tls_module **out) {
       st = rt_error(ctx, TLS_ERR_COMPILE,
                     "%s: entry '%s' needs %d bytes of shared memory; the GPU allows %d", mod->name,
                     k->name, k->smem, ctx->smem_optin);
-    else if (k->smem > 48 * 1024) {
-      /* Above 48 KB the function must opt in, once, at load time. */
-      r = ctx->api.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      k->smem);
-      if (r) st = rt_cuda_error(ctx, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-    }
+    else
+      st = rt_opt_in_smem(ctx, k->fn, k->smem);
   }
   if (!st && ctx->online) st = rt_build_occupancy(mod);
   if (st) {
@@ -160,12 +163,17 @@ const tls_kernel *tls_module_kernel(const tls_module *mod, int index) {
   return mod && index >= 0 && index < mod->nkernels ? &mod->kernels[index] : NULL;
 }
 
-const tls_kernel *tls_kernel_find(const tls_module *mod, const char *name) {
-  if (!mod || !name) return NULL;
+tls_kernel *rt_kernel_named(const tls_module *mod, const char *name) {
   for (int i = 0; i < mod->nkernels; i++)
     if (!strcmp(mod->kernels[i].name, name)) return &mod->kernels[i];
-  rt_error(mod->ctx, TLS_ERR_NOT_FOUND, "%s: no entry named '%s'", mod->name, name);
   return NULL;
+}
+
+const tls_kernel *tls_kernel_find(const tls_module *mod, const char *name) {
+  if (!mod || !name) return NULL;
+  const tls_kernel *k = rt_kernel_named(mod, name);
+  if (!k) rt_error(mod->ctx, TLS_ERR_NOT_FOUND, "%s: no entry named '%s'", mod->name, name);
+  return k;
 }
 
 /* The next "k=v" of a config text at *p, pairs separated by ',' or ' '

@@ -139,11 +139,10 @@ typedef struct Twin {
 /* What fn gives, launched as k is. */
 static tls_status measure(tls_module *mod, const tls_kernel *k, CUfunction fn, Build *b) {
   CudaApi *cu = &mod->ctx->api;
-  CUresult r = CUDA_SUCCESS;
-  if (k->smem > 48 * 1024)
-    r = cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->smem);
-  if (!r)
-    r = cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&b->blocks, fn, k->block, (size_t)k->smem);
+  tls_status st = rt_opt_in_smem(mod->ctx, fn, k->smem);
+  if (st) return st;
+  CUresult r =
+      cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&b->blocks, fn, k->block, (size_t)k->smem);
   if (!r) r = cu->cuFuncGetAttribute(&b->local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
   if (!r) r = cu->cuFuncGetAttribute(&b->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
   return r ? rt_cuda_error(mod->ctx, r, "measuring an occupancy entry") : TLS_OK;
@@ -240,8 +239,7 @@ tls_status rt_build_occupancy(tls_module *mod) {
     tls_kernel *k = &mod->kernels[i];
     if (!k->occupancy_of) continue;
     t[j].k = k;
-    for (int b = 0; b < mod->nkernels && !t[j].base; b++)
-      if (!strcmp(mod->kernels[b].name, k->occupancy_of)) t[j].base = &mod->kernels[b];
+    t[j].base = rt_kernel_named(mod, k->occupancy_of);
     st = measure(mod, t[j].base, t[j].base->fn, &t[j].of_base);
     want[j++] = true;
   }

@@ -293,6 +293,11 @@ char *rt_occupancy_text(const char *ptx, const char *const *bases, const char *c
                         const int *ncta, int n, size_t *len, char *msg, size_t msglen);
 /* module.c: unloads every CUmodule of mod (a failed load's too). */
 void rt_unload_modules(tls_module *mod);
+/* module.c: the entry of that name, or NULL (no error recorded). */
+tls_kernel *rt_kernel_named(const tls_module *mod, const char *name);
+/* module.c: above 48 KB of dynamic shared memory a function must opt in,
+ * once, at load time; nothing to do below. */
+tls_status rt_opt_in_smem(tls_context *ctx, CUfunction fn, int smem);
 
 /* assemble.c: ptxas over the PTX text, its `nentries` entries shared
  * among `jobs` concurrent processes (each given the text with its share of
