@@ -265,10 +265,10 @@ def attention_case(batch, seqlen, heads=32, heads_kv=8, dim=128):
                 torch=lambda: sdpa(q, k, v), tilus_args=[batch, seqlen, q, k, v, o])
 
 
-def attention_kv_case(batch, seqlen):
+def attention_kv_case(batch, seqlen, heads=32):
     """The same with the kv length its own argument (flash_attention_v3:
     batch, q_len, kv_len, q, k, v, o), here equal to the q length."""
-    case = attention_case(batch, seqlen)
+    case = attention_case(batch, seqlen, heads)
     case["args"] = case["args"][:2] + [seqlen] + case["args"][2:]
     case["tilus_args"] = case["args"]
     return case

@@ -106,10 +106,10 @@ def device_source(text):
 
 
 def split_top(text):
-    """'a, f(b, c), d' -> ['a', 'f(b, c)', 'd']"""
+    """'a, f(b, c), d=[1, 2]' -> ['a', 'f(b, c)', 'd=[1, 2]']"""
     depth, out, cur = 0, [], ""
     for ch in text:
-        depth += (ch == "(") - (ch == ")")
+        depth += (ch in "([") - (ch in ")]")
         if ch == "," and depth == 0:
             out.append(cur.strip())
             cur = ""
