@@ -4,11 +4,11 @@
 # tilus_like.tls specialised on `scale`: the file tlsrun reads (its
 # parameters the entry's, `scale` unused since Tilus compiled it in) and
 # ptxas assembles; the entry of another autotune point taken to the
-# program's own by --at; then the refusals: the generic entry (the
-# parameters do not line up), the other point's entry (another block),
-# a point with no entry and a program with two kernels. Last, --programs on
-# a Tilus cache laid out as Tilus leaves it. Exits 77 (skipped) without
-# nvcc or ptxas.
+# program's own by --at (also from a point with a list value); then the
+# refusals: the generic entry (the parameters do not line up), the other
+# point's entry (another block), a point with no entry and a program with
+# two kernels. Last, --programs on a Tilus cache laid out as Tilus leaves
+# it. Exits 77 (skipped) without nvcc or ptxas.
 scripts=$1 tlsc=$2 tlsrun=$3
 here=$(dirname "$0")
 PATH=$PATH:/usr/local/cuda/bin
@@ -22,6 +22,11 @@ python3 "$scripts/tilus_ptx.py" --cu "$here/tilus_like.cu" --like "$tmp/like.ptx
 ptxas -arch=sm_90a "$tmp/tilus.ptx" -o "$tmp/tilus.cubin" && echo "ptxas: ok"
 python3 "$scripts/tilus_ptx.py" --cu "$here/tilus_like.cu" --like "$tmp/like.ptx" \
   --entry Scale__256__scale_3 --at block=128 -o "$tmp/at.ptx" | sed "s|$tmp/||"
+# a point with a list among its values, as Tilus's report writes them
+# (keys the entry's config lacks do not decide)
+python3 "$scripts/tilus_ptx.py" --cu "$here/tilus_like.cu" --like "$tmp/like.ptx" \
+  --entry Scale__256__scale_3 --at "block=128,warp_spatial=[2, 2]" -o "$tmp/at_list.ptx" |
+  sed "s|$tmp/||"
 # the same from an entry whose config has more than the point (tlsc's
 # register variants: registers=occupancy, spelled __occupancy in the name)
 awk '/^\/\/@tls entry /{n=$3} /^\/\/@tls end/{for(i=0;i<c;i++)print b[i]}
