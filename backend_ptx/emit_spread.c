@@ -1164,6 +1164,87 @@ void spread_view_strides(const IrRef *ref, int64_t *stride) {
   if (swap) stride[rank - 1] = tstride[rank - 2], stride[rank - 2] = tstride[rank - 1];
 }
 
+/* Addresses in a swizzled tile (a staging tile, layout.c) for a spread
+ * access: thread t's element of slot i is at T(t) + off(i), swizzled.
+ * Where the view starts on a period P of the swizzle and, for the part lo
+ * of off(i) below P, swizzle(T(t) + lo) is swizzle(T(t)) ^ delta with one
+ * delta for every thread (checked by computing both for each thread: the
+ * columns of a fragment stay inside the 16-byte chunk that the thread's
+ * first one starts), the address is the one register swizzle(T) + %smem
+ * xor delta, at the immediate off(i) - lo: one xor per distinct delta
+ * instead of a swizzle per access, which held a register per access
+ * (flash_attention_v2's O stores: 207 -> 243 registers). */
+typedef struct SwizzledAccess {
+  Swizzle sw;
+  int64_t period;
+  uint32_t *part; /* T(t) for each thread of the layout */
+  int64_t nparts;
+  Val base;          /* swizzle(T) + %smem, made at first use */
+  int64_t delta[16]; /* deltas met so far and their registers */
+  Val delta_reg[16];
+  int ndelta;
+} SwizzledAccess;
+
+/* The xor of lo's delta, or -1 where not the same for every thread. */
+static int64_t swizzle_delta(const SwizzledAccess *a, int64_t lo) {
+  uint32_t d = swizzled(a->part[0] + (uint32_t)lo, a->sw) ^ swizzled(a->part[0], a->sw);
+  for (int64_t t = 1; t < a->nparts; t++)
+    if ((swizzled(a->part[t] + (uint32_t)lo, a->sw) ^ swizzled(a->part[t], a->sw)) != d) return -1;
+  return d;
+}
+
+/* The address register for an access at byte offset off (below the
+ * view's period-aligned start), *imm the immediate to add; NULL where the
+ * xor form does not hold for it. */
+static const char *swizzled_address(Emitter *e, SwizzledAccess *a, Val base, int64_t off,
+                                    int64_t *imm) {
+  int64_t lo = off % a->period, d = swizzle_delta(a, lo);
+  if (d < 0) return NULL;
+  if (!a->base.s[0]) {
+    Val phys = smem_swizzle(e, base, a->sw);
+    a->base = new_reg(e, DT_UINT32);
+    emit(e, "add.u32 %s, %s, %%smem;", a->base.s, phys.s);
+  }
+  *imm = off - lo;
+  if (d == 0) return a->base.s;
+  for (int i = 0; i < a->ndelta; i++)
+    if (a->delta[i] == d) return a->delta_reg[i].s;
+  if (a->ndelta == 16) return NULL;
+  Val *r = &a->delta_reg[a->ndelta];
+  a->delta[a->ndelta++] = d;
+  *r = new_reg(e, DT_UINT32);
+  emit(e, "xor.b32 %s, %s, %" PRId64 ";", r->s, a->base.s, d);
+  return r->s;
+}
+
+/* Sets up a for a spread access of t through ref, or returns false (no
+ * staging swizzle, or a view not on a period; the tiles that TMA, WGMMA or
+ * ldmatrix swizzle keep a swizzle per access, as measured with it). A
+ * delta sets only the chunk bits
+ * (4-6), which %smem, a multiple of 1024, leaves alone: the xor may come
+ * after adding it. */
+static bool swizzled_access_init(Emitter *e, SwizzledAccess *a, const IrRef *ref, const IrTensor *t,
+                                 const int64_t *stride) {
+  const IrRegLayout *L = layout_of(t);
+  a->sw = tensor_swizzle(ref->t);
+  a->period = swizzle_period(a->sw);
+  if (!a->sw.bits || !ref->t->fragment_swizzle ||
+      ir_expr_multiple(ir_ref_byte_offset(e->m->ar, ref), e->multiples) % a->period)
+    return false;
+  a->nparts = L->nthreads < e->group.size ? L->nthreads : e->group.size;
+  a->part = arena_alloc(e->m->ar, sizeof(uint32_t) * (size_t)(a->nparts + 1));
+  int64_t bytes = dtype_bytes(t->dtype), c[IR_MAX_RANK];
+  for (int64_t tid = 0; tid < a->nparts; tid++) {
+    ir_reglayout_coords(L, tid, 0, c);
+    int64_t off = 0;
+    for (int d = 0; d < L->rank; d++) off += c[d] * stride[d] * bytes;
+    a->part[tid] = (uint32_t)off;
+  }
+  a->base = (Val){.s = ""};
+  a->ndelta = 0;
+  return true;
+}
+
 /* Load or store of a spread register tensor from/to a shared view of its
  * shape (row-major or swizzled; transposed views swap the last two
  * coordinates), element by element. */
@@ -1197,17 +1278,25 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
     emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %s;", base.s, val_to_reg(e, tc[d]).s,
          stride[d] * bytes, base.s);
   Swizzle sw = tensor_swizzle(sh);
+  SwizzledAccess xa;
+  bool by_xor = swizzled_access_init(e, &xa, ref, t, stride);
   int64_t n = shared_vector(e, ref, t);
   for (int64_t i = 0; i < L->nslots; i += n) {
-    int64_t lc[IR_MAX_RANK], off = 0;
+    int64_t lc[IR_MAX_RANK], off = 0, imm = 0;
     ir_reglayout_coords(L, 0, i, lc);
     for (int d = 0; d < rank; d++) off += lc[d] * stride[d] * bytes;
-    Val o = new_reg(e, DT_UINT32), addr = new_reg(e, DT_UINT32);
-    emit(e, "add.u32 %s, %s, %" PRId64 ";", o.s, base.s, off);
-    Val phys = smem_swizzle(e, o, sw);
-    emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
-    char at[64];
-    snprintf(at, sizeof at, "[%s+%" PRId64 "]", addr.s, sh->smem_offset);
+    const char *reg = by_xor ? swizzled_address(e, &xa, base, off, &imm) : NULL;
+    Val addr = {.s = ""};
+    if (!reg) {
+      Val o = new_reg(e, DT_UINT32);
+      addr = new_reg(e, DT_UINT32);
+      emit(e, "add.u32 %s, %s, %" PRId64 ";", o.s, base.s, off);
+      Val phys = smem_swizzle(e, o, sw);
+      emit(e, "add.u32 %s, %s, %%smem;", addr.s, phys.s);
+      reg = addr.s;
+    }
+    char at[96];
+    snprintf(at, sizeof at, "[%s+%" PRId64 "]", reg, sh->smem_offset + imm);
     if (n > 1) {
       vector_access(e, t, i, n, "shared", at, load, writer.s);
       continue;

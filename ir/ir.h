@@ -395,6 +395,9 @@ typedef struct IrTensor {
   int64_t *mbar_counts; /* arrival count of each barrier */
   int swizzle_bytes;    /* 0, 32, 64, 128: set by layout inference */
   int own_swizzle;      /* a pass's tile (stage.c): the swizzle inference keeps */
+  int fragment_swizzle; /* offered by layout inference to a staging tile of
+                           mma.sync fragments; taken by planning (smem.c)
+                           where the tile's place already meets its atom */
   int64_t smem_offset;  /* byte offset in dynamic smem: set by planning */
   int64_t align;        /* bytes: set by planning */
   /* reshape_shared(): the tensor whose bytes this one is, the same

@@ -117,6 +117,79 @@ static void ldmatrix_swizzle(IrStmt *s, void *ctx) {
   t->swizzle_bytes = sw;
 }
 
+/* A staging tile: one that store_shared fills from an mma.sync
+ * accumulator fragment (Tilus's examples annotate theirs with
+ * shared_row_major_swizzle; tlsc picks shared layouts itself). A warp's
+ * store of a fragment writes a 4-byte pair per lane into 8 rows at one
+ * quad of columns: rows of 128 bytes put all 8 on the same 4 banks (an
+ * 8-way conflict for each store); the row size's swizzle puts them in 8
+ * chunks. Offered only to tiles that nothing but plain load_shared and
+ * store_shared touches (the spread and ldmatrix paths swizzle every
+ * address), with views that start on a swizzle atom; smem.c takes the
+ * offer where the planned place already meets the atom's alignment, so
+ * that it never costs shared memory. */
+typedef struct StagingCtx {
+  bool *touched_otherwise; /* by tensor id: a shared view of another kind */
+  bool *fragment_stored;   /* by tensor id: store_shared of an accumulator */
+} StagingCtx;
+
+static void note_view(StagingCtx *c, const IrRef *r) {
+  if (r->t) c->touched_otherwise[r->t->id] = true;
+}
+
+static void staging_uses(IrStmt *s, void *ctx) {
+  StagingCtx *c = ctx;
+  switch (s->kind) {
+  case S_LOAD_SHARED:
+  case S_STORE_SHARED: {
+    const IrTensor *reg = s->smem.reg, *t = s->smem.shared.t;
+    if (!t) break;
+    bool spread = reg && reg->layout == LAYOUT_SPATIAL && reg->reg;
+    if (!spread || s->smem.scatter || s->smem.atomic)
+      c->touched_otherwise[t->id] = true;
+    else if (s->kind == S_STORE_SHARED && reg->reg->mma == MMA_C)
+      c->fragment_stored[t->id] = true;
+    break;
+  }
+  case S_TMA_LOAD:
+  case S_TMA_STORE:
+    note_view(c, &s->tma.shared);
+    break;
+  case S_CP_ASYNC:
+    note_view(c, &s->cpasync.shared);
+    break;
+  case S_WGMMA_MMA:
+    note_view(c, &s->wgmma.a);
+    note_view(c, &s->wgmma.b);
+    break;
+  case S_PRINTF:
+    note_view(c, &s->print.shared);
+    break;
+  default:
+    break;
+  }
+}
+
+static void offer_staging_swizzle(IrKernel *k, const bool *aliased) {
+  size_t n = (size_t)k->ntensors + 1;
+  StagingCtx c = {xmalloc(n), xmalloc(n)};
+  memset(c.touched_otherwise, 0, n);
+  memset(c.fragment_stored, 0, n);
+  walk(&k->body, staging_uses, &c);
+  for (int i = 0; i < k->ntensors; i++) {
+    IrTensor *t = k->tensors[i];
+    t->fragment_swizzle = 0;
+    if (t->space != MS_SHARED || t->is_mbarrier || t->layout != LAYOUT_NONE || t->rank < 2 ||
+        aliased[t->id] || c.touched_otherwise[t->id] || !c.fragment_stored[t->id])
+      continue;
+    int64_t inner = t->shape[t->rank - 1] * dtype_bytes(t->dtype);
+    int sw = inner == 32 || inner == 64 ? (int)inner : inner % 128 == 0 ? 128 : 0;
+    if (sw && inner * t->shape[t->rank - 2] % (8 * sw) == 0) t->fragment_swizzle = sw;
+  }
+  free(c.touched_otherwise);
+  free(c.fragment_stored);
+}
+
 /* Tensors that share bytes (reshape_shared) share one layout: a swizzle
  * that TMA or WGMMA gives one is the other's too. A swizzle permutes
  * 16-byte chunks within rows of the tensor's inner extent, so it means
@@ -182,6 +255,7 @@ static bool infer_shared(IrKernel *k, Diag *d) {
   walk(&k->body, swizzle_stmt, &c);
   if (c.ok) unify_aliases(k, &c);
   walk(&k->body, ldmatrix_swizzle, &c);
+  offer_staging_swizzle(k, aliased);
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
     if (t->space == MS_SHARED && t->layout == LAYOUT_NONE) t->layout = LAYOUT_ROW_MAJOR;

@@ -264,6 +264,22 @@ int64_t ir_smem_high(IrKernel *k) {
   return high;
 }
 
+/* The swizzle layout inference offered a staging tile (layout.c), where
+ * its place is a multiple of the swizzle's 8-row atom and the base is
+ * rounded (some tensor already needs more than 16 bytes): the same bytes,
+ * no conflicts in its stores. */
+static void take_staging_swizzles(IrKernel *k, int64_t max_align) {
+  for (int i = 0; i < k->ntensors; i++) {
+    IrTensor *t = k->tensors[i];
+    int sw = t->fragment_swizzle;
+    if (!sw || t->layout != LAYOUT_ROW_MAJOR || max_align <= 16 || 8 * sw > BASE_ROUNDING ||
+        t->smem_offset % (8 * sw))
+      continue;
+    t->layout = LAYOUT_SWIZZLED;
+    t->swizzle_bytes = sw;
+  }
+}
+
 static bool plan_kernel(IrKernel *k, Diag *d) {
   int64_t max_align = 16;
   int64_t offset = place_tensors(k, &max_align);
@@ -275,6 +291,7 @@ static bool plan_kernel(IrKernel *k, Diag *d) {
     offset = sat_add(k->reduce_scratch_offset, k->reduce_scratch_bytes);
   int64_t slack = max_align > 16 ? BASE_ROUNDING : 0;
   k->smem_bytes = offset > 0 ? align_up(offset, 16) + slack : 0;
+  take_staging_swizzles(k, max_align);
   if (k->smem_bytes > TLS_SMEM_LIMIT) {
     report_overflow(k, k->smem_bytes, slack, d);
     return false;
