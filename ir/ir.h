@@ -1051,6 +1051,9 @@ bool ir_check_pressure(IrModule *m, Diag *d);
 bool ir_infer_layouts(IrModule *m, Diag *d); /* layout.c: swizzles, tmaps,
                                                 register layouts */
 bool ir_plan_smem(IrModule *m, Diag *d);     /* smem.c: offsets, limit */
+/* layout.c: the swizzle of a staging tile's row size (32, 64 or 128
+ * bytes), where its 8-row atoms tile it; 0 for none. */
+int ir_staging_swizzle(const IrTensor *t);
 /* smem.c: the bytes the shared tensors of k would take if planned now (a
  * query: offsets and alignments are left as they were). */
 int64_t ir_smem_high(IrKernel *k);

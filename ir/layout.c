@@ -128,6 +128,12 @@ static void ldmatrix_swizzle(IrStmt *s, void *ctx) {
  * address), with views that start on a swizzle atom; smem.c takes the
  * offer where the planned place already meets the atom's alignment, so
  * that it never costs shared memory. */
+int ir_staging_swizzle(const IrTensor *t) {
+  int64_t inner = t->shape[t->rank - 1] * dtype_bytes(t->dtype);
+  int sw = inner == 32 || inner == 64 ? (int)inner : inner % 128 == 0 ? 128 : 0;
+  return sw && t->rank >= 2 && inner * t->shape[t->rank - 2] % (8 * sw) == 0 ? sw : 0;
+}
+
 typedef struct StagingCtx {
   bool *touched_otherwise; /* by tensor id: a shared view of another kind */
   bool *fragment_stored;   /* by tensor id: store_shared of an accumulator */
@@ -182,9 +188,7 @@ static void offer_staging_swizzle(IrKernel *k, const bool *aliased) {
     if (t->space != MS_SHARED || t->is_mbarrier || t->layout != LAYOUT_NONE || t->rank < 2 ||
         aliased[t->id] || c.touched_otherwise[t->id] || !c.fragment_stored[t->id])
       continue;
-    int64_t inner = t->shape[t->rank - 1] * dtype_bytes(t->dtype);
-    int sw = inner == 32 || inner == 64 ? (int)inner : inner % 128 == 0 ? 128 : 0;
-    if (sw && inner * t->shape[t->rank - 2] % (8 * sw) == 0) t->fragment_swizzle = sw;
+    t->fragment_swizzle = ir_staging_swizzle(t);
   }
   free(c.touched_otherwise);
   free(c.fragment_stored);

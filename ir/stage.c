@@ -141,6 +141,7 @@ static void stage(Arena *ar, IrKernel *k, IrStmt *s, bool copies, IrBlock *out) 
   Span sp = s->span;
   IrTensor *tile = ir_new_tensor(ar, k, x->name, MS_SHARED, x->dtype, x->rank, x->shape, sp);
   tile->layout = LAYOUT_ROW_MAJOR;
+  tile->fragment_swizzle = ir_staging_swizzle(tile); /* taken where its place allows */
   IrTensor *r = vector_tile(ar, k, x, x->rank, x->shape, sp);
   if (copies) ir_block_push(ar, out, ir_stmt_new(ar, S_CP_WAIT_ALL, sp));
   ir_block_push(ar, out, ir_stmt_new(ar, S_SYNC, sp));

@@ -21,8 +21,14 @@
 #                      copy (else the element path: 14 ld.global.b16 loops)
 #   cp.async shared address registers: one per operand, at the kernel's
 #                      start (stages and chunks are immediates)
-#   swizzle bfe        A's rows of 64 bytes (bits 7-8), B's of 256 (bits 8-10):
-#                      the hoisted addresses and the element paths
+#   staging tile addresses by xor: the result, staged through a [128, 128]
+#                      tile (stage.c) swizzled over its 256-byte rows
+#                      (layout.c, smem.c): per body, one register a thread
+#                      xor a constant per 16-byte chunk of its fragment
+#                      stores (2 x 7)
+#   swizzle bfe        A's rows of 64 bytes (bits 7-8), B's and the staging
+#                      tile's of 256 (bits 8-10): the hoisted addresses, the
+#                      element paths and the staging tile's two bases a body
 #   div/rem            none by a constant (emit_divmod.c)
 f=$1
 count() { grep -cE "$1" "$f"; }
@@ -32,7 +38,14 @@ echo "ldmatrix x4.trans: $(count 'ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shar
 # (an address made by `xor.b32 %rX, %rB, IMM` counts as its base %rB)
 echo "ldmatrix address registers: $(awk '/xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;/ { d = $2; b = $3; sub(/,/, "", d); sub(/,/, "", b); base[d] = b }
   /ldmatrix/ { r = $0; sub(/.*\[/, "", r); sub(/[+\]].*/, "", r); print (r in base ? base[r] : r) }' "$f" | sort -u | wc -l)"
-echo "ldmatrix addresses by xor: $(grep -cE 'xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;' "$f")"
+# xors by the instructions whose address they make (each xor once)
+by_xor() {
+  awk -v use="$1" '/xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;/ { d = $2; sub(/,/, "", d); x[d] = 1 }
+    $0 ~ use { r = $0; sub(/.*\[/, "", r); sub(/[+\]].*/, "", r); if ((r in x) && !(r in seen)) { seen[r] = 1; n++ } }
+    END { print n + 0 }' "$f"
+}
+echo "ldmatrix addresses by xor: $(by_xor 'ldmatrix')"
+echo "staging tile addresses by xor: $(by_xor '(st|ld)\.shared')"
 echo "cp.async 16, ignore-src: $(count 'cp\.async\.cg\.shared\.global\.L2::256B \[[^]]+\], \[[^]]+\], 16, %p[0-9]+;')"
 echo "cp.async 16, source bytes: $(count 'cp\.async\.cg\.shared\.global\.L2::256B \[[^]]+\], \[[^]]+\], 16, %r[0-9]+;')"
 echo "cp.async 16: $(count 'cp\.async\.cg\.shared\.global\.L2::256B \[[^]]+\], \[[^]]+\], 16;')"
