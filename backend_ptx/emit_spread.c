@@ -1217,17 +1217,17 @@ static const char *swizzled_address(Emitter *e, SwizzledAccess *a, Val base, int
   return r->s;
 }
 
-/* Sets up a for a spread access of t through ref, or returns false (no
- * staging swizzle, or a view not on a period; the tiles that TMA, WGMMA or
- * ldmatrix swizzle keep a swizzle per access, as measured with it). A
- * delta sets only the chunk bits
- * (4-6), which %smem, a multiple of 1024, leaves alone: the xor may come
- * after adding it. */
+/* Sets up a for a spread access of t through ref (its tensor's swizzle
+ * sw), or returns false (no staging swizzle, or a view not on a period;
+ * the tiles that TMA, WGMMA or ldmatrix swizzle keep a swizzle per
+ * access, as measured with it). A delta sets only the chunk bits (4-6),
+ * which %smem, a multiple of 1024, leaves alone: the xor may come after
+ * adding it. */
 static bool swizzled_access_init(Emitter *e, SwizzledAccess *a, const IrRef *ref, const IrTensor *t,
-                                 const int64_t *stride) {
+                                 Swizzle sw, const int64_t *stride) {
   const IrRegLayout *L = layout_of(t);
-  a->sw = tensor_swizzle(ref->t);
-  a->period = swizzle_period(a->sw);
+  a->sw = sw;
+  a->period = swizzle_period(sw);
   if (!a->sw.bits || !ref->t->fragment_swizzle ||
       ir_expr_multiple(ir_ref_byte_offset(e->m->ar, ref), e->multiples) % a->period)
     return false;
@@ -1279,7 +1279,7 @@ static void spread_shared(Emitter *e, const IrStmt *s, bool load) {
          stride[d] * bytes, base.s);
   Swizzle sw = tensor_swizzle(sh);
   SwizzledAccess xa;
-  bool by_xor = swizzled_access_init(e, &xa, ref, t, stride);
+  bool by_xor = swizzled_access_init(e, &xa, ref, t, sw, stride);
   int64_t n = shared_vector(e, ref, t);
   for (int64_t i = 0; i < L->nslots; i += n) {
     int64_t lc[IR_MAX_RANK], off = 0, imm = 0;

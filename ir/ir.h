@@ -395,8 +395,8 @@ typedef struct IrTensor {
   int64_t *mbar_counts; /* arrival count of each barrier */
   int swizzle_bytes;    /* 0, 32, 64, 128: set by layout inference */
   int own_swizzle;      /* a pass's tile (stage.c): the swizzle inference keeps */
-  int fragment_swizzle; /* offered by layout inference to a staging tile of
-                           mma.sync fragments; taken by planning (smem.c)
+  int fragment_swizzle; /* offered to a staging tile of mma.sync fragments
+                           (layout.c, stage.c); taken by planning (smem.c)
                            where the tile's place already meets its atom */
   int64_t smem_offset;  /* byte offset in dynamic smem: set by planning */
   int64_t align;        /* bytes: set by planning */

@@ -264,16 +264,16 @@ int64_t ir_smem_high(IrKernel *k) {
   return high;
 }
 
-/* The swizzle layout inference offered a staging tile (layout.c), where
- * its place is a multiple of the swizzle's 8-row atom and the base is
- * rounded (some tensor already needs more than 16 bytes): the same bytes,
- * no conflicts in its stores. */
+/* The swizzle offered a staging tile (layout.c, stage.c), where its
+ * place is a multiple of the swizzle's 8-row atom and the base is rounded
+ * (some tensor already needs more than 16 bytes; the atom, at most 1024
+ * bytes, divides the rounding): the same bytes, no conflicts in its
+ * stores. */
 static void take_staging_swizzles(IrKernel *k, int64_t max_align) {
   for (int i = 0; i < k->ntensors; i++) {
     IrTensor *t = k->tensors[i];
     int sw = t->fragment_swizzle;
-    if (!sw || t->layout != LAYOUT_ROW_MAJOR || max_align <= 16 || 8 * sw > BASE_ROUNDING ||
-        t->smem_offset % (8 * sw))
+    if (!sw || t->layout != LAYOUT_ROW_MAJOR || max_align <= 16 || t->smem_offset % (8 * sw))
       continue;
     t->layout = LAYOUT_SWIZZLED;
     t->swizzle_bytes = sw;

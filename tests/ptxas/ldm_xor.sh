@@ -11,14 +11,8 @@
 set -eu
 f=$1
 echo "ldmatrix x4: $(grep -cE 'ldmatrix\.sync\.aligned\.m8n8\.x4(\.trans)?\.shared\.b16' "$f")"
-echo "ldmatrix address registers: $(awk '/xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;/ { d = $2; b = $3; sub(/,/, "", d); sub(/,/, "", b); base[d] = b }
-  /ldmatrix/ { r = $0; sub(/.*\[/, "", r); sub(/[+\]].*/, "", r); print (r in base ? base[r] : r) }' "$f" | sort -u | wc -l)"
-# xors by the instructions whose address they make (each xor once)
-by_xor() {
-  awk -v use="$1" '/xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;/ { d = $2; sub(/,/, "", d); x[d] = 1 }
-    $0 ~ use { r = $0; sub(/.*\[/, "", r); sub(/[+\]].*/, "", r); if ((r in x) && !(r in seen)) { seen[r] = 1; n++ } }
-    END { print n + 0 }' "$f"
-}
+. "$(dirname "$0")/ldm_counts.sh"
+echo "ldmatrix address registers: $(ldm_address_registers)"
 echo "ldmatrix addresses by xor: $(by_xor 'ldmatrix')"
 "${PTXAS:-ptxas}" -arch=sm_90a -v "$f" -o /dev/null 2>&1 |
   awk '/spill stores/ { print ($5 == 0 ? "no spill" : "spills") }'

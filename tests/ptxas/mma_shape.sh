@@ -35,15 +35,8 @@ count() { grep -cE "$1" "$f"; }
 echo "mma.sync m16n8k16: $(count 'mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32')"
 echo "ldmatrix x4: $(count 'ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16')"
 echo "ldmatrix x4.trans: $(count 'ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16')"
-# (an address made by `xor.b32 %rX, %rB, IMM` counts as its base %rB)
-echo "ldmatrix address registers: $(awk '/xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;/ { d = $2; b = $3; sub(/,/, "", d); sub(/,/, "", b); base[d] = b }
-  /ldmatrix/ { r = $0; sub(/.*\[/, "", r); sub(/[+\]].*/, "", r); print (r in base ? base[r] : r) }' "$f" | sort -u | wc -l)"
-# xors by the instructions whose address they make (each xor once)
-by_xor() {
-  awk -v use="$1" '/xor\.b32 %r[0-9]+, %r[0-9]+, [0-9]+;/ { d = $2; sub(/,/, "", d); x[d] = 1 }
-    $0 ~ use { r = $0; sub(/.*\[/, "", r); sub(/[+\]].*/, "", r); if ((r in x) && !(r in seen)) { seen[r] = 1; n++ } }
-    END { print n + 0 }' "$f"
-}
+. "$(dirname "$0")/ldm_counts.sh"
+echo "ldmatrix address registers: $(ldm_address_registers)"
 echo "ldmatrix addresses by xor: $(by_xor 'ldmatrix')"
 echo "staging tile addresses by xor: $(by_xor '(st|ld)\.shared')"
 echo "cp.async 16, ignore-src: $(count 'cp\.async\.cg\.shared\.global\.L2::256B \[[^]]+\], \[[^]]+\], 16, %p[0-9]+;')"
