@@ -1173,7 +1173,13 @@ void spread_view_strides(const IrRef *ref, int64_t *stride) {
  * first one starts), the address is the one register swizzle(T) + %smem
  * xor delta, at the immediate off(i) - lo: one xor per distinct delta
  * instead of a swizzle per access, which held a register per access
- * (flash_attention_v2's O stores: 207 -> 243 registers). */
+ * (flash_attention_v2's O stores: 207 -> 243 registers). %smem is only a
+ * multiple of 1024, so the xor may follow its addition for the delta's
+ * bits below 1024 alone; the bits above (a period of 2048 bytes: 256-byte
+ * rows, rows 4 apart) are clear in every thread's swizzle(T) (checked),
+ * and xoring them is adding them: they go to the immediate. Xoring them
+ * after %smem was wrong where %smem had them set (flash_attention_v2's
+ * 2-warp entries on the GPU). */
 typedef struct SwizzledAccess {
   Swizzle sw;
   int64_t period;
@@ -1185,11 +1191,15 @@ typedef struct SwizzledAccess {
   int ndelta;
 } SwizzledAccess;
 
-/* The xor of lo's delta, or -1 where not the same for every thread. */
+/* The xor of lo's delta, or -1 where it is not the same for every
+ * thread or where its bits above %smem's alignment (1024) are set in some
+ * thread's swizzle(T) (so that xoring them is not adding them). */
 static int64_t swizzle_delta(const SwizzledAccess *a, int64_t lo) {
   uint32_t d = swizzled(a->part[0] + (uint32_t)lo, a->sw) ^ swizzled(a->part[0], a->sw);
-  for (int64_t t = 1; t < a->nparts; t++)
-    if ((swizzled(a->part[t] + (uint32_t)lo, a->sw) ^ swizzled(a->part[t], a->sw)) != d) return -1;
+  for (int64_t t = 0; t < a->nparts; t++) {
+    uint32_t at = swizzled(a->part[t], a->sw);
+    if ((swizzled(a->part[t] + (uint32_t)lo, a->sw) ^ at) != d || (at & d & ~1023u)) return -1;
+  }
   return d;
 }
 
@@ -1205,7 +1215,8 @@ static const char *swizzled_address(Emitter *e, SwizzledAccess *a, Val base, int
     a->base = new_reg(e, DT_UINT32);
     emit(e, "add.u32 %s, %s, %%smem;", a->base.s, phys.s);
   }
-  *imm = off - lo;
+  *imm = off - lo + (d & ~(int64_t)1023);
+  d &= 1023;
   if (d == 0) return a->base.s;
   for (int i = 0; i < a->ndelta; i++)
     if (a->delta[i] == d) return a->delta_reg[i].s;
@@ -1220,9 +1231,7 @@ static const char *swizzled_address(Emitter *e, SwizzledAccess *a, Val base, int
 /* Sets up a for a spread access of t through ref (its tensor's swizzle
  * sw), or returns false (no staging swizzle, or a view not on a period;
  * the tiles that TMA, WGMMA or ldmatrix swizzle keep a swizzle per
- * access, as measured with it). A delta sets only the chunk bits (4-6),
- * which %smem, a multiple of 1024, leaves alone: the xor may come after
- * adding it. */
+ * access, as measured with it). */
 static bool swizzled_access_init(Emitter *e, SwizzledAccess *a, const IrRef *ref, const IrTensor *t,
                                  Swizzle sw, const int64_t *stride) {
   const IrRegLayout *L = layout_of(t);

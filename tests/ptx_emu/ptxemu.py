@@ -9,7 +9,7 @@ ldmatrix, mma.sync: float16/bfloat16 into float32, 8-bit integers into
 int32). The threads of a block run in lockstep; a
 branch must go the same way in every thread of the block (tlsc's
 aligned/unaligned copies do), a barrier is where every thread already is,
-shared memory is a window at address 0, and an instruction it does not
+shared memory is a window at address 0 (PTXEMU_SMEM_AT moves it), and an instruction it does not
 know is an error, never a guess. Registers hold bit patterns (Python ints); float
 results are rounded to nearest even, as the GPU's .rn does: 16-bit ones
 from the exact value (a double holds every product and sum of two), 32-bit
@@ -21,6 +21,7 @@ rounded twice, which the kernels tested here never meet).
     mod.run("Entry", grid=1, block=128, args=[blocks, src, out], mem=mem)
 """
 import math
+import os
 import re
 import struct
 
@@ -256,10 +257,16 @@ class Module:
                     break
             self.entries[name] = Entry(name, params, body[1:-1])
 
-    def run(self, name, grid, block, args, mem, smem=48 * 1024):
+    def run(self, name, grid, block, args, mem, smem=48 * 1024, smem_at=None):
         """Runs the entry over `grid` blocks (a count, or an (x, y, z)
         tuple) of `block` threads, one after another, x fastest, each with
-        `smem` bytes of shared memory (at address 0)."""
+        `smem` bytes of shared memory at address `smem_at` (0; the
+        environment's PTXEMU_SMEM_AT where set: 1024 puts the 1024-aligned
+        base a kernel rounds its window to at an odd multiple of 1024, as
+        the GPU may, so that an address computed as if the base were a
+        multiple of 2048 goes wrong)."""
+        if smem_at is None:
+            smem_at = int(os.environ.get("PTXEMU_SMEM_AT", "0"))
         entry = self.entries[name]
         params = {p[0]: (f32_bits(v) if isinstance(v, float) and p[1] == "f32" else v, p[1])
                   for p, v in zip(entry.params, args)}  # a float32 argument: its bits
@@ -267,7 +274,7 @@ class Module:
         for z in range(dims[2]):
             for y in range(dims[1]):
                 for x in range(dims[0]):
-                    Block(entry, params, (x, y, z), block, mem, smem, dims).run()
+                    Block(entry, params, (x, y, z), block, mem, smem, dims, smem_at).run()
 
 
 # ------------------------------------------------------------ execution
@@ -299,7 +306,7 @@ def sext(v, bits):
 
 
 class Block:
-    def __init__(self, entry, params, cta, nthreads, mem, smem, grid=(1, 1, 1)):
+    def __init__(self, entry, params, cta, nthreads, mem, smem, grid=(1, 1, 1), smem_at=0):
         self.e, self.params, self.mem = entry, params, mem
         self.n = nthreads
         self.cta = cta if isinstance(cta, tuple) else (cta, 0, 0)
@@ -308,7 +315,8 @@ class Block:
             self.special["%ctaid." + d] = self.cta[i]
             self.special["%nctaid." + d] = grid[i]
         self.regs = [dict() for _ in range(nthreads)]
-        self.shared = bytearray(smem)  # the `.shared` window, at address 0
+        self.smem_at = smem_at  # the `.shared` window: addresses 0 .. smem_at + smem
+        self.shared = bytearray(smem_at + smem)
 
     def val(self, t, tok):
         tok = tok.strip()
@@ -323,7 +331,7 @@ class Block:
                 raise EmuError(f"{tok} read before written")
             return self.regs[t][tok]
         if re.match(r"^[A-Za-z_]\w*$", tok):  # a .shared array's name: the window's start
-            return 0
+            return self.smem_at
         return parse_imm(tok)
 
     def set(self, t, tok, v):
