@@ -489,11 +489,10 @@ static Val shared_offset(Emitter *e, const Tile *t, Val row, Val col, int col_by
 
 /* Where element `col` of tile row `row` goes and comes from. */
 typedef struct Place {
-  Val saddr;    /* u32 shared address, without the tensor's offset */
-  int64_t simm; /* bytes to add to it */
-  Val gaddr;    /* u64 global address */
-  Val outer;    /* pred: inside the global shape in every dimension but the last */
-  Val last;     /* s32: the global coordinate in the last dimension */
+  Val saddr; /* u32 shared address, without the tensor's offset */
+  Val gaddr; /* u64 global address */
+  Val outer; /* pred: inside the global shape in every dimension but the last */
+  Val last;  /* s32: the global coordinate in the last dimension */
 } Place;
 
 /* The view coordinates of a flat row, outermost first (constant sizes). */
@@ -541,34 +540,6 @@ static Val spot_address(Emitter *e, const Tile *t, const Spot *s, char *key, siz
   return a;
 }
 
-/* The shared address of the thread's chunk at spot s, lo bytes into the
- * tile's tensor, after the swizzle: computed once at the kernel's start,
- * so that a copy whose view starts at a constant C is at the register for
- * C % P plus C - C % P (P the swizzle's period: adding a multiple of it
- * commutes with the swizzle), as walk_hoisted's chunks are. Without it the
- * weight tiles of matmul_a16wx.py (three dimensions) recomputed their
- * shared addresses from the thread index in every copy: four SASS
- * instructions a k step, where Tilus's copy has none. */
-static Val spot_shared(Emitter *e, const Tile *t, const Spot *s, int64_t lo) {
-  char key[200];
-  snprintf(key, sizeof key,
-           "cps %" PRId64 " %" PRId64 " %" PRId64 " %d %" PRId64 " %" PRId64
-           " %d %d %d %d %" PRId64,
-           e->group.begin, t->nthreads, s->per_row, t->width, s->row_add, t->row_elems * t->eb,
-           t->eb, t->swz.bits, t->swz.shift, t->late, lo);
-  Val a;
-  if (hoist_find(e, key, &a, 1)) return a;
-  FILE *saved = hoist_begin(e);
-  Val row, q, off = new_reg(e, DT_UINT32);
-  thread_chunk(e, t, s->per_row, &row, &q);
-  emit(e, "mad.lo.u32 %s, %s, %" PRId64 ", %" PRId64 ";", off.s, row.s, t->row_elems * t->eb,
-       s->row_add * t->row_elems * t->eb + lo);
-  emit(e, "mad.lo.u32 %s, %s, %d, %s;", off.s, q.s, t->width, off.s);
-  a = shared_addr(e, t, off);
-  hoist_end(e, saved, key, &a, 1);
-  return a;
-}
-
 /* Any element of the tile (row below t->rows): its coordinates, then its
  * addresses and bounds; spot: where the coordinates come from, when they
  * are the thread's own (else NULL). */
@@ -603,15 +574,7 @@ static Place place(Emitter *e, const Tile *t, Val row, Val col, const Spot *spot
   } else {
     p.gaddr = addr_terms(e, t, t->base, ts, offset_terms(e, t, ts, n, false));
   }
-  int64_t view;
-  const IrExpr *voff = ir_ref_byte_offset(e->m->ar, &t->c->shared);
-  if (spot && !e->group.single && ir_is_const(voff, &view) && view >= 0) {
-    int64_t lo = view % swizzle_period(t->swz);
-    p.saddr = spot_shared(e, t, spot, lo);
-    p.simm = view - lo;
-  } else {
-    p.saddr = shared_addr(e, t, shared_offset(e, t, row, col, t->eb));
-  }
+  p.saddr = shared_addr(e, t, shared_offset(e, t, row, col, t->eb));
   return p;
 }
 
@@ -692,7 +655,7 @@ static void emit_chunk(Emitter *e, const Tile *t, Val row, Val q, const char *gu
   Val col = new_reg(e, DT_UINT32);
   emit(e, "mul.lo.u32 %s, %s, %d;", col.s, q.s, t->width / t->eb);
   Place p = place(e, t, row, col, spot);
-  emit_cp(e, t, p.saddr, p.simm, p.gaddr, source_bytes(e, t, p.last, p.outer), guard);
+  emit_cp(e, t, p.saddr, 0, p.gaddr, source_bytes(e, t, p.last, p.outer), guard);
 }
 
 /* Chunk c of the tile (below `below`), c a register: its row and its
@@ -1090,7 +1053,7 @@ static void copy_elements(Emitter *e, const Tile *t) {
   } else {
     emit(e, "ld.global%s %s, [%s];", bt, v.s, p.gaddr.s);
   }
-  emit(e, "st.shared%s [%s+%" PRId64 "], %s;", bt, p.saddr.s, t->sh->smem_offset + p.simm, v.s);
+  emit(e, "st.shared%s [%s+%" PRId64 "], %s;", bt, p.saddr.s, t->sh->smem_offset, v.s);
   emit(e, "add.u32 %s, %s, %" PRId64 ";", i.s, i.s, t->nthreads);
   emit(e, "bra $L%d;", top);
   emit_label(e, done);

@@ -7,16 +7,11 @@
 # CopyStrength's main loop advances A's, B's and C's addresses (S's offset
 # k // 128 is not affine: k is a multiple of 32 only) and its unrolled
 # copies read them at immediates; CopyOffsetInIf's offset is assigned
-# inside an `if`, so nothing there is strength-reduced. And the distinct
-# registers the cp.async take their shared addresses from: one per tile
-# (spot_shared, walk_hoisted), the stages at immediates (CopyStrength's
-# three-dimensional C tile took one per copy, 11 and 17 in all, before).
+# inside an `if`, so nothing there is strength-reduced.
 awk '/^\.visible \.entry/ { name = $3; sub(/\($/, "", name); order[++n] = name }
      /^\tadd\.s64 %rd[0-9]+, %rd[0-9]+, [0-9]+;$/ { split($2, d, ","); split($3, s, ",")
        if (d[1] == s[1]) ivs[name]++ }
-     /cp\.async\.c[ag]/ { all[name]++; if ($0 ~ /\], \[%rd[0-9]+\+[0-9]+\]/) imm[name]++
-       match($0, /\[%r[0-9]+/); r = substr($0, RSTART + 1, RLENGTH - 1)
-       if (!((name, r) in seen)) { seen[name, r] = 1; sregs[name]++ } }
+     /cp\.async\.c[ag]/ { all[name]++; if ($0 ~ /\], \[%rd[0-9]+\+[0-9]+\]/) imm[name]++ }
      END { for (i = 1; i <= n; i++)
-             printf "%s: %d advancing addresses; %d of %d cp.async at an immediate; %d shared address registers\n",
-                    order[i], ivs[order[i]], imm[order[i]], all[order[i]], sregs[order[i]] }' "$1"
+             printf "%s: %d advancing addresses; %d of %d cp.async at an immediate\n",
+                    order[i], ivs[order[i]], imm[order[i]], all[order[i]] }' "$1"
