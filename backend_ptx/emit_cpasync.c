@@ -2,8 +2,7 @@
  *
  * Every thread of the current group copies part of the tile. The tile is
  * cut into chunks of `width` bytes (16 when its rows are whole multiples
- * of 16 bytes, else 8 or 4; narrower when that makes whole warps of
- * chunks, chunk_width), numbered row by row, and thread t of n takes
+ * of 16 bytes, else 8 or 4), numbered row by row, and thread t of n takes
  * chunks t, t + n, t + 2n ...: a warp copies consecutive chunks of a row
  * (coalesced). A chunk is one cp.async: .cg for 16 bytes (through L2 only,
  * the one size .cg takes), .ca for 4 and 8, with a source size: the bytes
@@ -97,29 +96,12 @@ typedef struct Tile {
   Val tid;  /* u32: the thread's index in the group */
 } Tile;
 
-/* The chunk for a tile of tile_bytes in rows of row_bytes: the widest
- * (16, 8 or 4 bytes, at least one element) that divides a row and makes
- * whole warps of chunks (a multiple of 32), else the narrowest that
- * divides a row; 0 when none does. As Tilus chooses: a tile of few chunks
- * is spread over a warp. The [1, 64] fp16 scale row of matmul_a16wx.py
- * copied as 16 bytes by 8 threads cost 4 shared-memory wavefronts per warp
- * execution under ncu, as 4 bytes by 32 threads 0.25. */
-static int chunk_width(int64_t row_bytes, int64_t tile_bytes, int eb) {
-  int narrowest = 0;
-  for (int w = 16; w >= 4 && w >= eb; w /= 2) {
-    if (row_bytes % w) continue;
-    if (tile_bytes / w % 32 == 0) return w;
-    narrowest = w;
-  }
-  return narrowest;
-}
-
-/* The chunk of copy_async c (chunk_width of its view). */
-static int copy_width(const IrCpAsyncStmt *c, int eb) {
-  int vrank = ir_ref_rank(&c->shared);
-  int64_t numel = 1;
-  for (int i = 0; i < vrank; i++) numel *= ir_ref_dim(&c->shared, i);
-  return chunk_width(ir_ref_dim(&c->shared, vrank - 1) * eb, numel * eb, eb);
+/* The widest chunk (16, 8 or 4 bytes, at least one element) that divides
+ * a row of row_bytes; 0 when none does. */
+static int chunk_width(int64_t row_bytes, int eb) {
+  for (int w = 16; w >= 4; w /= 2)
+    if (w >= eb && row_bytes % w == 0) return w;
+  return 0;
 }
 
 static Val reg_of(Emitter *e, const IrExpr *x, DType t) {
@@ -314,7 +296,7 @@ static void tile_setup(Emitter *e, const IrStmt *s, Tile *t) {
   t->numel = 1;
   for (int i = 0; i < t->vrank; i++) t->numel *= t->vdim[i];
   t->rows = t->numel / t->row_elems;
-  t->width = copy_width(c, t->eb);
+  t->width = chunk_width(t->row_elems * t->eb, t->eb);
   t->swz = tensor_swizzle(t->sh);
   t->late = !swizzle_commutes(t->swz);
   t->nthreads = e->group.single ? 1 : e->group.size;
@@ -1091,7 +1073,7 @@ static bool versioned(const Emitter *e, const IrStmt *s) {
   const IrTensor *g = c->global;
   int vrank = ir_ref_rank(&c->shared), last = g->rank - 1, eb = dtype_bytes(g->dtype);
   if (s->kind != S_CP_ASYNC || vrank < 1 || last < 0 || last >= c->noffsets) return false;
-  int width = copy_width(c, eb);
+  int width = chunk_width(ir_ref_dim(&c->shared, vrank - 1) * eb, eb);
   if (width == 0 || width == eb) return false;
   if (!emit_invariant(g->gptr) || (g->rank > 1 && !emit_invariant(g->gshape[last]))) return false;
   return ir_expr_multiple(c->offsets[last], e->multiples) * eb % width == 0;
@@ -1100,7 +1082,8 @@ static bool versioned(const Emitter *e, const IrStmt *s) {
 void emit_cpasync_alignment(Emitter *e, const IrStmt *s, Val *pred) {
   if (s->kind != S_CP_ASYNC || !versioned(e, s)) return;
   const IrTensor *g = s->cpasync.global;
-  int last = g->rank - 1, eb = dtype_bytes(g->dtype), width = copy_width(&s->cpasync, eb);
+  int vrank = ir_ref_rank(&s->cpasync.shared), last = g->rank - 1, eb = dtype_bytes(g->dtype);
+  int width = chunk_width(ir_ref_dim(&s->cpasync.shared, vrank - 1) * eb, eb);
   Val base = reg_of(e, g->gptr, DT_UINT64), lo = new_reg(e, DT_UINT32);
   Val bits = new_reg(e, DT_UINT32), ok = new_reg(e, DT_BOOL);
   emit(e, "cvt.u32.u64 %s, %s;", lo.s, base.s);
