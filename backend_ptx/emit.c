@@ -225,8 +225,8 @@ static void emit_prologue(Emitter *e) {
      * planner reserved 1024 bytes of slack for this. */
     Val raw = new_reg(e, DT_UINT32);
     emit(e, "mov.u32 %s, tls_smem;", raw.s);
-    emit(e, "add.u32 %s, %s, 1023;", raw.s, raw.s);
-    emit(e, "and.b32 %%smem, %s, -1024;", raw.s);
+    emit(e, "add.u32 %s, %s, %d;", raw.s, raw.s, SMEM_BASE_ALIGN - 1);
+    emit(e, "and.b32 %%smem, %s, %d;", raw.s, -SMEM_BASE_ALIGN);
     /* the low word of a WGMMA descriptor of the base (emit_wgmma.c) */
     emit(e, "shr.u32 %%sdesc, %%smem, 4;");
     emit(e, "or.b32 %%sdesc, %%sdesc, 0x10000;");

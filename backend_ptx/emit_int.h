@@ -271,6 +271,10 @@ Swizzle tensor_swizzle(const IrTensor *t);
 /* The bytes after which the pattern repeats: 2^(shift + bits); 1 for none.
  * swizzle(x + k * period) = swizzle(x) + k * period. */
 int64_t swizzle_period(Swizzle z);
+/* What %smem, the dynamic shared base, is rounded up to (emit.c): a
+ * multiple of it and no more, so an address may be xored after adding
+ * %smem only with a constant below it. */
+enum { SMEM_BASE_ALIGN = 1024 };
 /* Whether adding %smem (a multiple of 1024) before the swizzle gives the
  * same as adding it after (the period divides 1024). */
 bool swizzle_commutes(Swizzle z);

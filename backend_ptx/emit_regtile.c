@@ -1139,7 +1139,7 @@ Swizzle tensor_swizzle(const IrTensor *t) {
 
 int64_t swizzle_period(Swizzle z) { return z.bits ? (int64_t)1 << (z.shift + z.bits) : 1; }
 
-bool swizzle_commutes(Swizzle z) { return swizzle_period(z) <= 1024; }
+bool swizzle_commutes(Swizzle z) { return swizzle_period(z) <= SMEM_BASE_ALIGN; }
 
 /* Byte offset of an element inside its shared tensor after the swizzle. */
 Val smem_swizzle(Emitter *e, Val off, Swizzle z) {

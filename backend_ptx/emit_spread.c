@@ -991,7 +991,7 @@ static uint32_t swizzled(uint32_t x, Swizzle z) {
  * swizzle: either way it leaves those bits alone). Decided by computing
  * both for each thread. */
 static bool xor_exact(const Emitter *e, const LdTile *lt, LdSteps st, int64_t lo) {
-  if (lo <= 0 || lo >= 1024) return false;
+  if (lo <= 0 || lo >= SMEM_BASE_ALIGN) return false;
   for (int64_t tid = 0; tid < e->group.size; tid++) {
     int64_t lane = tid & 31, warp = tid >> 5, mat = lane >> 3;
     int64_t w = (lt->warp_div ? warp / lt->wdiv : warp % lt->wdiv) * lt->wsize;
@@ -1198,7 +1198,9 @@ static int64_t swizzle_delta(const SwizzledAccess *a, int64_t lo) {
   uint32_t d = swizzled(a->part[0] + (uint32_t)lo, a->sw) ^ swizzled(a->part[0], a->sw);
   for (int64_t t = 0; t < a->nparts; t++) {
     uint32_t at = swizzled(a->part[t], a->sw);
-    if ((swizzled(a->part[t] + (uint32_t)lo, a->sw) ^ at) != d || (at & d & ~1023u)) return -1;
+    if ((swizzled(a->part[t] + (uint32_t)lo, a->sw) ^ at) != d ||
+        (at & d & ~(uint32_t)(SMEM_BASE_ALIGN - 1)))
+      return -1;
   }
   return d;
 }
@@ -1215,8 +1217,8 @@ static const char *swizzled_address(Emitter *e, SwizzledAccess *a, Val base, int
     a->base = new_reg(e, DT_UINT32);
     emit(e, "add.u32 %s, %s, %%smem;", a->base.s, phys.s);
   }
-  *imm = off - lo + (d & ~(int64_t)1023);
-  d &= 1023;
+  *imm = off - lo + (d & ~(int64_t)(SMEM_BASE_ALIGN - 1));
+  d &= SMEM_BASE_ALIGN - 1;
   if (d == 0) return a->base.s;
   for (int i = 0; i < a->ndelta; i++)
     if (a->delta[i] == d) return a->delta_reg[i].s;
