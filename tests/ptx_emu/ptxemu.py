@@ -9,7 +9,7 @@ ldmatrix, mma.sync: float16/bfloat16 into float32, 8-bit integers into
 int32). The threads of a block run in lockstep; a
 branch must go the same way in every thread of the block (tlsc's
 aligned/unaligned copies do), a barrier is where every thread already is,
-shared memory is a window at address 0 (PTXEMU_SMEM_AT moves it), and an instruction it does not
+shared memory is a window at address 3072 (PTXEMU_SMEM_AT moves it), and an instruction it does not
 know is an error, never a guess. Registers hold bit patterns (Python ints); float
 results are rounded to nearest even, as the GPU's .rn does: 16-bit ones
 from the exact value (a double holds every product and sum of two), 32-bit
@@ -260,13 +260,14 @@ class Module:
     def run(self, name, grid, block, args, mem, smem=48 * 1024, smem_at=None):
         """Runs the entry over `grid` blocks (a count, or an (x, y, z)
         tuple) of `block` threads, one after another, x fastest, each with
-        `smem` bytes of shared memory at address `smem_at` (0; the
-        environment's PTXEMU_SMEM_AT where set: 1024 puts the 1024-aligned
-        base a kernel rounds its window to at an odd multiple of 1024, as
-        the GPU may, so that an address computed as if the base were a
-        multiple of 2048 goes wrong)."""
+        `smem` bytes of shared memory at address `smem_at`: by default
+        the environment's PTXEMU_SMEM_AT, else 3072, so that the 1024-aligned
+        base a kernel rounds its window to has bits 10 and 11 set, as the
+        GPU's may: an address computed as if the base were a multiple of
+        2048 or 4096 goes wrong here (a staging tile's xor did, on the GPU
+        only, while this window started at 0)."""
         if smem_at is None:
-            smem_at = int(os.environ.get("PTXEMU_SMEM_AT", "0"))
+            smem_at = int(os.environ.get("PTXEMU_SMEM_AT", "3072"))
         entry = self.entries[name]
         params = {p[0]: (f32_bits(v) if isinstance(v, float) and p[1] == "f32" else v, p[1])
                   for p, v in zip(entry.params, args)}  # a float32 argument: its bits
