@@ -13,6 +13,11 @@
 #      and, with TILUS_EXAMPLES=DIR (Tilus's examples folder, carried),
 #      every entry of its decode and quantization kernels against torch
 #      (scripts/decode_check.py, kernels_check.py); skipped without torch
+#   6. with TILUS_CHECK_ALL=1 too, every entry of every Tilus example file
+#      scripts/tilus_table.py lists, at its ragged sizes
+#      (tilus_table.py --check-only; several minutes: run it in a device
+#      call of its own). flash_attention_v2's 2-warp entries and Ampere
+#      v5's 4_32_256 ones were wrong for a session and no step saw it.
 # Logs go to $OUT (default out/gpu): suite.log, sanitizer.log, ctest.log and
 # the compiled PTX. Exit status: the number of failed steps (0 = all passed).
 set -u
@@ -108,6 +113,10 @@ if [ -n "${TILUS_EXAMPLES:-}" ]; then
     --case "per_token_cast:$out/ptc.ptx:PerTokenCast" \
     --case "swiglu_cast:$out/swiglu.ptx:SwiGLUForwardAndPerTokenCast" \
     --case "a16wx:$out/a16wx.ptx:QuantizedMatmul"
+  if [ "${TILUS_CHECK_ALL:-0}" = 1 ]; then
+    pycheck "every entry of Tilus's example files against torch" scripts/tilus_table.py \
+      --check-only --tilus "$(dirname "$tx")" --build "$build" --logs "$out/tilus_checks" --timeout 400
+  fi
 fi
 
 say "== done: $fails failed step(s)"

@@ -3,6 +3,7 @@
 
     python3 scripts/tilus_table.py --tilus TILUS_DIR --build BUILD [--only NAME,...]
         [--rounds N] [--timeout S] [--specialize] [--ncu NCU] [--logs DIR] [--out table.md]
+    python3 scripts/tilus_table.py --check-only --tilus TILUS_DIR --build BUILD [--only ...]
 
 On the GPU machine (torch, nvcc, Tilus's wheels installed as
 docs/performance.md says): for each example file of TILUS_DIR/examples
@@ -20,7 +21,12 @@ from the bench size), and the row times the specialised entry (the
 runtime picks it for the bench size, the ragged check sizes run the
 generic one) beside the generic one, in the same process. A file
 that fails to compile, to check or to run is a row that says so. Tilus's
-location is an argument: nothing of it is part of tlsc.
+location is an argument: nothing of it is part of tlsc. --check-only
+checks every entry of each file at its ragged sizes and times nothing
+(Tilus's examples are read, Tilus is not run): it exits 1 when a file
+fails to compile or to check, and the GPU suite runs it (scripts/gpu_suite.sh,
+TILUS_CHECK_ALL=1), since a wrong entry that the tuner never picks shows
+in no timing.
 """
 import argparse
 import csv
@@ -196,6 +202,35 @@ def ncu_rows(rel, kind, bench, out):
     return rows
 
 
+def check_command(case_spec, src, ptx, compare, opts):
+    """kernels_check.py's command line for a case (CASES' tuple) compiled
+    into ptx from src: its entries checked at the case's ragged sizes and
+    at the bench size, then the fastest timed against Tilus compiling src;
+    with --check-only, the ragged sizes alone and no Tilus (every entry,
+    nothing timed: what the GPU suite runs, TILUS_CHECK_ALL)."""
+    _, kind, cls, _, init, checks, bench, extra = case_spec
+    cmd = [sys.executable, os.path.join(HERE, "kernels_check.py"),
+           "--lib", os.path.join(opts.build, "runtime", "libtlsrt.so"),
+           "--case", f"{kind}:{ptx}:{cls}", *compare]
+    if opts.check_only:
+        return cmd + ["--check-sizes", checks, *extra]
+    if bench not in checks.split(","):  # the size timed is a size checked
+        checks = f"{checks},{bench}"
+    tilus = f"{kind}:{src}:{cls}" + (f":{init}" if init else "")
+    return cmd + ["--tilus", tilus, "--check-sizes", checks, "--bench", "--bench-sizes", bench,
+                  "--rounds", str(opts.rounds), *extra]
+
+
+def check_verdict(out):
+    """'N checks, M failed' of kernels_check's output, and M (None when no
+    check ran)."""
+    checks = [line for line in out.splitlines() if line.startswith("check ")]
+    failed = [line for line in checks if line.endswith("FAIL")]
+    if not checks:
+        return "no check ran", None
+    return f"{len(checks)} checks, {len(failed)} failed", len(failed)
+
+
 def run_case(name, spec, opts, workdir):
     """One row: compile, check, bench; the row's cells, and the --ncu rows."""
     rel, kind, cls, defines, init, checks, bench, extra = spec
@@ -208,22 +243,16 @@ def run_case(name, spec, opts, workdir):
     if comp.returncode:
         return [rel, "does not compile: " + comp.stderr.splitlines()[0], "", "", "", ""], []
     case, compare = ptx, []
-    spec = specialize_args(kind, bench) if opts.specialize else []
-    if spec:
+    spec_args = specialize_args(kind, bench) if opts.specialize else []
+    if spec_args:
         case = os.path.join(workdir, name + "_specialized.ptx")
-        comp = subprocess.run([tlsc, *defines, *spec, src, "-o", case], capture_output=True,
+        comp = subprocess.run([tlsc, *defines, *spec_args, src, "-o", case], capture_output=True,
                               text=True)
         if comp.returncode:
             return [rel, "does not compile specialised: " + comp.stderr.splitlines()[0], "", "",
                     "", ""], []
         compare = ["--compare", f"generic={ptx}"]
-    if bench not in checks.split(","):  # the size timed is a size checked
-        checks = f"{checks},{bench}"
-    tilus = f"{kind}:{src}:{cls}" + (f":{init}" if init else "")
-    cmd = [sys.executable, os.path.join(HERE, "kernels_check.py"),
-           "--lib", os.path.join(opts.build, "runtime", "libtlsrt.so"),
-           "--case", f"{kind}:{case}:{cls}", *compare, "--tilus", tilus, "--check-sizes", checks,
-           "--bench", "--bench-sizes", bench, "--rounds", str(opts.rounds), *extra]
+    cmd = check_command(spec, src, case, compare, opts)
     if opts.ncu:
         cmd = [opts.ncu, "--profile-from-start", "off", "--clock-control", "none", "--csv",
                "--page", "raw", "--print-units", "base", "--metrics", NCU_METRICS, *cmd, "--profile"]
@@ -237,9 +266,11 @@ def run_case(name, spec, opts, workdir):
                 f.write(" ".join(cmd) + "\n" + out)
     except subprocess.TimeoutExpired:
         return [rel, f"timed out after {opts.timeout} s", "", "", "", ""], []
-    checks_ok = [line for line in out.splitlines() if line.startswith("check ")]
-    failed = [line for line in checks_ok if line.endswith("FAIL")]
-    verdict = f"{len(checks_ok)} checks, {len(failed)} failed" if checks_ok else "no check ran"
+    verdict, nfailed = check_verdict(out)
+    if opts.check_only:
+        return [rel, verdict + ("" if nfailed == 0 else "; " + (out.strip().splitlines()[-1:]
+                                                                or ["no output"])[0][:120]),
+                "", "", "", ""], []
     line = next((line for line in out.splitlines() if BENCH.match(line)), None)
     if not line:
         tail = out.strip().splitlines()[-1:] or ["no output"]
@@ -271,6 +302,11 @@ def main():
     ap.add_argument("--logs", metavar="DIR", help="keep each file's command and output there")
     ap.add_argument("--out", help="also write the table there")
     ap.add_argument("--list", action="store_true", help="list the case names and exit")
+    ap.add_argument("--check-only", action="store_true",
+                    help="check every entry of each file at its ragged sizes, time nothing, "
+                         "run no Tilus (--tilus: where its examples are); exit status 0 when "
+                         "every file compiles and passes, 3 when no check could run (no GPU "
+                         "or torch), else 1")
     opts = ap.parse_args()
     if opts.list:
         print("\n".join(CASES))
@@ -288,9 +324,12 @@ def main():
     prof = ["| file | run | kernel | time | warp instructions | per tensor instruction | "
             "tensor pipe % | registers | warps active % | grid x block | shared bytes | DRAM % |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    bad = unchecked = 0
     with tempfile.TemporaryDirectory() as work:
         for name in names:
             row, ncu = run_case(name, CASES[name], opts, work)
+            bad += not row[1].endswith(" 0 failed")
+            unchecked += row[1].startswith("no check ran")
             rows.append("| " + " | ".join(row) + " |")
             print(rows[-1], flush=True)
             for r in ncu:
@@ -304,7 +343,9 @@ def main():
         with open(opts.out, "w") as f:
             f.write("\n".join(rows) + "\n")
     print("\n".join(rows))
-    return 0
+    if not opts.check_only:
+        return 0
+    return 3 if unchecked == len(names) else 1 if bad else 0
 
 
 if __name__ == "__main__":
